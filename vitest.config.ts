@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // The system-dependent suites start real processes (Prometheus, opensm, ibsim); two cores.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: process.env.CI ? ['default', 'junit'] : ['default'],
+    outputFile: { junit: 'test-results/junit.xml' },
+  },
+});
