@@ -1,0 +1,209 @@
+// The YAML config file (--config.file): every key optional, unknown keys and wrong types are
+// errors that name the file, the line and what was expected.
+import { readFileSync } from 'node:fs';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { LINK_SPEEDS, LINK_WIDTHS, type LinkSpeed, type LinkWidth } from '../infiniband/link-rate.js';
+import { parseDuration } from './duration.js';
+import { UsageError } from './errors.js';
+
+export interface ExpectationRule {
+  /** Glob on the device name: `*` any run of characters, `?` one character. */
+  device: string;
+  port: number | undefined;
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+}
+
+/** Settings from the file, keyed by the flag they correspond to. */
+export interface FileSettings {
+  values: Map<string, string | boolean>;
+  expectations: ExpectationRule[];
+}
+
+type Scalar = string | boolean;
+
+interface Field {
+  flag: string;
+  type: 'string' | 'boolean' | 'duration' | 'integer' | 'regex' | 'level' | 'format';
+}
+
+// YAML path → flag name. The nesting of the file mirrors the dotted flag names.
+const FIELDS: Record<string, Record<string, Field>> = {
+  web: {
+    listen_address: { flag: 'web.listen-address', type: 'string' },
+    telemetry_path: { flag: 'web.telemetry-path', type: 'string' },
+    config_file: { flag: 'web.config.file', type: 'string' },
+    disable_exporter_metrics: { flag: 'web.disable-exporter-metrics', type: 'boolean' },
+  },
+  path: { sysfs: { flag: 'path.sysfs', type: 'string' } },
+  collection: { interval: { flag: 'collection.interval', type: 'duration' } },
+  diag: {
+    enabled: { flag: 'collector.diag', type: 'boolean' },
+    interval: { flag: 'diag.interval', type: 'duration' },
+    timeout: { flag: 'diag.timeout', type: 'duration' },
+    max_concurrent: { flag: 'diag.max-concurrent', type: 'integer' },
+    perfquery_path: { flag: 'perfquery.path', type: 'string' },
+    sminfo_path: { flag: 'sminfo.path', type: 'string' },
+    smpquery_path: { flag: 'smpquery.path', type: 'string' },
+  },
+  devices: {
+    include: { flag: 'device.include', type: 'regex' },
+    exclude: { flag: 'device.exclude', type: 'regex' },
+  },
+  log: {
+    level: { flag: 'log.level', type: 'level' },
+    format: { flag: 'log.format', type: 'format' },
+  },
+};
+
+const SECTIONS = [...Object.keys(FIELDS), 'expectations'];
+const EXPECTATION_KEYS = ['device', 'port', 'width', 'speed'];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export const LOG_FORMATS = ['json', 'logfmt'] as const;
+
+class FileContext {
+  constructor(
+    readonly file: string,
+    private readonly lines: LineCounter,
+  ) {}
+
+  error(node: Node | null | undefined, message: string): UsageError {
+    const offset = node?.range?.[0];
+    const where = offset === undefined ? this.file : `${this.file}:${this.lines.linePos(offset).line}`;
+    return new UsageError(`config file ${where}: ${message}`);
+  }
+}
+
+function describe(node: unknown): string {
+  if (isMap(node)) return 'a mapping';
+  if (isSeq(node)) return 'a list';
+  if (isScalar(node)) return node.value === null ? 'an empty value' : JSON.stringify(node.value);
+  return 'nothing';
+}
+
+function keyName(ctx: FileContext, key: unknown): string {
+  if (isScalar(key) && typeof key.value === 'string') return key.value;
+  throw ctx.error(key as Node, `keys must be plain words, got ${describe(key)}`);
+}
+
+export function validateScalar(type: Field['type'], value: unknown): { ok: true; value: Scalar } | { ok: false; expected: string } {
+  switch (type) {
+    case 'boolean':
+      return typeof value === 'boolean' ? { ok: true, value } : { ok: false, expected: 'true or false' };
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
+        ? { ok: true, value: String(value) }
+        : { ok: false, expected: 'a whole number of at least 1' };
+    case 'duration':
+      return typeof value === 'string' && parseDuration(value) !== undefined
+        ? { ok: true, value }
+        : { ok: false, expected: 'a duration such as 10s, 1m or 500ms' };
+    case 'regex':
+      if (typeof value !== 'string') return { ok: false, expected: 'a regular expression in quotes' };
+      try {
+        new RegExp(value);
+        return { ok: true, value };
+      } catch (error) {
+        return { ok: false, expected: `a valid regular expression (${(error as Error).message})` };
+      }
+    case 'level':
+      return typeof value === 'string' && (LOG_LEVELS as readonly string[]).includes(value)
+        ? { ok: true, value }
+        : { ok: false, expected: `one of ${LOG_LEVELS.join(', ')}` };
+    case 'format':
+      return typeof value === 'string' && (LOG_FORMATS as readonly string[]).includes(value)
+        ? { ok: true, value }
+        : { ok: false, expected: `one of ${LOG_FORMATS.join(', ')}` };
+    case 'string':
+      return typeof value === 'string' && value.length > 0 ? { ok: true, value } : { ok: false, expected: 'a non-empty string' };
+  }
+}
+
+export function loadConfigFile(file: string): FileSettings {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`config file ${file}: cannot be read: ${(error as Error).message}`);
+  }
+  return parseConfigText(text, file);
+}
+
+export function parseConfigText(text: string, file: string): FileSettings {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const ctx = new FileContext(file, lines);
+  const firstError = doc.errors[0];
+  if (firstError) {
+    const line = firstError.linePos?.[0]?.line;
+    const message = firstError.message.split('\n')[0] ?? firstError.message;
+    throw new UsageError(`config file ${line === undefined ? file : `${file}:${line}`}: not valid YAML: ${message}`);
+  }
+  const settings: FileSettings = { values: new Map(), expectations: [] };
+  const root = doc.contents;
+  if (root === null || (isScalar(root) && root.value === null)) return settings;
+  if (!isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
+
+  for (const pair of root.items) {
+    const section = keyName(ctx, pair.key);
+    if (section === 'expectations') {
+      settings.expectations = parseExpectations(ctx, pair.value as Node | null);
+      continue;
+    }
+    const fields = FIELDS[section];
+    if (!fields) throw ctx.error(pair.key as Node, `unknown section "${section}", expected one of: ${SECTIONS.join(', ')}`);
+    const body = pair.value as Node | null;
+    if (!isMap(body)) throw ctx.error(body ?? (pair.key as Node), `section "${section}" must be a mapping of ${Object.keys(fields).join(', ')}, got ${describe(body)}`);
+    for (const item of body.items) {
+      const key = keyName(ctx, item.key);
+      const field = fields[key];
+      if (!field) throw ctx.error(item.key as Node, `unknown key "${section}.${key}", expected one of: ${Object.keys(fields).map((k) => `${section}.${k}`).join(', ')}`);
+      const valueNode = item.value as Node | null;
+      const checked = validateScalar(field.type, isScalar(valueNode) ? valueNode.value : undefined);
+      if (!checked.ok) throw ctx.error(valueNode ?? (item.key as Node), `"${section}.${key}" must be ${checked.expected}, got ${describe(valueNode)}`);
+      settings.values.set(field.flag, checked.value);
+    }
+  }
+  return settings;
+}
+
+function parseExpectations(ctx: FileContext, node: Node | null): ExpectationRule[] {
+  if (node === null || (isScalar(node) && node.value === null)) return [];
+  if (!isSeq(node)) throw ctx.error(node, `"expectations" must be a list of {device, port, width, speed}, got ${describe(node)}`);
+  return node.items.map((item) => {
+    const entry = item as Node;
+    if (!isMap(entry)) throw ctx.error(entry, `each expectation must be a mapping with device and width and/or speed, got ${describe(entry)}`);
+    const rule: ExpectationRule = { device: '', port: undefined, width: undefined, speed: undefined };
+    for (const pair of entry.items) {
+      const key = keyName(ctx, pair.key);
+      const valueNode = pair.value as Node | null;
+      const value = isScalar(valueNode) ? valueNode.value : undefined;
+      switch (key) {
+        case 'device':
+          if (typeof value !== 'string' || value === '') throw ctx.error(valueNode ?? (pair.key as Node), `"device" must be a glob such as "mlx5_*", got ${describe(valueNode)}`);
+          rule.device = value;
+          break;
+        case 'port':
+          if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 255) throw ctx.error(valueNode ?? (pair.key as Node), `"port" must be a port number 1–255, got ${describe(valueNode)}`);
+          rule.port = value;
+          break;
+        case 'width':
+          if (!(LINK_WIDTHS as readonly unknown[]).includes(value)) throw ctx.error(valueNode ?? (pair.key as Node), `"width" must be a lane count, one of ${LINK_WIDTHS.join(', ')}, got ${describe(valueNode)}`);
+          rule.width = value as LinkWidth;
+          break;
+        case 'speed': {
+          const speed = typeof value === 'string' ? value.toUpperCase() : undefined;
+          if (!speed || !(LINK_SPEEDS as readonly string[]).includes(speed)) throw ctx.error(valueNode ?? (pair.key as Node), `"speed" must be one of ${LINK_SPEEDS.join(' ')}, got ${describe(valueNode)}`);
+          rule.speed = speed as LinkSpeed;
+          break;
+        }
+        default:
+          throw ctx.error(pair.key as Node, `unknown key "${key}" in an expectation, expected one of: ${EXPECTATION_KEYS.join(', ')}`);
+      }
+    }
+    if (rule.device === '') throw ctx.error(entry, 'an expectation needs "device" (a glob such as "mlx5_*")');
+    if (rule.width === undefined && rule.speed === undefined) throw ctx.error(entry, `the expectation for "${rule.device}" needs "width" and/or "speed"`);
+    return rule;
+  });
+}

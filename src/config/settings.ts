@@ -1,0 +1,153 @@
+// Command line and config file merged into one Settings value. Flags win over the file; the file
+// wins over defaults. Every flag has the node_exporter-style dotted name of DESIGN.md.
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import type { DeviceFilter } from '../sources/device-filter.js';
+import { loadConfigFile, validateScalar, type ExpectationRule, LOG_FORMATS, LOG_LEVELS } from './config-file.js';
+import { parseDuration } from './duration.js';
+import { UsageError } from './errors.js';
+import { parseListenAddress, type ListenAddress } from './listen-address.js';
+
+type FlagType = 'string' | 'boolean' | 'duration' | 'integer' | 'regex' | 'level' | 'format';
+
+interface FlagSpec {
+  name: string;
+  type: FlagType;
+  default: string | boolean | undefined;
+  help: string;
+}
+
+export const FLAGS: readonly FlagSpec[] = [
+  { name: 'web.listen-address', type: 'string', default: ':10460', help: 'Address to serve on, host:port (":10460" = every interface).' },
+  { name: 'web.telemetry-path', type: 'string', default: '/metrics', help: 'Path under which metrics are served.' },
+  { name: 'web.config.file', type: 'string', default: undefined, help: 'exporter-toolkit web config (tls_server_config, basic_auth_users).' },
+  { name: 'web.disable-exporter-metrics', type: 'boolean', default: false, help: 'Leave out the process_* and nodejs_* metrics of the exporter itself.' },
+  { name: 'path.sysfs', type: 'string', default: '/sys', help: 'sysfs mount point (/host/sys in a container).' },
+  { name: 'config.file', type: 'string', default: undefined, help: 'YAML config file: expectations, filters, intervals (flags win over it).' },
+  { name: 'collection.interval', type: 'duration', default: '10s', help: 'How often sysfs and IPoIB are read.' },
+  { name: 'collector.diag', type: 'boolean', default: true, help: 'Query perfquery, sminfo and smpquery (--no-collector.diag turns it off).' },
+  { name: 'diag.interval', type: 'duration', default: '30s', help: 'How often the infiniband-diags tools run.' },
+  { name: 'diag.timeout', type: 'duration', default: '5s', help: 'Time limit of one infiniband-diags command; its process tree is killed after it.' },
+  { name: 'diag.max-concurrent', type: 'integer', default: '4', help: 'infiniband-diags commands run at once.' },
+  { name: 'perfquery.path', type: 'string', default: undefined, help: 'perfquery executable (default: found on PATH).' },
+  { name: 'sminfo.path', type: 'string', default: undefined, help: 'sminfo executable (default: found on PATH).' },
+  { name: 'smpquery.path', type: 'string', default: undefined, help: 'smpquery executable (default: found on PATH).' },
+  { name: 'device.include', type: 'regex', default: undefined, help: 'Only devices whose name matches this regular expression.' },
+  { name: 'device.exclude', type: 'regex', default: undefined, help: 'Skip devices whose name matches this regular expression (never read).' },
+  { name: 'log.level', type: 'level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
+  { name: 'log.format', type: 'format', default: 'json', help: `Log format: ${LOG_FORMATS.join(', ')}.` },
+  { name: 'demo', type: 'boolean', default: false, help: 'Serve the bundled fixture host (test/fixtures/sys/zoo) instead of /sys.' },
+];
+
+export interface Settings {
+  listen: ListenAddress;
+  listenAddress: string;
+  telemetryPath: string;
+  webConfigFile: string | undefined;
+  disableExporterMetrics: boolean;
+  sysfsPath: string;
+  configFile: string | undefined;
+  collectionIntervalMs: number;
+  diag: {
+    enabled: boolean;
+    intervalMs: number;
+    timeoutMs: number;
+    maxConcurrent: number;
+    paths: { perfquery: string | undefined; sminfo: string | undefined; smpquery: string | undefined };
+  };
+  devices: DeviceFilter;
+  expectations: readonly ExpectationRule[];
+  log: { level: (typeof LOG_LEVELS)[number]; format: (typeof LOG_FORMATS)[number] };
+  demo: boolean;
+}
+
+export type CommandLine = { action: 'help' } | { action: 'version' } | { action: 'run'; settings: Settings };
+
+/** The bundled demo host and its config, shipped in the package. */
+export const DEMO_SYSFS = fileURLToPath(new URL('../../test/fixtures/sys/zoo', import.meta.url));
+export const DEMO_CONFIG = fileURLToPath(new URL('../../test/fixtures/config/zoo.yml', import.meta.url));
+
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean' },
+  };
+  for (const flag of FLAGS) options[flag.name] = { type: flag.type === 'boolean' ? 'boolean' : 'string' };
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }) as typeof parsed;
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')} (see --help)`);
+  }
+  const { values } = parsed;
+  if (values.help) return { action: 'help' };
+  if (values.version) return { action: 'version' };
+
+  const fromFlags = new Map<string, string | boolean>();
+  for (const flag of FLAGS) {
+    const value = values[flag.name];
+    if (value === undefined) continue;
+    if (typeof value === 'string') {
+      const checked = validateScalar(flag.type, flag.type === 'integer' ? Number(value) : value);
+      if (!checked.ok) throw new UsageError(`--${flag.name}: "${value}" is not ${checked.expected}`);
+    }
+    fromFlags.set(flag.name, value);
+  }
+
+  const demo = fromFlags.get('demo') === true;
+  const configFile = (fromFlags.get('config.file') as string | undefined) ?? (demo ? DEMO_CONFIG : undefined);
+  const file = configFile === undefined ? undefined : loadConfigFile(configFile);
+  const pick = (name: string): string | boolean | undefined =>
+    fromFlags.get(name) ?? file?.values.get(name) ?? FLAGS.find((flag) => flag.name === name)?.default;
+  const str = (name: string): string | undefined => pick(name) as string | undefined;
+  const ms = (name: string): number => parseDuration(str(name)!)!;
+  const regex = (name: string): RegExp | undefined => {
+    const source = str(name);
+    return source === undefined ? undefined : new RegExp(source);
+  };
+
+  const listenAddress = str('web.listen-address')!;
+  const telemetryPath = str('web.telemetry-path')!;
+  if (!telemetryPath.startsWith('/') || ['/healthz', '/ready'].includes(telemetryPath)) {
+    throw new UsageError(`--web.telemetry-path: "${telemetryPath}" must start with "/" and must not be /healthz or /ready`);
+  }
+  const settings: Settings = {
+    listen: parseListenAddress(listenAddress, '--web.listen-address'),
+    listenAddress,
+    telemetryPath,
+    webConfigFile: str('web.config.file'),
+    disableExporterMetrics: pick('web.disable-exporter-metrics') === true,
+    sysfsPath: demo && !fromFlags.has('path.sysfs') ? DEMO_SYSFS : str('path.sysfs')!,
+    configFile,
+    collectionIntervalMs: ms('collection.interval'),
+    diag: {
+      enabled: pick('collector.diag') === true && !demo,
+      intervalMs: ms('diag.interval'),
+      timeoutMs: ms('diag.timeout'),
+      maxConcurrent: Number(str('diag.max-concurrent')),
+      paths: { perfquery: str('perfquery.path'), sminfo: str('sminfo.path'), smpquery: str('smpquery.path') },
+    },
+    devices: { include: regex('device.include'), exclude: regex('device.exclude') },
+    expectations: file?.expectations ?? [],
+    log: { level: str('log.level') as Settings['log']['level'], format: str('log.format') as Settings['log']['format'] },
+    demo,
+  };
+  return { action: 'run', settings };
+}
+
+export function helpText(): string {
+  const lines = [
+    'usage: infiniband-exporter [flags]',
+    '',
+    'Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB.',
+    '',
+    'Flags:',
+  ];
+  for (const flag of FLAGS) {
+    const name = flag.type === 'boolean' ? `--[no-]${flag.name}` : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
+    const fallback = flag.default === undefined ? '' : ` (default: ${String(flag.default)})`;
+    lines.push(`  ${name.padEnd(36)} ${flag.help}${fallback}`);
+  }
+  lines.push(`  ${'-h, --help'.padEnd(36)} Show this help.`, `  ${'--version'.padEnd(36)} Show the version.`);
+  return lines.join('\n') + '\n';
+}

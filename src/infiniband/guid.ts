@@ -1,0 +1,24 @@
+// GUIDs appear as "0002:c903:0031:fdc0" (sysfs), "0x0002c9030031fdc0" (ibstat) and "0x100001"
+// (sminfo, not zero-padded). Everything is exported in the tools' padded form so that series from
+// sysfs and from infiniband-diags join on the same string.
+
+const SYSFS_GUID = /^([0-9a-f]{1,4}):([0-9a-f]{1,4}):([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
+const HEX_GUID = /^0x([0-9a-f]{1,16})$/i;
+
+/** Normalise any GUID form to `0x` + 16 lower-case hex digits; undefined when it is not a GUID. */
+export function normaliseGuid(text: string): string | undefined {
+  const trimmed = text.trim();
+  const sysfs = SYSFS_GUID.exec(trimmed);
+  if (sysfs) return '0x' + sysfs.slice(1, 5).map((group) => group.padStart(4, '0').toLowerCase()).join('');
+  const hex = HEX_GUID.exec(trimmed);
+  if (hex) return '0x' + hex[1]!.toLowerCase().padStart(16, '0');
+  return undefined;
+}
+
+/** Port GUID = the interface identifier (low 64 bits) of GID index 0, e.g. `fe80:0000:0000:0000:0002:c903:0031:fdc1`. */
+export function portGuidFromGid(gid: string): string | undefined {
+  const groups = gid.trim().split(':');
+  if (groups.length !== 8 || !groups.every((group) => /^[0-9a-f]{1,4}$/i.test(group))) return undefined;
+  const guid = normaliseGuid(groups.slice(4).join(':'));
+  return guid === '0x0000000000000000' ? undefined : guid;
+}

@@ -1,0 +1,95 @@
+// Every metric the exporter serves: name, type, labels and the HELP text a person on call reads.
+// The README's metric list is checked against this table by a test.
+import { PMA_COUNTERS } from '../infiniband/pma-counters.js';
+
+export interface MetricSpec {
+  name: string;
+  type: 'gauge' | 'counter';
+  labels: readonly string[];
+  help: string;
+}
+
+const PORT = ['device', 'port'] as const;
+
+function gauge(name: string, labels: readonly string[], help: string): MetricSpec {
+  return { name, type: 'gauge', labels, help };
+}
+function counter(name: string, labels: readonly string[], help: string): MetricSpec {
+  return { name, type: 'counter', labels, help };
+}
+
+export const DEVICE_METRICS = {
+  deviceInfo: gauge('infiniband_device_info', ['device', 'node_type', 'node_guid', 'sys_image_guid', 'firmware_version', 'hca_type', 'board_id', 'hw_rev', 'node_desc'],
+    'InfiniBand device identity from /sys/class/infiniband/<device> (value always 1; empty label = file absent). GUIDs as 0x + 16 hex digits.'),
+} as const;
+
+export const PORT_METRICS = {
+  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed'],
+    'Port identity (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down).'),
+  stateId: gauge('infiniband_port_state_id', PORT,
+    'Logical port state from ports/<n>/state: 0 NOP, 1 DOWN, 2 INIT (link up but no subnet manager configured it), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.'),
+  state: gauge('infiniband_port_state', [...PORT, 'state'],
+    'Logical port state as one series per state name, 1 for the current state, else 0.'),
+  physicalStateId: gauge('infiniband_port_physical_state_id', PORT,
+    'Physical link state from ports/<n>/phys_state: 1 Sleep, 2 Polling (no cable or no peer), 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.'),
+  physicalState: gauge('infiniband_port_physical_state', [...PORT, 'state'],
+    'Physical link state as one series per state name, 1 for the current state, else 0.'),
+  stateChanges: counter('infiniband_port_state_changes_total', PORT,
+    'Logical state changes the exporter observed since it started (sampled every collection interval): flaps between scrapes are counted.'),
+  lid: gauge('infiniband_port_lid', PORT, 'Base LID assigned to the port by the subnet manager (0 = not assigned).'),
+  smLid: gauge('infiniband_port_sm_lid', PORT,
+    'LID of the master subnet manager as the port last heard it (0 = no subnet manager ever configured the port; stays set after the SM dies).'),
+  smSl: gauge('infiniband_port_sm_sl', PORT, 'Service level used to reach the subnet manager.'),
+  lmc: gauge('infiniband_port_lmc', PORT, 'LID mask control: the port answers 2^LMC consecutive LIDs.'),
+  capabilityMask: gauge('infiniband_port_capability_mask', PORT, 'PortInfo CapabilityMask from ports/<n>/cap_mask (bit 0x2 IsSM, 0x4000 extended speeds, 0x10000 CM).'),
+  isSm: gauge('infiniband_port_is_sm', PORT, '1 when a subnet manager runs on this port (CapabilityMask IsSM bit 0x2).'),
+  rate: gauge('infiniband_port_rate_bytes_per_second', PORT,
+    'Nominal link rate from ports/<n>/rate (Gb/s x 1e9 / 8, as node_exporter). Absent while the physical link is down.'),
+  dataRate: gauge('infiniband_port_data_rate_bytes_per_second', PORT,
+    'Usable data rate after line encoding (8b/10b up to QDR, 64b/66b from FDR10): width x per-lane data rate. Absent while the physical link is down.'),
+  widthLanes: gauge('infiniband_port_link_width_lanes', PORT, 'Active link width in lanes (1, 2, 4, 8 or 12). Absent while the physical link is down.'),
+  laneRate: gauge('infiniband_port_lane_rate_bytes_per_second', PORT,
+    'Nominal rate of one lane at the active speed (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s). Absent while the physical link is down.'),
+  widthExpected: gauge('infiniband_port_link_width_expected_lanes', PORT,
+    'Width the link should run at: from the config file\'s expectations, else the best width both link ends have enabled (smpquery). Absent when unknown.'),
+  laneRateExpected: gauge('infiniband_port_lane_rate_expected_bytes_per_second', PORT,
+    'Nominal lane rate the link should run at: from the config file\'s expectations, else the best speed both ends have enabled (smpquery). Absent when unknown.'),
+  degraded: gauge('infiniband_port_link_degraded', [...PORT, 'reason'],
+    '1 when the link trained below its expected width (reason="width") or speed (reason="speed"): a damaged cable or port. Present while the link is up and an expectation exists.'),
+  counterSaturated: gauge('infiniband_port_counter_saturated', [...PORT, 'counter'],
+    '1 when a fixed-width PMA counter sits at its maximum: it no longer counts, new errors are invisible until it is reset (perfquery -R).'),
+  hwCounter: counter('infiniband_port_hw_counter_total', [...PORT, 'counter'],
+    'Driver hardware counter from ports/<n>/hw_counters/<counter> (e.g. mlx5 out_of_buffer, local_ack_timeout_err, np_cnp_sent).'),
+} as const;
+
+export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
+  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_port_${c.name}_total`, PORT, c.help)]),
+);
+
+export const IPOIB_METRICS = {
+  info: gauge('infiniband_ipoib_info', ['interface', 'device', 'port', 'mode', 'pkey', 'parent'],
+    'IPoIB interface (value always 1): HCA device and port carrying it, mode (datagram or connected), P_Key, parent of a P_Key child.'),
+  mtu: gauge('infiniband_ipoib_mtu_bytes', ['interface'], 'IPoIB interface MTU (2044 or 4092 in datagram mode, up to 65520 in connected mode).'),
+  connectedMode: gauge('infiniband_ipoib_connected_mode', ['interface'], '1 when the IPoIB interface runs in connected mode, 0 in datagram mode.'),
+  carrier: gauge('infiniband_ipoib_carrier', ['interface'],
+    '1 when the IPoIB interface has carrier (port ACTIVE and broadcast group joined), 0 otherwise or when it is administratively down.'),
+} as const;
+
+export const EXPORTER_METRICS = {
+  buildInfo: gauge('infiniband_exporter_build_info', ['version', 'revision', 'nodejs_version'], 'Version of the exporter (value always 1).'),
+  success: gauge('infiniband_exporter_collector_success', ['collector'], '1 when the collector\'s last cycle succeeded, 0 when it failed or was cut off at its deadline.'),
+  duration: gauge('infiniband_exporter_collector_duration_seconds', ['collector'], 'Duration of the collector\'s last cycle.'),
+  lastCollection: gauge('infiniband_exporter_last_collection_timestamp_seconds', ['collector'],
+    'Unix time at which the collector last finished a cycle: time() - this is the age of its data.'),
+  readErrors: counter('infiniband_exporter_read_errors_total', ['collector'],
+    'Files, devices or commands that could not be read or parsed, since the exporter started (details in the log).'),
+  commandTimeouts: counter('infiniband_exporter_command_timeouts_total', ['command'], 'infiniband-diags commands killed at --diag.timeout.'),
+} as const;
+
+export const ALL_METRICS: readonly MetricSpec[] = [
+  ...Object.values(DEVICE_METRICS),
+  ...Object.values(PORT_METRICS),
+  ...PMA_COUNTER_METRICS.values(),
+  ...Object.values(IPOIB_METRICS),
+  ...Object.values(EXPORTER_METRICS),
+];

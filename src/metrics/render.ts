@@ -1,0 +1,156 @@
+// Snapshot → fresh prom-client registry → exposition text, once per snapshot. A port that vanished
+// from the snapshot has no series in the next text, by construction.
+import { Counter, Gauge, Registry } from 'prom-client';
+import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../infiniband/link-rate.js';
+import { PHYSICAL_STATES, PORT_STATES, physicalLinkIsUp } from '../infiniband/port-state.js';
+import { assessLink } from '../snapshot/expectations.js';
+import { portKey, type Snapshot } from '../snapshot/types.js';
+import { DEVICE_METRICS, EXPORTER_METRICS, IPOIB_METRICS, PMA_COUNTER_METRICS, PORT_METRICS, type MetricSpec } from './catalog.js';
+
+export interface BuildInfo {
+  version: string;
+  revision: string;
+  nodejsVersion: string;
+}
+
+type Labels = Record<string, string>;
+
+/** Samples gathered per metric, turned into prom-client metrics only when there is at least one. */
+class Samples {
+  private readonly byMetric = new Map<MetricSpec, [Labels, number][]>();
+
+  add(spec: MetricSpec, labels: Labels, value: number | undefined): void {
+    if (value === undefined || !Number.isFinite(value)) return;
+    let list = this.byMetric.get(spec);
+    if (!list) this.byMetric.set(spec, (list = []));
+    list.push([labels, value]);
+  }
+
+  register(order: readonly MetricSpec[]): Registry {
+    const registry = new Registry();
+    for (const spec of order) {
+      const samples = this.byMetric.get(spec);
+      if (!samples) continue;
+      const config = { name: spec.name, help: spec.help, labelNames: [...spec.labels], registers: [registry] };
+      if (spec.type === 'counter') {
+        const metric = new Counter(config);
+        for (const [labels, value] of samples) metric.inc(labels, value);
+      } else {
+        const metric = new Gauge(config);
+        for (const [labels, value] of samples) metric.set(labels, value);
+      }
+    }
+    return registry;
+  }
+}
+
+const bit = (flag: boolean): number => (flag ? 1 : 0);
+
+export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
+  const samples = new Samples();
+  for (const device of snapshot.devices) {
+    samples.add(DEVICE_METRICS.deviceInfo, {
+      device: device.name,
+      node_type: device.nodeType ?? '',
+      node_guid: device.nodeGuid ?? '',
+      sys_image_guid: device.sysImageGuid ?? '',
+      firmware_version: device.firmwareVersion ?? '',
+      hca_type: device.hcaType ?? '',
+      board_id: device.boardId ?? '',
+      hw_rev: device.hwRev ?? '',
+      node_desc: device.nodeDesc ?? '',
+    }, 1);
+
+    for (const port of device.ports) {
+      const id = { device: device.name, port: String(port.port) };
+      const linkUp = physicalLinkIsUp(port.physicalState?.id);
+      // Width and speed of a port whose physical link is down are leftovers (mlx5 reports 4X QDR).
+      const showRate = linkUp || port.physicalState === undefined;
+      const width = showRate ? port.width : undefined;
+      const speed = showRate ? port.speed : undefined;
+      samples.add(PORT_METRICS.portInfo, {
+        ...id,
+        link_layer: port.linkLayer ?? '',
+        port_guid: port.portGuid ?? '',
+        width: formatWidth(width),
+        speed: speed ?? '',
+      }, 1);
+      if (port.state) {
+        samples.add(PORT_METRICS.stateId, id, port.state.id);
+        PORT_STATES.forEach((name, index) => samples.add(PORT_METRICS.state, { ...id, state: name }, bit(index === port.state!.id)));
+      }
+      if (port.physicalState) {
+        samples.add(PORT_METRICS.physicalStateId, id, port.physicalState.id);
+        PHYSICAL_STATES.forEach((name, index) => samples.add(PORT_METRICS.physicalState, { ...id, state: name }, bit(index + 1 === port.physicalState!.id)));
+      }
+      samples.add(PORT_METRICS.stateChanges, id, snapshot.totals.stateChanges.get(portKey(device.name, port.port)));
+      samples.add(PORT_METRICS.lid, id, port.lid);
+      samples.add(PORT_METRICS.smLid, id, port.smLid);
+      samples.add(PORT_METRICS.smSl, id, port.smSl);
+      samples.add(PORT_METRICS.lmc, id, port.lmc);
+      samples.add(PORT_METRICS.capabilityMask, id, port.capabilityMask);
+      samples.add(PORT_METRICS.isSm, id, port.capabilityMask === undefined ? undefined : bit((port.capabilityMask & 0x2) !== 0));
+      if (showRate) {
+        samples.add(PORT_METRICS.rate, id, port.rateGbps === undefined ? undefined : port.rateGbps * BYTES_PER_GIGABIT);
+        samples.add(PORT_METRICS.widthLanes, id, width);
+        if (speed !== undefined) {
+          samples.add(PORT_METRICS.laneRate, id, LANE_RATES[speed].nominalGbps * BYTES_PER_GIGABIT);
+          if (width !== undefined) samples.add(PORT_METRICS.dataRate, id, width * LANE_RATES[speed].dataGbps * BYTES_PER_GIGABIT);
+        }
+      }
+      const expectation = snapshot.expectations.get(portKey(device.name, port.port));
+      if (expectation) {
+        samples.add(PORT_METRICS.widthExpected, id, expectation.width);
+        samples.add(PORT_METRICS.laneRateExpected, id, expectation.speed && LANE_RATES[expectation.speed].nominalGbps * BYTES_PER_GIGABIT);
+        const assessment = assessLink(port, expectation);
+        if (assessment.widthDegraded !== undefined) samples.add(PORT_METRICS.degraded, { ...id, reason: 'width' }, bit(assessment.widthDegraded));
+        if (assessment.speedDegraded !== undefined) samples.add(PORT_METRICS.degraded, { ...id, reason: 'speed' }, bit(assessment.speedDegraded));
+      }
+      for (const counter of port.counters) {
+        samples.add(PMA_COUNTER_METRICS.get(counter.name)!, id, counter.value);
+        samples.add(PORT_METRICS.counterSaturated, { ...id, counter: counter.name }, bit(counter.saturated));
+      }
+      for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwCounter, { ...id, counter: name }, value);
+    }
+  }
+
+  for (const iface of snapshot.ipoib) {
+    samples.add(IPOIB_METRICS.info, {
+      interface: iface.name,
+      device: iface.device ?? '',
+      port: iface.port === undefined ? '' : String(iface.port),
+      mode: iface.mode ?? '',
+      pkey: iface.pkey ?? '',
+      parent: iface.parent ?? '',
+    }, 1);
+    samples.add(IPOIB_METRICS.mtu, { interface: iface.name }, iface.mtu);
+    samples.add(IPOIB_METRICS.connectedMode, { interface: iface.name }, iface.mode === undefined ? undefined : bit(iface.mode === 'connected'));
+    samples.add(IPOIB_METRICS.carrier, { interface: iface.name }, iface.carrier);
+  }
+
+  samples.add(EXPORTER_METRICS.buildInfo, { version: build.version, revision: build.revision, nodejs_version: build.nodejsVersion }, 1);
+  for (const report of snapshot.reports) {
+    const labels = { collector: report.collector };
+    samples.add(EXPORTER_METRICS.success, labels, bit(report.success));
+    samples.add(EXPORTER_METRICS.duration, labels, report.durationSeconds);
+    if (report.finishedAt > 0) samples.add(EXPORTER_METRICS.lastCollection, labels, report.finishedAt);
+  }
+  for (const [collector, count] of snapshot.totals.readErrors) samples.add(EXPORTER_METRICS.readErrors, { collector }, count);
+  for (const [command, count] of snapshot.totals.commandTimeouts) samples.add(EXPORTER_METRICS.commandTimeouts, { command }, count);
+  return samples;
+}
+
+const ORDER: readonly MetricSpec[] = [
+  ...Object.values(DEVICE_METRICS),
+  ...Object.values(PORT_METRICS).filter((spec) => spec !== PORT_METRICS.counterSaturated && spec !== PORT_METRICS.hwCounter),
+  ...PMA_COUNTER_METRICS.values(),
+  PORT_METRICS.counterSaturated,
+  PORT_METRICS.hwCounter,
+  ...Object.values(IPOIB_METRICS),
+  ...Object.values(EXPORTER_METRICS),
+];
+
+/** Render one snapshot as Prometheus text exposition format 0.0.4. */
+export async function renderSnapshot(snapshot: Snapshot, build: BuildInfo): Promise<string> {
+  return collectSamples(snapshot, build).register(ORDER).metrics();
+}

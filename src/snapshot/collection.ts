@@ -1,0 +1,166 @@
+// The collection loop's state: the latest reading of each source, the totals that only grow while
+// the exporter runs, and the current snapshot, replaced whole when a cycle finishes.
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { ExpectationRule } from '../config/config-file.js';
+import type { RecurringErrors } from '../log/recurring-errors.js';
+import type { DeviceFilter } from '../sources/device-filter.js';
+import { readInfinibandClass } from '../sources/infiniband.js';
+import { readIpoib } from '../sources/ipoib.js';
+import type { SysfsFiles } from '../sources/sysfs-files.js';
+import { ExpectationRules } from './expectations.js';
+import {
+  portKey,
+  type CollectorName,
+  type CollectorReport,
+  type Device,
+  type DiagCommand,
+  type IpoibInterface,
+  type LinkExpectation,
+  type ReadError,
+  type Snapshot,
+} from './types.js';
+
+export interface CollectionOptions {
+  files: SysfsFiles;
+  devices: DeviceFilter;
+  expectations: readonly ExpectationRule[];
+  logger: Logger;
+  errors: RecurringErrors;
+  /** Collectors whose counters are pre-initialised to 0 (the enabled ones). */
+  collectors: readonly CollectorName[];
+  commands: readonly DiagCommand[];
+  now?: () => number;
+}
+
+export class Collection {
+  private devices: readonly Device[] = [];
+  private ipoib: readonly IpoibInterface[] = [];
+  private readonly reports = new Map<CollectorName, CollectorReport>();
+  private readonly lastState = new Map<string, number>();
+  private readonly stateChanges = new Map<string, number>();
+  private readonly readErrors = new Map<CollectorName, number>();
+  private readonly commandTimeouts = new Map<DiagCommand, number>();
+  private readonly rules: ExpectationRules;
+  private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
+  private current: Snapshot | undefined;
+  private announcedNoDevices = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CollectionOptions) {
+    this.rules = new ExpectationRules(options.expectations);
+    this.now = options.now ?? Date.now;
+    for (const collector of options.collectors) this.readErrors.set(collector, 0);
+    for (const command of options.commands) this.commandTimeouts.set(command, 0);
+  }
+
+  get snapshot(): Snapshot | undefined {
+    return this.current;
+  }
+
+  subscribe(listener: (snapshot: Snapshot) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** One sysfs + IPoIB cycle. Results are dropped when `signal` aborted (deadline passed). */
+  async collectHost(signal?: AbortSignal): Promise<void> {
+    const { files, devices: filter } = this.options;
+    const sysfsStart = performance.now();
+    const infiniband = await readInfinibandClass(files, filter);
+    const sysfsSeconds = (performance.now() - sysfsStart) / 1000;
+    const ipoibStart = performance.now();
+    const ipoib = await readIpoib(files, infiniband.devices);
+    const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
+    if (signal?.aborted) return;
+
+    const finishedAt = this.now() / 1000;
+    this.devices = infiniband.devices;
+    this.ipoib = ipoib.interfaces;
+    this.countStateChanges(infiniband.devices);
+    this.finish('sysfs', infiniband.failure, infiniband.errors, sysfsSeconds, finishedAt);
+    this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt);
+    if (!this.announcedNoDevices && infiniband.failure === undefined) {
+      this.announcedNoDevices = true;
+      if (infiniband.devices.length === 0) {
+        this.options.logger.info({ path: files.resolve('class/infiniband') }, 'no InfiniBand devices found; serving the exporter\'s own metrics only');
+      } else {
+        this.options.logger.info({ devices: infiniband.devices.map((device) => device.name) }, `found ${infiniband.devices.length} InfiniBand device(s)`);
+      }
+    }
+    this.publish();
+  }
+
+  /** A cycle passed its deadline: its collectors failed this time, their data stays as it was. */
+  recordOverrun(collectors: readonly CollectorName[], deadlineMs: number): void {
+    for (const collector of collectors) {
+      const previous = this.reports.get(collector);
+      const error: ReadError = { collector, item: 'cycle', message: `did not finish within its deadline of ${deadlineMs} ms; cut off` };
+      this.reports.set(collector, {
+        collector,
+        success: false,
+        durationSeconds: deadlineMs / 1000,
+        finishedAt: previous?.finishedAt ?? 0,
+        errors: [error],
+      });
+      this.readErrors.set(collector, (this.readErrors.get(collector) ?? 0) + 1);
+      this.options.errors.cycle(collector, [error]);
+    }
+    this.publish();
+  }
+
+  /** Count a diag command that was killed at its timeout. */
+  countTimeout(command: DiagCommand): void {
+    this.commandTimeouts.set(command, (this.commandTimeouts.get(command) ?? 0) + 1);
+  }
+
+  /** Record the end of a cycle of one collector (used by every source, sysfs and diag alike). */
+  finish(collector: CollectorName, failure: string | undefined, errors: readonly ReadError[], durationSeconds: number, finishedAt: number): void {
+    const all = failure === undefined ? errors : [...errors, { collector, item: 'collector', message: failure }];
+    this.reports.set(collector, { collector, success: failure === undefined, durationSeconds, finishedAt, errors: all });
+    this.readErrors.set(collector, (this.readErrors.get(collector) ?? 0) + all.length);
+    this.options.errors.cycle(collector, all);
+  }
+
+  private countStateChanges(devices: readonly Device[]): void {
+    const present = new Set<string>();
+    for (const device of devices) {
+      for (const port of device.ports) {
+        const key = portKey(device.name, port.port);
+        present.add(key);
+        const state = port.state?.id;
+        if (state === undefined) continue;
+        const before = this.lastState.get(key);
+        if (!this.stateChanges.has(key)) this.stateChanges.set(key, 0);
+        if (before !== undefined && before !== state) this.stateChanges.set(key, this.stateChanges.get(key)! + 1);
+        this.lastState.set(key, state);
+      }
+    }
+    // A port that vanished starts again from 0 if it comes back: its series is new to Prometheus too.
+    for (const key of [...this.lastState.keys()]) if (!present.has(key)) this.lastState.delete(key);
+    for (const key of [...this.stateChanges.keys()]) if (!present.has(key)) this.stateChanges.delete(key);
+  }
+
+  /** Build the snapshot from the latest parts and hand it to the listeners. */
+  publish(): void {
+    const expectations = new Map<string, LinkExpectation>();
+    for (const device of this.devices) {
+      for (const port of device.ports) {
+        const expectation = this.rules.forPort(device.name, port.port);
+        if (expectation) expectations.set(portKey(device.name, port.port), expectation);
+      }
+    }
+    const snapshot: Snapshot = {
+      devices: this.devices,
+      ipoib: this.ipoib,
+      expectations,
+      reports: [...this.reports.values()],
+      totals: {
+        stateChanges: new Map(this.stateChanges),
+        readErrors: new Map(this.readErrors),
+        commandTimeouts: new Map(this.commandTimeouts),
+      },
+    };
+    this.current = snapshot;
+    for (const listener of this.listeners) listener(snapshot);
+  }
+}

@@ -1,0 +1,109 @@
+// The snapshot: plain, immutable data describing one host at one moment. Sources produce its
+// parts; metrics are rendered from it; nothing in it refers back to files or processes.
+import type { LinkSpeed, LinkWidth } from '../infiniband/link-rate.js';
+import type { PhysicalStateName, PortStateName, StateReading } from '../infiniband/port-state.js';
+
+export const COLLECTORS = ['sysfs', 'ipoib', 'perfquery', 'sminfo', 'smpquery'] as const;
+export type CollectorName = (typeof COLLECTORS)[number];
+
+export const DIAG_COMMANDS = ['perfquery', 'sminfo', 'smpquery'] as const;
+export type DiagCommand = (typeof DIAG_COMMANDS)[number];
+
+/** One thing that could not be read: a log line and a count in `infiniband_exporter_read_errors_total`. */
+export interface ReadError {
+  collector: CollectorName;
+  /** What failed, e.g. `class/infiniband/mlx5_0/ports/1/rate` or `perfquery -x mlx5_0 1`. */
+  item: string;
+  message: string;
+}
+
+export interface PortCounter {
+  /** Name fragment, e.g. `symbol_errors`: `infiniband_port_<name>_total`. */
+  name: string;
+  /** Exported value (data counters already converted from 4-byte words to bytes). */
+  value: number;
+  /** The counter sits at the maximum of its width (4, 8, 16, 32 or 64 bits): it stopped counting. */
+  saturated: boolean;
+}
+
+export interface Port {
+  device: string;
+  port: number;
+  linkLayer: string | undefined;
+  portGuid: string | undefined;
+  state: StateReading<PortStateName> | undefined;
+  physicalState: StateReading<PhysicalStateName> | undefined;
+  /** Leading number of `rate`, Gb/s. */
+  rateGbps: number | undefined;
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+  lid: number | undefined;
+  smLid: number | undefined;
+  smSl: number | undefined;
+  lmc: number | undefined;
+  capabilityMask: number | undefined;
+  counters: readonly PortCounter[];
+  hwCounters: ReadonlyMap<string, number>;
+}
+
+export interface Device {
+  name: string;
+  nodeType: string | undefined;
+  nodeGuid: string | undefined;
+  sysImageGuid: string | undefined;
+  firmwareVersion: string | undefined;
+  hcaType: string | undefined;
+  boardId: string | undefined;
+  hwRev: string | undefined;
+  nodeDesc: string | undefined;
+  ports: readonly Port[];
+}
+
+export interface IpoibInterface {
+  name: string;
+  /** HCA device and port carrying the interface; undefined when the mapping failed. */
+  device: string | undefined;
+  port: number | undefined;
+  mode: 'datagram' | 'connected' | undefined;
+  mtu: number | undefined;
+  /** 0 when the carrier is down or unreadable (the kernel refuses the read while admin-down). */
+  carrier: 0 | 1;
+  pkey: string | undefined;
+  parent: string | undefined;
+}
+
+/** What a link should run at, and where that expectation came from. */
+export interface LinkExpectation {
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+  source: 'config' | 'peer';
+}
+
+export interface CollectorReport {
+  collector: CollectorName;
+  success: boolean;
+  durationSeconds: number;
+  /** Unix time, seconds, at which the cycle finished. */
+  finishedAt: number;
+  errors: readonly ReadError[];
+}
+
+/** Counts that only grow while the exporter runs. */
+export interface RunningTotals {
+  stateChanges: ReadonlyMap<string, number>;
+  readErrors: ReadonlyMap<CollectorName, number>;
+  commandTimeouts: ReadonlyMap<DiagCommand, number>;
+}
+
+export interface Snapshot {
+  devices: readonly Device[];
+  ipoib: readonly IpoibInterface[];
+  /** Keyed by `portKey(device, port)`. */
+  expectations: ReadonlyMap<string, LinkExpectation>;
+  reports: readonly CollectorReport[];
+  totals: RunningTotals;
+}
+
+export function portKey(device: string, port: number): string {
+  return `${device}/${port}`;
+}

@@ -1,0 +1,122 @@
+// Reading sysfs safely: only regular files, never blocking, bounded in size. A FIFO, socket,
+// device node or directory where an attribute should be is an error for that file, not a hang.
+import { constants, type Dirent } from 'node:fs';
+import { open, readdir, realpath } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Sysfs attributes are at most one page; anything much larger is not a sysfs attribute. */
+export const MAX_ATTRIBUTE_BYTES = 64 * 1024;
+
+// O_NONBLOCK makes open() of a FIFO return at once instead of waiting for a writer.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+export type ReadFailure =
+  | { kind: 'missing'; message: string }
+  | { kind: 'error'; message: string };
+
+export type ReadResult = { ok: true; text: string } | { ok: false; failure: ReadFailure };
+
+function describeType(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+}
+
+function describeError(error: unknown): string {
+  const code = errorCode(error);
+  if (code === 'EINVAL') return 'the kernel refused the read (EINVAL)';
+  if (code === 'EOPNOTSUPP' || code === 'ENOTSUP') return 'not supported by the driver (EOPNOTSUPP)';
+  if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code})`;
+  if (code === 'ENXIO') return 'a socket or device node (ENXIO)';
+  if (code === 'EIO') return 'I/O error (EIO)';
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function isMissing(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Reads attribute files and lists directories below one root (`--path.sysfs`). */
+export class SysfsFiles {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  resolve(relative: string): string {
+    return path.join(this.root, relative);
+  }
+
+  /** Read one attribute file; the text keeps its content but loses one trailing newline. */
+  async read(relative: string): Promise<ReadResult> {
+    let handle;
+    try {
+      handle = await open(this.resolve(relative), OPEN_FLAGS);
+    } catch (error) {
+      return { ok: false, failure: { kind: isMissing(error) ? 'missing' : 'error', message: describeError(error) } };
+    }
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) return { ok: false, failure: { kind: 'error', message: `${describeType(stats)}, not a regular file` } };
+      const buffer = Buffer.alloc(MAX_ATTRIBUTE_BYTES + 1);
+      let length = 0;
+      // sysfs reports st_size 4096 whatever the content, so read until EOF rather than trusting it.
+      for (;;) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+        if (length > MAX_ATTRIBUTE_BYTES) {
+          return { ok: false, failure: { kind: 'error', message: `larger than ${MAX_ATTRIBUTE_BYTES} bytes: not a sysfs attribute` } };
+        }
+      }
+      const text = buffer.toString('utf8', 0, length);
+      return { ok: true, text: text.endsWith('\n') ? text.slice(0, -1) : text };
+    } catch (error) {
+      return { ok: false, failure: { kind: isMissing(error) ? 'missing' : 'error', message: describeError(error) } };
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * List a directory's entries, sorted. `missing` when it does not exist; entries that are not
+   * directories or symlinks are left out when `directoriesOnly` is set.
+   */
+  async list(relative: string, options: { directoriesOnly?: boolean } = {}): Promise<{ ok: true; names: string[] } | { ok: false; failure: ReadFailure }> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.resolve(relative), { withFileTypes: true });
+    } catch (error) {
+      return { ok: false, failure: { kind: isMissing(error) ? 'missing' : 'error', message: describeError(error) } };
+    }
+    const names = entries
+      .filter((entry) => !options.directoriesOnly || entry.isDirectory() || entry.isSymbolicLink())
+      .map((entry) => entry.name)
+      .sort(compareNatural);
+    return { ok: true, names };
+  }
+
+  /** The canonical path a symlink such as `class/net/ib0/device` points to, or undefined. */
+  async target(relative: string): Promise<string | undefined> {
+    try {
+      return await realpath(this.resolve(relative));
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Order `mlx5_2` before `mlx5_10` and port `2` before `10`. */
+export function compareNatural(a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true });
+}
