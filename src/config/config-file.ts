@@ -132,12 +132,12 @@ export function loadConfigFile(file: string): FileSettings {
 
 export function parseConfigText(text: string, file: string): FileSettings {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
   const ctx = new FileContext(file, lines);
   const firstError = doc.errors[0];
   if (firstError) {
     const line = firstError.linePos?.[0]?.line;
-    const message = firstError.message.split('\n')[0] ?? firstError.message;
+    const message = (firstError.message.split('\n')[0] ?? firstError.message).replace(/ at line \d+, column \d+:$/, '');
     throw new UsageError(`config file ${line === undefined ? file : `${file}:${line}`}: not valid YAML: ${message}`);
   }
   const settings: FileSettings = { values: new Map(), expectations: [] };

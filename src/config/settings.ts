@@ -144,8 +144,9 @@ export function helpText(): string {
     'Flags:',
   ];
   for (const flag of FLAGS) {
-    const name = flag.type === 'boolean' ? `--[no-]${flag.name}` : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
-    const fallback = flag.default === undefined ? '' : ` (default: ${String(flag.default)})`;
+    // A flag that is on by default is turned off with its --no- form.
+    const name = flag.type === 'boolean' ? (flag.default === true ? `--[no-]${flag.name}` : `--${flag.name}`) : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
+    const fallback = flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`;
     lines.push(`  ${name.padEnd(36)} ${flag.help}${fallback}`);
   }
   lines.push(`  ${'-h, --help'.padEnd(36)} Show this help.`, `  ${'--version'.padEnd(36)} Show the version.`);

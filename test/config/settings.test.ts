@@ -1,0 +1,178 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/config-file.js';
+import { parseDuration } from '../../src/config/duration.js';
+import { UsageError } from '../../src/config/errors.js';
+import { parseListenAddress } from '../../src/config/listen-address.js';
+import { DEMO_CONFIG, DEMO_SYSFS, parseCommandLine, type Settings } from '../../src/config/settings.js';
+
+function settings(argv: string[]): Settings {
+  const command = parseCommandLine(argv);
+  if (command.action !== 'run') throw new Error('not a run');
+  return command.settings;
+}
+
+function usageError(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a UsageError');
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'ibx-config-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function configFile(name: string, text: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, text);
+  return file;
+}
+
+describe('command line', () => {
+  it('has the contract defaults', () => {
+    const s = settings([]);
+    expect(s).toMatchObject({
+      listen: { host: undefined, port: 10460 },
+      telemetryPath: '/metrics',
+      webConfigFile: undefined,
+      disableExporterMetrics: false,
+      sysfsPath: '/sys',
+      collectionIntervalMs: 10_000,
+      diag: { enabled: true, intervalMs: 30_000, timeoutMs: 5_000, maxConcurrent: 4, paths: { perfquery: undefined, sminfo: undefined, smpquery: undefined } },
+      devices: { include: undefined, exclude: undefined },
+      expectations: [],
+      log: { level: 'info', format: 'json' },
+      demo: false,
+    });
+  });
+
+  it('accepts every flag, in --flag value and --flag=value forms', () => {
+    const s = settings([
+      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics',
+      '--path.sysfs=/host/sys', '--collection.interval=1m30s', '--no-collector.diag', '--diag.interval=2m',
+      '--diag.timeout=500ms', '--diag.max-concurrent=8', '--perfquery.path=/opt/bin/perfquery', '--sminfo.path=/x/sminfo',
+      '--smpquery.path=/x/smpquery', '--device.include=^mlx5_', '--device.exclude=^mlx5_9$', '--log.level=debug', '--log.format=logfmt',
+    ]);
+    expect(s).toMatchObject({
+      listen: { host: '127.0.0.1', port: 9999 },
+      telemetryPath: '/ib',
+      disableExporterMetrics: true,
+      sysfsPath: '/host/sys',
+      collectionIntervalMs: 90_000,
+      diag: { enabled: false, intervalMs: 120_000, timeoutMs: 500, maxConcurrent: 8, paths: { perfquery: '/opt/bin/perfquery', sminfo: '/x/sminfo', smpquery: '/x/smpquery' } },
+      log: { level: 'debug', format: 'logfmt' },
+    });
+    expect(s.devices.include?.source).toBe('^mlx5_');
+    expect(s.devices.exclude?.test('mlx5_9')).toBe(true);
+  });
+
+  it.each([
+    [['--bogus'], /Unknown option '--bogus' \(see --help\)/],
+    [['--collection.interval=often'], /--collection.interval: "often" is not a duration such as 10s/],
+    [['--collection.interval=0s'], /--collection.interval: "0s" is not a duration/],
+    [['--diag.max-concurrent=0'], /--diag.max-concurrent: "0" is not a whole number of at least 1/],
+    [['--device.include=(mlx5'], /--device.include: "\(mlx5" is not a valid regular expression/],
+    [['--log.level=verbose'], /--log.level: "verbose" is not one of debug, info, warn, error/],
+    [['--web.listen-address=10460'], /--web.listen-address: "10460" is not a listen address/],
+    [['--web.telemetry-path=metrics'], /must start with "\/"/],
+    [['--config.file=/nonexistent/config.yml'], /config file \/nonexistent\/config.yml: cannot be read/],
+  ])('rejects %j', (argv, message) => {
+    expect(usageError(() => parseCommandLine(argv))).toMatch(message);
+  });
+
+  it('answers --help and --version without running', () => {
+    expect(parseCommandLine(['--help'])).toEqual({ action: 'help' });
+    expect(parseCommandLine(['-h'])).toEqual({ action: 'help' });
+    expect(parseCommandLine(['--version'])).toEqual({ action: 'version' });
+  });
+
+  it('demo mode serves the bundled zoo host with its config and no diag tools', () => {
+    const s = settings(['--demo']);
+    expect(s.sysfsPath).toBe(DEMO_SYSFS);
+    expect(s.configFile).toBe(DEMO_CONFIG);
+    expect(s.diag.enabled).toBe(false);
+    expect(s.expectations.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [':10460', undefined, 10460],
+    ['0.0.0.0:80', '0.0.0.0', 80],
+    ['[::1]:10460', '::1', 10460],
+    ['localhost:1', 'localhost', 1],
+  ])('parses listen address %s', (text, host, port) => {
+    expect(parseListenAddress(text, 'x')).toEqual({ host, port });
+  });
+
+  it.each([['10s', 10_000], ['1m30s', 90_000], ['500ms', 500], ['2h', 7_200_000]])('parses duration %s', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+});
+
+describe('config file', () => {
+  it('reads every section; flags win over the file', async () => {
+    const file = await configFile('full.yml', `
+web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true}
+path: {sysfs: /host/sys}
+collection: {interval: 5s}
+diag: {enabled: false, interval: 1m, timeout: 2s, max_concurrent: 2, perfquery_path: /p}
+devices: {include: "^mlx5_", exclude: "^mlx5_(8|9)$"}
+expectations:
+  - device: "mlx5_*"
+    port: 1
+    width: 4
+    speed: ndr
+  - {device: "mlx4_?", speed: QDR}
+log: {level: warn, format: logfmt}
+`);
+    const s = settings(['--config.file', file, '--collection.interval=7s']);
+    expect(s).toMatchObject({
+      listen: { host: '127.0.0.1', port: 1234 },
+      telemetryPath: '/m',
+      disableExporterMetrics: true,
+      sysfsPath: '/host/sys',
+      collectionIntervalMs: 7_000,
+      diag: { enabled: false, intervalMs: 60_000, timeoutMs: 2_000, maxConcurrent: 2, paths: { perfquery: '/p' } },
+      log: { level: 'warn', format: 'logfmt' },
+      expectations: [
+        { device: 'mlx5_*', port: 1, width: 4, speed: 'NDR' },
+        { device: 'mlx4_?', port: undefined, width: undefined, speed: 'QDR' },
+      ],
+    });
+    expect(settings(['--config.file', file, '--collector.diag']).diag.enabled).toBe(true);
+  });
+
+  it('accepts an empty file', () => {
+    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), expectations: [] });
+    expect(parseConfigText('# only a comment\n', 'c.yml').expectations).toEqual([]);
+  });
+
+  it.each([
+    ['collection:\n  intervall: 10s\n', 'c.yml:2: unknown key "collection.intervall", expected one of: collection.interval'],
+    ['colection: {interval: 10s}\n', 'c.yml:1: unknown section "colection"'],
+    ['diag:\n  enabled: yes please\n', 'c.yml:2: "diag.enabled" must be true or false, got "yes please"'],
+    ['diag:\n  max_concurrent: -1\n', 'c.yml:2: "diag.max_concurrent" must be a whole number of at least 1, got -1'],
+    ['devices:\n  include: "(mlx5"\n', 'c.yml:2: "devices.include" must be a valid regular expression'],
+    ['collection:\n  interval: 10\n', 'c.yml:2: "collection.interval" must be a duration such as 10s, 1m or 500ms, got 10'],
+    ['log: json\n', 'c.yml:1: section "log" must be a mapping of level, format, got "json"'],
+    ['expectations:\n  - device: mlx5_0\n    width: 3\n', 'c.yml:3: "width" must be a lane count, one of 1, 2, 4, 8, 12, got 3'],
+    ['expectations:\n  - device: mlx5_0\n    speed: QDR2\n', 'c.yml:3: "speed" must be one of SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, got "QDR2"'],
+    ['expectations:\n  - device: mlx5_0\n    port: 1\n', 'c.yml:2: the expectation for "mlx5_0" needs "width" and/or "speed"'],
+    ['expectations:\n  - width: 4\n', 'c.yml:2: an expectation needs "device"'],
+    ['expectations:\n  - device: mlx5_0\n    lanes: 4\n', 'c.yml:3: unknown key "lanes" in an expectation'],
+    ['web: {listen_address: ":1", listen_address: ":2"}\n', 'c.yml:1: not valid YAML: Map keys must be unique'],
+    ['web: [unclosed\n', 'c.yml:2: not valid YAML'],
+    ['- just\n- a list\n', 'c.yml:1: expected a mapping of sections'],
+  ])('rejects %j naming file, line and expectation', (text, message) => {
+    expect(usageError(() => parseConfigText(text, 'c.yml'))).toContain(`config file ${message}`);
+  });
+});

@@ -1,0 +1,101 @@
+import { request } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { exporterFromFlags } from '../support/exporter.js';
+import { ZOO } from '../support/trees.js';
+
+describe('HTTP app through inject()', () => {
+  it('serves the landing page, health, readiness and 404', async () => {
+    let now = 1_000_000;
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s'], () => now);
+    try {
+      const landing = await exporter.app.inject({ url: '/' });
+      expect(landing.statusCode).toBe(200);
+      expect(landing.headers['content-type']).toMatch(/^text\/html/);
+      expect(landing.body).toContain('<a href="/metrics">');
+
+      expect((await exporter.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+      const notReady = await exporter.app.inject({ url: '/ready' });
+      expect(notReady.statusCode).toBe(503);
+      expect(notReady.body).toMatch(/first collection/);
+
+      await exporter.collectOnce();
+      expect((await exporter.app.inject({ url: '/ready' })).statusCode).toBe(200);
+      now += 30_001; // three intervals without a new snapshot
+      const stale = await exporter.app.inject({ url: '/ready' });
+      expect(stale.statusCode).toBe(503);
+      expect(stale.body).toMatch(/30s ago/);
+
+      for (const url of ['/nope', '/metrics/extra', '/METRICS']) {
+        const missing = await exporter.app.inject({ url });
+        expect(missing.statusCode, url).toBe(404);
+      }
+      expect((await exporter.app.inject({ url: '/metrics', method: 'POST' })).statusCode).toBe(404);
+      const head = await exporter.app.inject({ url: '/metrics', method: 'HEAD' });
+      expect(head.statusCode).toBe(200);
+      expect(head.body).toBe('');
+    } finally {
+      await exporter.stop();
+    }
+  });
+
+  it('serves metrics in the text format with the exporter\'s own metrics unless disabled', async () => {
+    const withOwn = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag']);
+    const without = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', '--web.telemetry-path', '/ib']);
+    try {
+      await withOwn.collectOnce();
+      await without.collectOnce();
+      const a = await withOwn.app.inject({ url: '/metrics' });
+      expect(a.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(a.body).toContain('infiniband_port_state_id{device="mlx5_2",port="1"} 2');
+      expect(a.body).toContain('process_resident_memory_bytes');
+      expect(a.body).toContain('nodejs_heap_size_used_bytes');
+      const b = await without.app.inject({ url: '/ib' });
+      expect(b.body).toContain('infiniband_port_state_id');
+      expect(b.body).not.toMatch(/^(process|nodejs)_/m);
+      expect((await without.app.inject({ url: '/metrics' })).statusCode).toBe(404);
+    } finally {
+      await withOwn.stop();
+      await without.stop();
+    }
+  });
+
+  it('serves the exporter\'s own metrics before the first collection', async () => {
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag']);
+    try {
+      const response = await exporter.app.inject({ url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toContain('process_cpu_user_seconds_total');
+      expect(response.body).not.toContain('infiniband_port_');
+    } finally {
+      await exporter.stop();
+    }
+  });
+});
+
+describe('HTTP app over a real socket', () => {
+  it('answers scrapes on 127.0.0.1 while collection runs on its schedule', async () => {
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '200ms']);
+    try {
+      exporter.start();
+      const address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = new URL(address);
+      let body = '';
+      for (let attempt = 0; attempt < 50 && !body.includes('infiniband_port_state_id'); attempt++) {
+        body = await new Promise<string>((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
+            let data = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (data += chunk));
+            res.on('end', () => resolve(data));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+        if (!body.includes('infiniband_port_state_id')) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(body).toContain('infiniband_port_state_id{device="mlx5_0",port="1"} 4');
+    } finally {
+      await exporter.stop();
+    }
+  });
+});
