@@ -8,10 +8,11 @@ import type { Settings } from './config/settings.js';
 import { RecurringErrors } from './log/recurring-errors.js';
 import { renderSnapshot, type BuildInfo } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
+import { ExecaRunner, locateTools, type CommandRunner } from './sources/diag/runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
 import { Collection } from './snapshot/collection.js';
 import { Periodic } from './snapshot/periodic.js';
-import type { Snapshot } from './snapshot/types.js';
+import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
 
 /** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
 class RenderedSnapshot implements MetricsSource {
@@ -47,7 +48,30 @@ class RenderedSnapshot implements MetricsSource {
 export interface ExporterOptions {
   settings: Settings;
   logger: Logger;
+  /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
+  diagRunner?: CommandRunner;
   now?: () => number;
+}
+
+interface DiagSetup {
+  runner: CommandRunner;
+  tools: ReadonlySet<DiagCommand>;
+}
+
+/** The diag runner, or undefined (with one log line) when diag is off or no tool is installed. */
+function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner | undefined): DiagSetup | undefined {
+  if (!settings.diag.enabled) return undefined;
+  if (injected) return { runner: injected, tools: new Set(DIAG_COMMANDS) };
+  const { found, missing } = locateTools(settings.diag.paths);
+  const tools = new Set(DIAG_COMMANDS.filter((tool) => found[tool] !== undefined));
+  if (tools.size === 0) {
+    logger.warn({ missing }, 'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)');
+    return undefined;
+  }
+  if (missing.length > 0) logger.warn({ missing }, `diag collector partly off: ${missing.join('; ')}`);
+  const paths = { perfquery: found.perfquery ?? 'perfquery', sminfo: found.sminfo ?? 'sminfo', smpquery: found.smpquery ?? 'smpquery' };
+  const runner = new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.diag.maxConcurrent });
+  return { runner, tools };
 }
 
 export class Exporter {
@@ -55,6 +79,7 @@ export class Exporter {
   readonly collection: Collection;
   private readonly rendered: RenderedSnapshot;
   private readonly host: Periodic;
+  private readonly diag: Periodic | undefined;
   private pendingRender: Promise<void> = Promise.resolve();
 
   constructor(options: ExporterOptions) {
@@ -62,14 +87,23 @@ export class Exporter {
     const now = options.now ?? Date.now;
     const build = buildInfo();
     this.rendered = new RenderedSnapshot(build, logger, now);
+    const diag = setUpDiag(settings, logger, options.diagRunner);
+    const diagTools = diag ? [...diag.tools] : [];
     this.collection = new Collection({
       files: new SysfsFiles(settings.sysfsPath),
       devices: settings.devices,
       expectations: settings.expectations,
       logger,
       errors: new RecurringErrors(logger),
-      collectors: ['sysfs', 'ipoib'],
-      commands: [],
+      collectors: ['sysfs', 'ipoib', ...diagTools],
+      commands: diagTools,
+      fabric: diag && {
+        runner: diag.runner,
+        tools: diag.tools,
+        timeoutMs: settings.diag.timeoutMs,
+        // The tools try 3 times: a quarter of the limit per try lets them report "no answer" themselves.
+        madTimeoutMs: Math.max(10, Math.floor(settings.diag.timeoutMs / 4)),
+      },
       now,
     });
     this.collection.subscribe((snapshot) => {
@@ -80,6 +114,15 @@ export class Exporter {
       task: (signal) => this.collection.collectHost(signal),
       onOverrun: (deadlineMs) => this.collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
       onError: (error) => logger.error({ err: error }, 'sysfs collection cycle failed'),
+    });
+    this.diag = diag && new Periodic({
+      intervalMs: settings.diag.intervalMs,
+      // A cycle waits for up to three commands in a row per port (node info, then the peer's
+      // port info, then its counters), each bounded by the time limit.
+      deadlineMs: Math.max(settings.diag.intervalMs, 4 * settings.diag.timeoutMs),
+      task: (signal) => this.collection.collectFabric(signal),
+      onOverrun: (deadlineMs) => this.collection.recordFabricOverrun(deadlineMs),
+      onError: (error) => logger.error({ err: error }, 'diag collection cycle failed'),
     });
 
     let processRegistry: Registry | undefined;
@@ -106,6 +149,7 @@ export class Exporter {
   /** Start the collection loops; the first cycle runs at once. */
   start(): void {
     this.host.start();
+    this.diag?.start();
   }
 
   /** Run one host cycle now and wait until its metrics are rendered (tests, --demo warm-up). */
@@ -114,8 +158,14 @@ export class Exporter {
     await this.pendingRender;
   }
 
+  /** Run one diag cycle now (after a host cycle) and wait until its metrics are rendered. */
+  async collectDiagOnce(): Promise<void> {
+    await this.diag?.runNow();
+    await this.pendingRender;
+  }
+
   async stop(): Promise<void> {
-    await this.host.stop();
+    await Promise.all([this.host.stop(), this.diag?.stop()]);
     await this.app.close();
   }
 }

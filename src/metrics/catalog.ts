@@ -57,7 +57,7 @@ export const PORT_METRICS = {
   degraded: gauge('infiniband_port_link_degraded', [...PORT, 'reason'],
     '1 when the link trained below its expected width (reason="width") or speed (reason="speed"): a damaged cable or port. Present while the link is up and an expectation exists.'),
   counterSaturated: gauge('infiniband_port_counter_saturated', [...PORT, 'counter'],
-    '1 when a fixed-width PMA counter sits at its maximum: it no longer counts, new errors are invisible until it is reset (perfquery -R).'),
+    '1 when a fixed-width PMA counter sits at its maximum: it no longer counts, new errors are invisible until it is reset (perfquery -R). counter="peer_<name>" is the link peer\'s counter.'),
   hwCounter: counter('infiniband_port_hw_counter_total', [...PORT, 'counter'],
     'Driver hardware counter from ports/<n>/hw_counters/<counter> (e.g. mlx5 out_of_buffer, local_ack_timeout_err, np_cnp_sent).'),
 } as const;
@@ -65,6 +65,30 @@ export const PORT_METRICS = {
 export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
   PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_port_${c.name}_total`, PORT, c.help)]),
 );
+
+export const PEER_METRICS = {
+  info: gauge('infiniband_port_peer_info', [...PORT, 'peer_guid', 'peer_port', 'peer_lid', 'peer_node_type', 'peer_description'],
+    'The port at the other end of this port\'s cable, found by direct route (smpquery nodeinfo/nodedesc, value always 1): node GUID, port number, LID (empty before a subnet manager assigned one), node type (CA, Switch, Router) and description (usually the switch name).'),
+} as const;
+
+/** Error counters of the link peer's port (read with perfquery by LID), one metric per PMA error counter. */
+export const PEER_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
+  PMA_COUNTERS.filter((c) => c.error).map((c) => [
+    c.name,
+    counter(`infiniband_port_peer_${c.name}_total`, PORT, `At the link peer (the switch port at the other end of this port's cable): ${c.help} Saturation shows as infiniband_port_counter_saturated{counter="peer_${c.name}"}.`),
+  ]),
+);
+
+export const SUBNET_MANAGER_METRICS = {
+  reachable: gauge('infiniband_subnet_manager_reachable', PORT,
+    '1 when the subnet manager at the port\'s SM LID answered sminfo, 0 when nobody answered: no SM ever configured the port, or the SM died (ports stay ACTIVE with a stale SM LID). Only for InfiniBand ports with a physical link.'),
+  info: gauge('infiniband_subnet_manager_info', [...PORT, 'sm_guid', 'sm_lid', 'state'],
+    'Subnet manager seen from the port (value always 1): the one it follows (state MASTER normally) and, when an SM runs on this port without being the master, that one too (STANDBY, DISCOVERING or NOTACTIVE). A new sm_guid/sm_lid on state="MASTER" means a failover.'),
+  priority: gauge('infiniband_subnet_manager_priority', PORT,
+    'Priority (0-15) of the subnet manager the port follows: the highest priority wins the election for MASTER.'),
+  activityCount: gauge('infiniband_subnet_manager_activity_count', PORT,
+    'SMInfo ActivityCount of the subnet manager the port follows: it keeps increasing while the master SM is alive; a value that stops moving means a hung SM.'),
+} as const;
 
 export const IPOIB_METRICS = {
   info: gauge('infiniband_ipoib_info', ['interface', 'device', 'port', 'mode', 'pkey', 'parent'],
@@ -90,6 +114,9 @@ export const ALL_METRICS: readonly MetricSpec[] = [
   ...Object.values(DEVICE_METRICS),
   ...Object.values(PORT_METRICS),
   ...PMA_COUNTER_METRICS.values(),
+  ...Object.values(PEER_METRICS),
+  ...PEER_COUNTER_METRICS.values(),
+  ...Object.values(SUBNET_MANAGER_METRICS),
   ...Object.values(IPOIB_METRICS),
   ...Object.values(EXPORTER_METRICS),
 ];

@@ -4,8 +4,18 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../infiniband/link-rate.js';
 import { PHYSICAL_STATES, PORT_STATES, physicalLinkIsUp } from '../infiniband/port-state.js';
 import { assessLink } from '../snapshot/expectations.js';
-import { portKey, type Snapshot } from '../snapshot/types.js';
-import { DEVICE_METRICS, EXPORTER_METRICS, IPOIB_METRICS, PMA_COUNTER_METRICS, PORT_METRICS, type MetricSpec } from './catalog.js';
+import { portKey, type FabricPort, type Snapshot } from '../snapshot/types.js';
+import {
+  DEVICE_METRICS,
+  EXPORTER_METRICS,
+  IPOIB_METRICS,
+  PEER_COUNTER_METRICS,
+  PEER_METRICS,
+  PMA_COUNTER_METRICS,
+  PORT_METRICS,
+  SUBNET_MANAGER_METRICS,
+  type MetricSpec,
+} from './catalog.js';
 
 export interface BuildInfo {
   version: string;
@@ -111,6 +121,7 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
         samples.add(PORT_METRICS.counterSaturated, { ...id, counter: counter.name }, bit(counter.saturated));
       }
       for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwCounter, { ...id, counter: name }, value);
+      addFabricSamples(samples, id, snapshot.fabric.get(portKey(device.name, port.port)));
     }
   }
 
@@ -140,12 +151,53 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
   return samples;
 }
 
+function addFabricSamples(samples: Samples, id: Labels, fabric: FabricPort | undefined): void {
+  if (!fabric) return;
+  const peer = fabric.peer;
+  if (peer) {
+    samples.add(PEER_METRICS.info, {
+      ...id,
+      peer_guid: peer.guid,
+      peer_port: String(peer.port),
+      peer_lid: peer.lid === undefined ? '' : String(peer.lid),
+      peer_node_type: peer.nodeType ?? '',
+      peer_description: peer.description ?? '',
+    }, 1);
+    for (const counter of peer.counters) {
+      const spec = PEER_COUNTER_METRICS.get(counter.name);
+      if (!spec) continue;
+      samples.add(spec, id, counter.value);
+      samples.add(PORT_METRICS.counterSaturated, { ...id, counter: `peer_${counter.name}` }, bit(counter.saturated));
+    }
+  }
+  const sm = fabric.subnetManager;
+  if (sm) {
+    samples.add(SUBNET_MANAGER_METRICS.reachable, id, bit(sm.reachable));
+    const seen = new Set<string>();
+    for (const info of [sm.master, sm.local]) {
+      if (!info) continue;
+      const labels = { ...id, sm_guid: info.guid, sm_lid: String(info.lid), state: info.state ?? '' };
+      const key = JSON.stringify(labels);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      samples.add(SUBNET_MANAGER_METRICS.info, labels, 1);
+    }
+    if (sm.master) {
+      samples.add(SUBNET_MANAGER_METRICS.priority, id, sm.master.priority);
+      samples.add(SUBNET_MANAGER_METRICS.activityCount, id, sm.master.activityCount);
+    }
+  }
+}
+
 const ORDER: readonly MetricSpec[] = [
   ...Object.values(DEVICE_METRICS),
   ...Object.values(PORT_METRICS).filter((spec) => spec !== PORT_METRICS.counterSaturated && spec !== PORT_METRICS.hwCounter),
   ...PMA_COUNTER_METRICS.values(),
   PORT_METRICS.counterSaturated,
   PORT_METRICS.hwCounter,
+  ...Object.values(PEER_METRICS),
+  ...PEER_COUNTER_METRICS.values(),
+  ...Object.values(SUBNET_MANAGER_METRICS),
   ...Object.values(IPOIB_METRICS),
   ...Object.values(EXPORTER_METRICS),
 ];

@@ -6,6 +6,7 @@ import type { ExpectationRule } from '../config/config-file.js';
 import type { RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { readInfinibandClass } from '../sources/infiniband.js';
+import { readFabric, type FabricOptions } from '../sources/diag/fabric.js';
 import { readIpoib } from '../sources/ipoib.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { ExpectationRules } from './expectations.js';
@@ -15,6 +16,7 @@ import {
   type CollectorReport,
   type Device,
   type DiagCommand,
+  type FabricPort,
   type IpoibInterface,
   type LinkExpectation,
   type ReadError,
@@ -30,12 +32,18 @@ export interface CollectionOptions {
   /** Collectors whose counters are pre-initialised to 0 (the enabled ones). */
   collectors: readonly CollectorName[];
   commands: readonly DiagCommand[];
+  /** How to reach the fabric with infiniband-diags; absent when the diag collector is off. */
+  fabric?: Omit<FabricOptions, 'signal'>;
   now?: () => number;
 }
 
 export class Collection {
   private devices: readonly Device[] = [];
   private ipoib: readonly IpoibInterface[] = [];
+  private fabric: ReadonlyMap<string, FabricPort> = new Map();
+  private hostRead = false;
+  private readonly firstHostCycle: Promise<void>;
+  private hostCycleDone: () => void = () => undefined;
   private readonly reports = new Map<CollectorName, CollectorReport>();
   private readonly lastState = new Map<string, number>();
   private readonly stateChanges = new Map<string, number>();
@@ -52,6 +60,9 @@ export class Collection {
     this.now = options.now ?? Date.now;
     for (const collector of options.collectors) this.readErrors.set(collector, 0);
     for (const command of options.commands) this.commandTimeouts.set(command, 0);
+    this.firstHostCycle = new Promise((resolve) => {
+      this.hostCycleDone = resolve;
+    });
   }
 
   get snapshot(): Snapshot | undefined {
@@ -76,6 +87,8 @@ export class Collection {
     const finishedAt = this.now() / 1000;
     this.devices = infiniband.devices;
     this.ipoib = ipoib.interfaces;
+    this.hostRead = true;
+    this.hostCycleDone();
     this.countStateChanges(infiniband.devices);
     this.finish('sysfs', infiniband.failure, infiniband.errors, sysfsSeconds, finishedAt);
     this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt);
@@ -88,6 +101,32 @@ export class Collection {
       }
     }
     this.publish();
+  }
+
+  /**
+   * One diag cycle over the ports of the latest sysfs reading (waits for the first one). Every
+   * reading replaces the previous one whole: what a failed command would have said is absent, not
+   * stale. Results are dropped when `signal` aborted (deadline passed).
+   */
+  async collectFabric(signal?: AbortSignal): Promise<void> {
+    const options = this.options.fabric;
+    if (!options) return;
+    if (!this.hostRead) await this.firstHostCycle;
+    const reading = await readFabric(this.devices, { ...options, signal });
+    if (signal?.aborted) return;
+    const finishedAt = this.now() / 1000;
+    this.fabric = new Map(reading.ports.map((port) => [portKey(port.device, port.port), port]));
+    for (const [command, result] of reading.collectors) {
+      for (let i = 0; i < result.timeouts; i++) this.countTimeout(command);
+      this.finish(command, undefined, result.errors, result.durationSeconds, finishedAt, true);
+    }
+    this.publish();
+  }
+
+  /** A diag cycle passed its deadline: its readings are dropped, not served as fresh. */
+  recordFabricOverrun(deadlineMs: number): void {
+    this.fabric = new Map();
+    this.recordOverrun([...(this.options.fabric?.tools ?? [])], deadlineMs);
   }
 
   /** A cycle passed its deadline: its collectors failed this time, their data stays as it was. */
@@ -113,10 +152,21 @@ export class Collection {
     this.commandTimeouts.set(command, (this.commandTimeouts.get(command) ?? 0) + 1);
   }
 
-  /** Record the end of a cycle of one collector (used by every source, sysfs and diag alike). */
-  finish(collector: CollectorName, failure: string | undefined, errors: readonly ReadError[], durationSeconds: number, finishedAt: number): void {
+  /**
+   * Record the end of a cycle of one collector (used by every source, sysfs and diag alike). With
+   * `failOnErrors` any error fails the collector (a diag command that failed), not only `failure`.
+   */
+  finish(
+    collector: CollectorName,
+    failure: string | undefined,
+    errors: readonly ReadError[],
+    durationSeconds: number,
+    finishedAt: number,
+    failOnErrors = false,
+  ): void {
     const all = failure === undefined ? errors : [...errors, { collector, item: 'collector', message: failure }];
-    this.reports.set(collector, { collector, success: failure === undefined, durationSeconds, finishedAt, errors: all });
+    const success = failure === undefined && !(failOnErrors && errors.length > 0);
+    this.reports.set(collector, { collector, success, durationSeconds, finishedAt, errors: all });
     this.readErrors.set(collector, (this.readErrors.get(collector) ?? 0) + all.length);
     this.options.errors.cycle(collector, all);
   }
@@ -145,14 +195,16 @@ export class Collection {
     const expectations = new Map<string, LinkExpectation>();
     for (const device of this.devices) {
       for (const port of device.ports) {
-        const expectation = this.rules.forPort(device.name, port.port);
-        if (expectation) expectations.set(portKey(device.name, port.port), expectation);
+        const key = portKey(device.name, port.port);
+        const expectation = this.rules.forPort(device.name, port.port) ?? peerExpectation(this.fabric.get(key));
+        if (expectation) expectations.set(key, expectation);
       }
     }
     const snapshot: Snapshot = {
-      devices: this.devices,
+      devices: withFabricCounters(this.devices, this.fabric),
       ipoib: this.ipoib,
       expectations,
+      fabric: this.fabric,
       reports: [...this.reports.values()],
       totals: {
         stateChanges: new Map(this.stateChanges),
@@ -163,4 +215,25 @@ export class Collection {
     this.current = snapshot;
     for (const listener of this.listeners) listener(snapshot);
   }
+}
+
+/** The best width and speed both link ends have enabled, when the config file says nothing. */
+function peerExpectation(fabric: FabricPort | undefined): LinkExpectation | undefined {
+  const capability = fabric?.enabledCapability;
+  if (!capability || (capability.width === undefined && capability.speed === undefined)) return undefined;
+  return { width: capability.width, speed: capability.speed, source: 'peer' };
+}
+
+/** Add the counters perfquery read for ports whose sysfs lacks them; sysfs values always win. */
+function withFabricCounters(devices: readonly Device[], fabric: ReadonlyMap<string, FabricPort>): readonly Device[] {
+  if (fabric.size === 0) return devices;
+  return devices.map((device) => ({
+    ...device,
+    ports: device.ports.map((port) => {
+      const extra = fabric.get(portKey(device.name, port.port))?.counters ?? [];
+      if (extra.length === 0) return port;
+      const present = new Set(port.counters.map((counter) => counter.name));
+      return { ...port, counters: [...port.counters, ...extra.filter((counter) => !present.has(counter.name))] };
+    }),
+  }));
 }

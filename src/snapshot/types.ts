@@ -79,6 +79,54 @@ export interface LinkExpectation {
   source: 'config' | 'peer';
 }
 
+export const SUBNET_MANAGER_STATES = ['NOTACTIVE', 'DISCOVERING', 'STANDBY', 'MASTER'] as const;
+export type SubnetManagerState = (typeof SUBNET_MANAGER_STATES)[number];
+
+/** One subnet manager's SMInfo, as sminfo printed it. */
+export interface SubnetManagerInfo {
+  lid: number;
+  /** `0x` + 16 lower-case hex digits. */
+  guid: string;
+  activityCount: number;
+  priority: number;
+  /** Undefined for a state number outside 0–3. */
+  state: SubnetManagerState | undefined;
+}
+
+export interface SubnetManagerReading {
+  /** The SM at the port's SM LID answered sminfo. */
+  reachable: boolean;
+  /** The SM the port follows (its SM LID), when it answered. */
+  master: SubnetManagerInfo | undefined;
+  /** A subnet manager running on this very port that is not the one it follows (a STANDBY). */
+  local: SubnetManagerInfo | undefined;
+}
+
+/** The port at the other end of the cable, found by direct route from the local port. */
+export interface LinkPeer {
+  /** Node GUID of the peer (`0x` + 16 hex digits). */
+  guid: string;
+  port: number;
+  /** LID its PMA answers at (a switch's port 0 LID); undefined while no SM assigned one. */
+  lid: number | undefined;
+  nodeType: 'CA' | 'Switch' | 'Router' | undefined;
+  description: string | undefined;
+  /** Error counters of the peer port (perfquery by LID); empty when they could not be read. */
+  counters: readonly PortCounter[];
+}
+
+/** What the diag collectors learnt about one local port in their last cycle. */
+export interface FabricPort {
+  device: string;
+  port: number;
+  subnetManager: SubnetManagerReading | undefined;
+  /** Best width and speed both link ends have enabled (PortInfo of both ends). */
+  enabledCapability: { width: LinkWidth | undefined; speed: LinkSpeed | undefined } | undefined;
+  peer: LinkPeer | undefined;
+  /** Local PMA counters read with perfquery, only those sysfs does not provide. */
+  counters: readonly PortCounter[];
+}
+
 export interface CollectorReport {
   collector: CollectorName;
   success: boolean;
@@ -100,6 +148,8 @@ export interface Snapshot {
   ipoib: readonly IpoibInterface[];
   /** Keyed by `portKey(device, port)`. */
   expectations: ReadonlyMap<string, LinkExpectation>;
+  /** Diag (infiniband-diags) readings keyed by `portKey(device, port)`; empty when diag is off. */
+  fabric: ReadonlyMap<string, FabricPort>;
   reports: readonly CollectorReport[];
   totals: RunningTotals;
 }

@@ -1,0 +1,219 @@
+// The one way infiniband-diags tools are run: argument arrays (never a shell), a time limit that
+// kills the tool's whole process group, a limit on commands in flight and on output size. Tests
+// inject another CommandRunner that replays recorded outputs.
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { execa } from 'execa';
+import { DIAG_COMMANDS, type DiagCommand } from '../../snapshot/types.js';
+
+export type CommandOutcome =
+  /** The tool ran to its end; see `exitCode`. */
+  | 'exited'
+  /** Killed at the time limit. */
+  | 'timeout'
+  /** Killed because stdout or stderr passed the output limit. */
+  | 'output-limit'
+  /** Killed because the cycle it belonged to was abandoned (deadline or shutdown). */
+  | 'cancelled'
+  /** Could not be started at all (ENOENT, EACCES…). */
+  | 'spawn-error';
+
+export interface CommandResult {
+  command: DiagCommand;
+  args: readonly string[];
+  outcome: CommandOutcome;
+  /** Set when the tool exited by itself. */
+  exitCode: number | undefined;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+export interface CommandRunner {
+  run(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult>;
+}
+
+/** The command line as a person would type it, for logs and `read_errors`. */
+export function commandLine(result: Pick<CommandResult, 'command' | 'args'>): string {
+  return [result.command, ...result.args].join(' ');
+}
+
+/** Why a command did not succeed, in one line; undefined when it exited 0. */
+export function commandFailure(result: CommandResult, timeoutMs?: number): string | undefined {
+  switch (result.outcome) {
+    case 'exited': {
+      if (result.exitCode === 0) return undefined;
+      // infiniband-diags print their fatal error ("perfquery: iberror: failed: …") on stdout and
+      // warnings on stderr; keep both, the first lines are enough for a log line.
+      const text = [result.stdout, result.stderr].map((part) => part.trim()).filter(Boolean).join(' | ');
+      const short = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+      return `exit code ${result.exitCode}${short ? `: ${short}` : ''}`;
+    }
+    case 'timeout':
+      return `killed after ${timeoutMs ?? Math.round(result.durationMs)} ms time limit (--diag.timeout)`;
+    case 'output-limit':
+      return 'killed: output larger than the limit';
+    case 'cancelled':
+      return 'killed: the diag cycle was abandoned';
+    case 'spawn-error':
+      return `could not start: ${result.stderr.trim()}`;
+  }
+}
+
+/** Counting semaphore: at most `limit` holders at once, waiters served in order. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active -= 1;
+    };
+  }
+}
+
+export interface ExecaRunnerOptions {
+  /** Absolute paths of the tools. */
+  paths: Readonly<Record<DiagCommand, string>>;
+  timeoutMs: number;
+  maxConcurrent: number;
+  /** Per stream; a tool printing more is killed and the command fails. */
+  maxOutputBytes?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    // The tool was spawned detached, so it leads its own process group: this reaches any child
+    // it started too (a wrapper script's `sleep`, a helper), not just the direct child.
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+export class ExecaRunner implements CommandRunner {
+  private readonly semaphore: Semaphore;
+  private readonly maxOutputBytes: number;
+
+  constructor(private readonly options: ExecaRunnerOptions) {
+    this.semaphore = new Semaphore(Math.max(1, options.maxConcurrent));
+    this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  }
+
+  async run(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult> {
+    const release = await this.semaphore.acquire();
+    try {
+      return await this.spawn(command, args, signal);
+    } finally {
+      release();
+    }
+  }
+
+  private async spawn(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult> {
+    const started = performance.now();
+    const base = { command, args, stdout: '', stderr: '' };
+    if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
+    const subprocess = execa(this.options.paths[command], [...args], {
+      detached: true,
+      reject: false,
+      stdin: 'ignore',
+      encoding: 'utf8',
+      stripFinalNewline: false,
+      maxBuffer: this.maxOutputBytes,
+      env: this.options.env,
+      extendEnv: this.options.env === undefined,
+    });
+    let killedFor: 'timeout' | 'cancelled' | 'output-limit' | undefined;
+    const kill = (reason: 'timeout' | 'cancelled' | 'output-limit'): void => {
+      killedFor ??= reason;
+      killGroup(subprocess.pid);
+    };
+    const timer = setTimeout(() => kill('timeout'), this.options.timeoutMs);
+    // Whatever the tool left behind in its group is an orphan (and may hold its output pipes
+    // open, e.g. after execa stopped it for too much output): end it with the tool.
+    subprocess.once('exit', () => killGroup(subprocess.pid));
+    // execa's maxBuffer stops collecting but leaves the tool running: stop it here at once.
+    for (const stream of [subprocess.stdout, subprocess.stderr]) {
+      let bytes = 0;
+      stream?.on('data', (chunk: Buffer | string) => {
+        bytes += chunk.length;
+        if (bytes > this.maxOutputBytes) kill('output-limit');
+      });
+    }
+    const onAbort = (): void => kill('cancelled');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const result = await subprocess;
+      const durationMs = performance.now() - started;
+      const output = { stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+      if (killedFor === 'output-limit' || result.isMaxBuffer) return { ...base, outcome: 'output-limit', exitCode: undefined, durationMs };
+      if (killedFor) return { ...base, ...output, outcome: killedFor, exitCode: undefined, durationMs };
+      if (result.failed && result.exitCode === undefined) {
+        // Not started (ENOENT, EACCES) or killed by a signal nobody here sent.
+        const reason = result.signal ? `terminated by ${result.signal}` : (result.originalMessage ?? result.shortMessage ?? 'unknown error');
+        return { ...base, ...output, outcome: 'spawn-error', exitCode: undefined, stderr: reason, durationMs };
+      }
+      return { ...base, ...output, outcome: 'exited', exitCode: result.exitCode ?? 0, durationMs };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Debian installs infiniband-diags in /usr/sbin, which is not on an unprivileged user's PATH.
+const SBIN_DIRECTORIES = ['/usr/sbin', '/sbin'];
+
+export interface ToolLookup {
+  found: Partial<Record<DiagCommand, string>>;
+  /** One phrase per missing tool, e.g. `perfquery (not found on PATH or in /usr/sbin, /sbin)`. */
+  missing: string[];
+}
+
+/**
+ * Locate the tools: a configured path must be executable; otherwise search `searchPath` (the PATH
+ * variable's value) and then /usr/sbin and /sbin.
+ */
+export function locateTools(
+  configured: Readonly<Record<DiagCommand, string | undefined>>,
+  searchPath: string = process.env.PATH ?? '',
+): ToolLookup {
+  const found: Partial<Record<DiagCommand, string>> = {};
+  const missing: string[] = [];
+  const directories = [...searchPath.split(path.delimiter).filter(Boolean), ...SBIN_DIRECTORIES];
+  for (const tool of DIAG_COMMANDS) {
+    const explicit = configured[tool];
+    if (explicit !== undefined) {
+      if (isExecutable(explicit)) found[tool] = explicit;
+      else missing.push(`${tool} (--${tool}.path ${explicit} is not an executable file)`);
+      continue;
+    }
+    const hit = directories.map((directory) => path.join(directory, tool)).find(isExecutable);
+    if (hit) found[tool] = hit;
+    else missing.push(`${tool} (not found on PATH or in ${SBIN_DIRECTORIES.join(', ')})`);
+  }
+  return { found, missing };
+}

@@ -1,0 +1,135 @@
+// `smpquery` output (SMP attributes dumped by libibmad): PortInfo, NodeInfo and NodeDescription.
+import { normaliseGuid } from '../../infiniband/guid.js';
+import { parseLinkWidth, speedRank, type LinkSpeed, type LinkWidth } from '../../infiniband/link-rate.js';
+import { numberField, parseMadDump } from './mad-dump.js';
+
+/** Lane rates as libibmad prints them: LinkSpeed (SDR–QDR), LinkSpeedExt (FDR–NDR), LinkSpeedExt2 (XDR). */
+const SPEED_BY_TEXT: ReadonlyMap<string, LinkSpeed> = new Map([
+  ['2.5 Gbps', 'SDR'],
+  ['5.0 Gbps', 'DDR'],
+  ['10.0 Gbps', 'QDR'],
+  ['14.0625 Gbps', 'FDR'],
+  ['25.78125 Gbps', 'EDR'],
+  ['53.125 Gbps', 'HDR'],
+  ['106.25 Gbps', 'NDR'],
+  ['212.5 Gbps', 'XDR'],
+]);
+
+export interface PortInfo {
+  lid: number | undefined;
+  smLid: number | undefined;
+  capabilityMask: number | undefined;
+  /** `Active`, `Initialize`, `Down`… as smpquery prints LinkState. */
+  linkState: string | undefined;
+  physicalState: string | undefined;
+  widthSupported: LinkWidth[];
+  widthEnabled: LinkWidth[];
+  widthActive: LinkWidth | undefined;
+  /** Legacy and extended speeds together (an end without extended speeds lists only SDR–QDR). */
+  speedSupported: LinkSpeed[];
+  speedEnabled: LinkSpeed[];
+  speedActive: LinkSpeed | undefined;
+}
+
+/** "1X or 4X or 8X or 12X or 2X (IBA extension)" → [1, 4, 8, 12, 2]. */
+function widthList(text: string | undefined): LinkWidth[] {
+  if (text === undefined) return [];
+  const widths: LinkWidth[] = [];
+  for (const item of text.split(' or ')) {
+    const match = /^\s*(\d+)X\b/.exec(item);
+    const width = match ? parseLinkWidth(Number(match[1])) : undefined;
+    if (width !== undefined) widths.push(width);
+  }
+  return widths;
+}
+
+/** "2.5 Gbps or 5.0 Gbps or 10.0 Gbps" → [SDR, DDR, QDR]; `0`, `No Extended Speed`, `Extended link speeds disabled` → []. */
+function speedList(text: string | undefined): LinkSpeed[] {
+  if (text === undefined) return [];
+  return text
+    .split(' or ')
+    .map((item) => SPEED_BY_TEXT.get(item.replace(/\s*\(.*\)\s*$/, '').trim()))
+    .filter((speed): speed is LinkSpeed => speed !== undefined);
+}
+
+export function parsePortInfo(stdout: string): PortInfo | undefined {
+  if (!/^# Port info:/m.test(stdout)) return undefined;
+  const fields = parseMadDump(stdout);
+  const lists = (suffix: 'Supported' | 'Enabled'): LinkSpeed[] => [
+    ...speedList(fields.get(`LinkSpeed${suffix}`)),
+    ...speedList(fields.get(`LinkSpeedExt${suffix}`)),
+    ...speedList(fields.get(`LinkSpeedExt2${suffix}`)),
+  ];
+  // An active extended speed wins over the legacy LinkSpeedActive, which keeps a stale value.
+  const speedActive =
+    speedList(fields.get('LinkSpeedExt2Active'))[0] ?? speedList(fields.get('LinkSpeedExtActive'))[0] ?? speedList(fields.get('LinkSpeedActive'))[0];
+  return {
+    lid: numberField(fields, 'Lid'),
+    smLid: numberField(fields, 'SMLid'),
+    capabilityMask: numberField(fields, 'CapMask'),
+    linkState: fields.get('LinkState'),
+    physicalState: fields.get('PhysLinkState'),
+    widthSupported: widthList(fields.get('LinkWidthSupported')),
+    widthEnabled: widthList(fields.get('LinkWidthEnabled')),
+    widthActive: widthList(fields.get('LinkWidthActive'))[0],
+    speedSupported: lists('Supported'),
+    speedEnabled: lists('Enabled'),
+    speedActive,
+  };
+}
+
+export type PeerNodeType = 'CA' | 'Switch' | 'Router';
+
+export interface NodeInfo {
+  nodeType: PeerNodeType | undefined;
+  nodeGuid: string | undefined;
+  portGuid: string | undefined;
+  /** The port the query entered the node through: for a DR path `0,<port>`, the peer's port. */
+  localPort: number | undefined;
+  numberOfPorts: number | undefined;
+}
+
+const NODE_TYPES: ReadonlyMap<string, PeerNodeType> = new Map([
+  ['Channel Adapter', 'CA'],
+  ['Switch', 'Switch'],
+  ['Router', 'Router'],
+]);
+
+export function parseNodeInfo(stdout: string): NodeInfo | undefined {
+  if (!/^# Node info:/m.test(stdout)) return undefined;
+  const fields = parseMadDump(stdout);
+  const guid = (name: string): string | undefined => {
+    const text = fields.get(name);
+    return text === undefined ? undefined : normaliseGuid(text);
+  };
+  return {
+    nodeType: NODE_TYPES.get(fields.get('NodeType') ?? ''),
+    nodeGuid: guid('Guid'),
+    portGuid: guid('PortGuid'),
+    localPort: numberField(fields, 'LocalPort'),
+    numberOfPorts: numberField(fields, 'NumPorts'),
+  };
+}
+
+/** `Node Description:......sw1 IS5030` → `sw1 IS5030`. */
+export function parseNodeDescription(stdout: string): string | undefined {
+  return parseMadDump(stdout).get('Node Description');
+}
+
+export interface LinkCapability {
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+}
+
+/**
+ * What the link should train to: the widest width and fastest speed that both ends have enabled
+ * (as ibportstate judges a link). Undefined parts when the ends share none.
+ */
+export function bestCommonEnabled(local: PortInfo, peer: PortInfo): LinkCapability {
+  const widths = local.widthEnabled.filter((width) => peer.widthEnabled.includes(width));
+  const speeds = local.speedEnabled.filter((speed) => peer.speedEnabled.includes(speed));
+  return {
+    width: widths.length === 0 ? undefined : (Math.max(...widths) as LinkWidth),
+    speed: speeds.length === 0 ? undefined : speeds.reduce((best, speed) => (speedRank(speed) > speedRank(best) ? speed : best)),
+  };
+}
