@@ -35,14 +35,15 @@ function describeError(error: unknown): string {
   if (code === 'EOPNOTSUPP' || code === 'ENOTSUP') return 'not supported by the driver (EOPNOTSUPP)';
   if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code})`;
   if (code === 'ENXIO') return 'a socket or device node (ENXIO)';
+  if (code === 'ENOTDIR') return 'not a directory (ENOTDIR)';
   if (code === 'EIO') return 'I/O error (EIO)';
   if (error instanceof Error) return error.message;
   return String(error);
 }
 
+// Only ENOENT means "absent". ENOTDIR (a file where a directory should be) is a broken tree.
 function isMissing(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === 'ENOENT' || code === 'ENOTDIR';
+  return errorCode(error) === 'ENOENT';
 }
 
 /** Reads attribute files and lists directories below one root (`--path.sysfs`). */

@@ -1,0 +1,121 @@
+// The collection loop over a changing tree: state changes counted, vanished ports gone, snapshot
+// replaced whole, self metrics kept.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RecurringErrors } from '../../src/log/recurring-errors.js';
+import { renderSnapshot } from '../../src/metrics/render.js';
+import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
+import { SysfsFiles } from '../../src/sources/sysfs-files.js';
+import { Collection } from '../../src/snapshot/collection.js';
+import { copyTree, ZOO, type TempTree } from '../support/trees.js';
+import { rm } from 'node:fs/promises';
+
+let tree: TempTree;
+beforeEach(async () => {
+  tree = await copyTree(ZOO);
+});
+afterEach(async () => {
+  await tree.remove();
+});
+
+function collection(now = () => 1_700_000_000_000): Collection {
+  const logger = pino({ level: 'silent' });
+  return new Collection({
+    files: new SysfsFiles(tree.root),
+    devices: NO_DEVICE_FILTER,
+    expectations: [{ device: 'mlx5_3', port: 1, width: 4, speed: 'NDR' }],
+    logger,
+    errors: new RecurringErrors(logger),
+    collectors: ['sysfs', 'ipoib'],
+    commands: [],
+    now,
+  });
+}
+
+const build = { version: 'test', revision: 'test', nodejsVersion: 'v0' };
+const stateFile = (device: string) => path.join(tree.root, 'class/infiniband', device, 'ports/1/state');
+
+describe('Collection', () => {
+  it('counts logical state changes between cycles and replaces the snapshot whole', async () => {
+    const c = collection();
+    await c.collectHost();
+    const first = c.snapshot!;
+    expect(first.totals.stateChanges.get('mlx5_2/1')).toBe(0);
+
+    await writeFile(stateFile('mlx5_2'), '3: ARMED\n');
+    await c.collectHost();
+    await writeFile(stateFile('mlx5_2'), '4: ACTIVE\n');
+    await c.collectHost();
+    await c.collectHost();
+    const last = c.snapshot!;
+    expect(last).not.toBe(first);
+    expect(last.totals.stateChanges.get('mlx5_2/1')).toBe(2);
+    expect(last.totals.stateChanges.get('mlx5_0/1')).toBe(0);
+    // The earlier snapshot is immutable data: it still says what it said.
+    expect(first.totals.stateChanges.get('mlx5_2/1')).toBe(0);
+    expect(first.devices.find((d) => d.name === 'mlx5_2')!.ports[0]!.state?.name).toBe('INIT');
+    expect(await renderSnapshot(last, build)).toContain('infiniband_port_state_changes_total{device="mlx5_2",port="1"} 2');
+  });
+
+  it('drops the series of a port that vanished', async () => {
+    const c = collection();
+    await c.collectHost();
+    expect(await renderSnapshot(c.snapshot!, build)).toContain('device="mlx5_7"');
+    await rm(path.join(tree.root, 'class/infiniband/mlx5_7'), { recursive: true });
+    await c.collectHost();
+    const text = await renderSnapshot(c.snapshot!, build);
+    expect(text).not.toContain('device="mlx5_7"');
+    expect(c.snapshot!.totals.stateChanges.has('mlx5_7/1')).toBe(false);
+  });
+
+  it('counts read errors per collector and reports success and timing', async () => {
+    let now = 1_700_000_000_000;
+    const c = collection(() => now);
+    await writeFile(stateFile('mlx5_0'), 'garbage\n');
+    await c.collectHost();
+    now += 10_000;
+    await c.collectHost();
+    const snapshot = c.snapshot!;
+    expect(snapshot.totals.readErrors.get('sysfs')).toBe(2);
+    expect(snapshot.totals.readErrors.get('ipoib')).toBe(0);
+    const sysfs = snapshot.reports.find((r) => r.collector === 'sysfs')!;
+    expect(sysfs.success).toBe(true);
+    expect(sysfs.finishedAt).toBe(1_700_000_010);
+    expect(sysfs.durationSeconds).toBeGreaterThan(0);
+  });
+
+  it('marks a cut-off cycle failed and keeps the time of the last finished one', async () => {
+    const c = collection();
+    await c.collectHost();
+    c.recordOverrun(['sysfs', 'ipoib'], 10_000);
+    const reports = c.snapshot!.reports;
+    expect(reports.map((r) => [r.collector, r.success, r.finishedAt])).toEqual([
+      ['sysfs', false, 1_700_000_000],
+      ['ipoib', false, 1_700_000_000],
+    ]);
+    expect(c.snapshot!.totals.readErrors.get('sysfs')).toBe(1);
+  });
+
+  it('discards the results of a cycle whose deadline passed', async () => {
+    const c = collection();
+    await c.collectHost();
+    const before = c.snapshot;
+    const controller = new AbortController();
+    controller.abort();
+    await writeFile(stateFile('mlx5_2'), '4: ACTIVE\n');
+    await c.collectHost(controller.signal);
+    expect(c.snapshot).toBe(before);
+  });
+
+  it('fails the collector when the class directory cannot be listed', async () => {
+    const c = collection();
+    await rm(path.join(tree.root, 'class/infiniband'), { recursive: true });
+    await writeFile(path.join(tree.root, 'class/infiniband'), 'not a directory');
+    await c.collectHost();
+    const sysfs = c.snapshot!.reports.find((r) => r.collector === 'sysfs')!;
+    expect(sysfs.success).toBe(false);
+    expect(sysfs.errors[0]!.message).toMatch(/cannot list/);
+  });
+});

@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Periodic } from '../../src/snapshot/periodic.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Periodic', () => {
+  it('runs at once, then every interval, never overlapping', async () => {
+    vi.useFakeTimers();
+    let running = 0;
+    let maxRunning = 0;
+    const starts: number[] = [];
+    const periodic = new Periodic({
+      intervalMs: 1000,
+      deadlineMs: 5000,
+      task: async () => {
+        starts.push(Date.now());
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise((resolve) => setTimeout(resolve, 2500)); // runs longer than the interval
+        running--;
+      },
+      onOverrun: () => {
+        throw new Error('no overrun expected');
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const t0 = Date.now();
+    periodic.start();
+    await vi.advanceTimersByTimeAsync(10_000);
+    const stopping = periodic.stop();
+    await vi.advanceTimersByTimeAsync(3000); // let the run in progress finish
+    await stopping;
+    expect(maxRunning).toBe(1);
+    // A run that took 2.5 s is followed at once by the next (within a timer tick): 0, 2.5, 5, 7.5 s.
+    expect(starts[0]).toBe(t0);
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+    expect(gaps).toHaveLength(3);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(2500), expect(gap).toBeLessThan(2510);
+  });
+
+  it('cuts off a run at its deadline, aborts its signal and reports it', async () => {
+    vi.useFakeTimers();
+    const overruns: number[] = [];
+    let aborted = false;
+    const periodic = new Periodic({
+      intervalMs: 1000,
+      task: (signal) =>
+        new Promise<void>(() => {
+          signal.addEventListener('abort', () => (aborted = true));
+        }),
+      onOverrun: (ms) => overruns.push(ms),
+      onError: () => undefined,
+    });
+    const run = periodic.runNow();
+    await vi.advanceTimersByTimeAsync(1000);
+    await run;
+    expect(overruns).toEqual([1000]);
+    expect(aborted).toBe(true);
+    await periodic.stop();
+  });
+
+  it('reports a task that throws and keeps going', async () => {
+    const errors: unknown[] = [];
+    let calls = 0;
+    const periodic = new Periodic({
+      intervalMs: 1000,
+      task: async () => {
+        calls++;
+        throw new Error('boom');
+      },
+      onOverrun: () => undefined,
+      onError: (error) => errors.push(error),
+    });
+    await periodic.runNow();
+    await periodic.runNow();
+    expect(calls).toBe(2);
+    expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);
+  });
+});
