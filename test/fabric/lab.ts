@@ -1,0 +1,228 @@
+// A simulated InfiniBand fabric for the exporter's integration tests: ibsim on a private socket
+// name, opensm and the infiniband-diags tools attached to it through umad2sim (LD_PRELOAD), and
+// per-host wrappers for the tools so that the exporter itself never runs preloaded. Every process
+// is started here, remembered by PID and stopped by that PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
+import { appendFile, chmod, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { findExecutable } from '../support/system.js';
+
+export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
+export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
+const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+interface Managed {
+  name: string;
+  child: ChildProcess;
+  /** Where umad2sim wrote its `sys-<pid>` tree (the process's working directory). */
+  cwd: string;
+}
+
+export class Lab {
+  /** Abstract socket base name: isolates this ibsim and its clients from any other on the host. */
+  readonly socketName = `ibx-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly processes: Managed[] = [];
+  private ibsim: ChildProcess | undefined;
+
+  private constructor(readonly dir: string) {}
+
+  /** Start ibsim on a copy of `fixtures/fabrics/<net>`, console on a FIFO. */
+  static async start(net: string): Promise<Lab> {
+    const lab = new Lab(await mkdtemp(path.join(tmpdir(), 'ibx-lab-')));
+    await cp(path.join(FABRICS, net), path.join(lab.dir, 'fabric.net'));
+    await execa('mkfifo', [lab.console]);
+    // Opened read-write: ibsim never sees EOF on its console (EOF makes it spin at 100% CPU).
+    const consoleFd = openSync(lab.console, 'r+');
+    const out = openSync(path.join(lab.dir, 'ibsim.out'), 'a');
+    const err = openSync(path.join(lab.dir, 'ibsim.err'), 'a');
+    const child = spawn('ibsim', ['-s', 'fabric.net'], {
+      cwd: lab.dir,
+      env: { ...process.env, IBSIM_SOCKNAME: lab.socketName },
+      stdio: [consoleFd, out, err],
+    });
+    for (const fd of [consoleFd, out, err]) closeSync(fd);
+    lab.ibsim = child;
+    await waitFor('ibsim to bind its socket', async () => {
+      if (child.exitCode !== null) throw new Error(`ibsim exited: ${await readFile(path.join(lab.dir, 'ibsim.err'), 'utf8')}`);
+      return (await readFile('/proc/net/unix', 'utf8')).includes(`@${lab.socketName}:ctl`) || undefined;
+    });
+    return lab;
+  }
+
+  private get console(): string {
+    return path.join(this.dir, 'ctl');
+  }
+
+  private env(host: string): NodeJS.ProcessEnv {
+    return { ...process.env, IBSIM_SOCKNAME: this.socketName, SIM_HOST: host, LD_PRELOAD: UMAD2SIM };
+  }
+
+  /** One ibsim console command; resolves with its reply once the prompt is back. */
+  async command(line: string): Promise<string> {
+    const out = path.join(this.dir, 'ibsim.out');
+    const before = (await stat(out)).size;
+    await appendFile(this.console, `${line}\n`);
+    return waitFor(`ibsim to answer "${line}"`, async () => {
+      const text = await readFile(out, 'utf8');
+      return text.length > before && text.endsWith('sim> ') ? text.slice(before, -5) : undefined;
+    });
+  }
+
+  /** Run a tool as if on `host` (preloaded, in the lab directory so its sys-<pid> lands there). */
+  async run(host: string, tool: string, args: string[]): Promise<{ stdout: string; exitCode: number | undefined }> {
+    const result = await execa(tool, args, { cwd: this.dir, env: this.env(host), reject: false, timeout: 10_000 });
+    return { stdout: String(result.stdout), exitCode: result.exitCode };
+  }
+
+  /** Start opensm attached to `host`; returns its name for stopSm. */
+  async startSm(name: string, host: string, priority: number, extra: string[] = []): Promise<string> {
+    const cwd = path.join(this.dir, name);
+    await mkdir(cwd, { recursive: true });
+    const log = openSync(path.join(cwd, 'opensm.out'), 'a');
+    const child = spawn('opensm', ['-f', path.join(cwd, 'opensm.log'), '-s', '0', '-p', String(priority), ...extra], {
+      cwd,
+      env: { ...this.env(host), OSM_TMP_DIR: cwd, OSM_CACHE_DIR: cwd },
+      stdio: ['ignore', log, log],
+    });
+    closeSync(log);
+    this.processes.push({ name, child, cwd });
+    return name;
+  }
+
+  /** The opensm log of `name` says it reached `state` (MASTER, STANDBY). */
+  async waitSmState(name: string, state: string, timeoutMs = 10_000): Promise<void> {
+    await waitFor(`${name} to enter ${state}`, async () => {
+      const log = await readFile(path.join(this.dir, name, 'opensm.log'), 'utf8').catch(() => '');
+      return log.includes(`Entering ${state} state`) || undefined;
+    }, timeoutMs);
+  }
+
+  /** A config file that makes a standby SM take over in about 4 s instead of about 54 s. */
+  async fastFailoverConfig(): Promise<string> {
+    const template = path.join(this.dir, 'opensm-default.conf');
+    await execa('opensm', ['-c', template], { cwd: this.dir, env: { ...process.env, OSM_TMP_DIR: this.dir, OSM_CACHE_DIR: this.dir }, reject: false, timeout: 10_000 });
+    const text = (await readFile(template, 'utf8'))
+      .replace(/^sminfo_polling_timeout .*$/m, 'sminfo_polling_timeout 1000')
+      .replace(/^polling_retry_number .*$/m, 'polling_retry_number 2');
+    const fast = path.join(this.dir, 'opensm-fast.conf');
+    await writeFile(fast, text);
+    return fast;
+  }
+
+  /** SIGTERM an SM started here (SIGKILL after 5 s), wait for it, remove its sys-<pid> tree. */
+  async stopSm(name: string): Promise<void> {
+    const index = this.processes.findIndex((managed) => managed.name === name);
+    if (index < 0) return;
+    const [managed] = this.processes.splice(index, 1);
+    await stopChild(managed!.child);
+    await rm(path.join(managed!.cwd, `sys-${managed!.child.pid}`), { recursive: true, force: true });
+  }
+
+  /** Wait until port 1 of `host` is Active (the SM configured it). */
+  async waitActive(host: string): Promise<void> {
+    await waitFor(`${host} port 1 to become Active`, async () => {
+      const { stdout } = await this.run(host, 'smpquery', ['-D', 'portinfo', '0', '1']);
+      return /^LinkState:\.*Active$/m.test(stdout) || undefined;
+    });
+  }
+
+  /**
+   * Copy umad2sim's fake sysfs of `host` to `<dest>/sys` (replacing what was there): bash opens
+   * /sys/class/infiniband itself, so umad2sim builds ./sys-<pid> in bash; `; true` keeps bash from
+   * exec'ing cp, which would skip umad2sim's cleanup.
+   */
+  async snapshot(host: string, dest: string, extraPorts: number[] = []): Promise<string> {
+    await rm(path.join(dest, 'sys'), { recursive: true, force: true });
+    await mkdir(dest, { recursive: true });
+    await execa('bash', ['-c', ': /sys/class/infiniband/*; cp -a "sys-$$/sys" "$1/"; true', '_', dest], {
+      cwd: this.dir,
+      env: this.env(host),
+      timeout: 10_000,
+    });
+    for (const port of extraPorts) await this.addPort(host, path.join(dest, 'sys'), port);
+    return path.join(dest, 'sys');
+  }
+
+  /** umad2sim shows port 1 only: write ports/<port> in kernel formats from the port's PortInfo. */
+  private async addPort(host: string, sysRoot: string, port: number): Promise<void> {
+    const { stdout } = await this.run(host, 'smpquery', ['-D', 'portinfo', '0', String(port)]);
+    const field = (name: string): string => new RegExp(`^${name}:\\.*(.*)$`, 'm').exec(stdout)?.[1]?.trim() ?? '';
+    const states: Record<string, string> = { Down: '1: DOWN', Initialize: '2: INIT', Armed: '3: ARMED', Active: '4: ACTIVE' };
+    const physical: Record<string, string> = { Polling: '2: Polling', Disabled: '3: Disabled', LinkUp: '5: LinkUp' };
+    const width = Number(field('LinkWidthActive').replace('X', ''));
+    const lane: Record<string, [number, string]> = { '2.5 Gbps': [2.5, 'SDR'], '5.0 Gbps': [5, 'DDR'], '10.0 Gbps': [10, 'QDR'] };
+    const [gbps, speed] = lane[field('LinkSpeedActive')] ?? [10, 'QDR'];
+    const dir = path.join(sysRoot, 'class/infiniband/ibsim0/ports', String(port));
+    await mkdir(dir, { recursive: true });
+    const files: Record<string, string> = {
+      state: states[field('LinkState')] ?? '1: DOWN',
+      phys_state: physical[field('PhysLinkState')] ?? '2: Polling',
+      lid: `0x${Number(field('Lid')).toString(16)}`,
+      sm_lid: `0x${Number(field('SMLid')).toString(16)}`,
+      cap_mask: `0x${Number.parseInt(field('CapMask'), 16).toString(16).padStart(8, '0')}`,
+      link_layer: 'InfiniBand',
+      rate: `${gbps * width} Gb/sec (${width}X ${speed})`,
+    };
+    for (const [file, text] of Object.entries(files)) await writeFile(path.join(dir, file), `${text}\n`);
+  }
+
+  /**
+   * Wrappers for perfquery/sminfo/smpquery that run the real tool as if on `host`. The exporter
+   * gets their paths (--perfquery.path …) and never has LD_PRELOAD itself.
+   */
+  async wrappers(host: string, name = host): Promise<Record<(typeof DIAG_TOOLS)[number], string>> {
+    const bin = path.join(this.dir, `bin-${name}`);
+    await mkdir(bin, { recursive: true });
+    const paths = {} as Record<(typeof DIAG_TOOLS)[number], string>;
+    for (const tool of DIAG_TOOLS) {
+      const real = findExecutable(tool);
+      if (!real) throw new Error(`${tool} not installed`);
+      paths[tool] = path.join(bin, tool);
+      await writeFile(
+        paths[tool],
+        `#!/bin/sh\ncd '${this.dir}' || exit 1\nSIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' exec '${real}' "$@"\n`,
+      );
+      await chmod(paths[tool], 0o755);
+    }
+    return paths;
+  }
+
+  /** Stop every SM, then ibsim, and remove the lab directory. */
+  async stop(): Promise<void> {
+    for (const managed of [...this.processes]) await this.stopSm(managed.name);
+    if (this.ibsim) await stopChild(this.ibsim);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killed = await Promise.race([exited(child).then(() => true), sleep(5000).then(() => false)]);
+  if (!killed) {
+    child.kill('SIGKILL');
+    await exited(child);
+  }
+}
