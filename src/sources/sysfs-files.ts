@@ -4,8 +4,8 @@ import { constants, type Dirent } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
-/** Sysfs attributes are at most one page; anything much larger is not a sysfs attribute. */
-export const MAX_ATTRIBUTE_BYTES = 64 * 1024;
+/** Sysfs attributes are at most one page (4 KiB here); anything larger is not a sysfs attribute. */
+export const MAX_ATTRIBUTE_BYTES = 8191;
 
 // O_NONBLOCK makes open() of a FIFO return at once instead of waiting for a writer.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -69,16 +69,13 @@ export class SysfsFiles {
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) return { ok: false, failure: { kind: 'error', message: `${describeType(stats)}, not a regular file` } };
-      const buffer = Buffer.alloc(MAX_ATTRIBUTE_BYTES + 1);
-      let length = 0;
-      // sysfs reports st_size 4096 whatever the content, so read until EOF rather than trusting it.
-      for (;;) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-        if (length > MAX_ATTRIBUTE_BYTES) {
-          return { ok: false, failure: { kind: 'error', message: `larger than ${MAX_ATTRIBUTE_BYTES} bytes: not a sysfs attribute` } };
-        }
+      // sysfs reports st_size 4096 whatever the content, and returns a whole attribute in one
+      // read; a short read of a regular file is its end. One byte more than the limit tells
+      // "too large" apart from "exactly at the limit".
+      const buffer = Buffer.allocUnsafe(MAX_ATTRIBUTE_BYTES + 1);
+      const { bytesRead: length } = await handle.read(buffer, 0, buffer.length, 0);
+      if (length > MAX_ATTRIBUTE_BYTES) {
+        return { ok: false, failure: { kind: 'error', message: `larger than ${MAX_ATTRIBUTE_BYTES} bytes: not a sysfs attribute` } };
       }
       const text = buffer.toString('utf8', 0, length);
       return { ok: true, text: text.endsWith('\n') ? text.slice(0, -1) : text };
