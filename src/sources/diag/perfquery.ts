@@ -18,7 +18,9 @@ export interface PerfqueryReading {
   values: ReadonlyMap<string, bigint>;
 }
 
-const HEADER = /^# Port (extended )?counters: Lid (\d+) port (\d+) \(CapMask: (0x[0-9a-f]+)/im;
+// Bounded digit runs (LIDs are 16-bit, ports 8-bit, the CapabilityMask 16-bit): a longer number
+// is not perfquery output and would parse to Infinity.
+const HEADER = /^# Port (extended )?counters: Lid (\d{1,5}) port (\d{1,3}) \(CapMask: (0x[0-9a-f]{1,8})\b/im;
 
 export function parsePerfquery(stdout: string): PerfqueryReading | undefined {
   const header = HEADER.exec(stdout);

@@ -3,7 +3,8 @@ import { normaliseGuid } from '../../infiniband/guid.js';
 import { SUBNET_MANAGER_STATES, type SubnetManagerInfo } from '../../snapshot/types.js';
 import { iberror } from './mad-dump.js';
 
-const SMINFO_LINE = /sm lid (\d+) sm guid (0x[0-9a-f]+), activity count (\d+) priority (\d+) state (\d+)/i;
+// Bounded digit runs: a longer number is not sminfo output (and would parse to Infinity).
+const SMINFO_LINE = /sm lid (\d{1,5}) sm guid (0x[0-9a-f]{1,16}), activity count (\d{1,10}) priority (\d{1,3}) state (\d{1,3})\b/i;
 
 export function parseSminfo(stdout: string): SubnetManagerInfo | undefined {
   const match = SMINFO_LINE.exec(stdout);
