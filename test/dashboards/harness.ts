@@ -1,0 +1,160 @@
+// A real Prometheus scraping real exporters (in-process, on fixture trees) and a synthetic host,
+// all on 127.0.0.1, in temporary directories, stopped by PID in teardown.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { stringify } from 'yaml';
+import { Exporter } from '../../src/exporter.js';
+import { createLogger } from '../../src/log/logger.js';
+import { parseCommandLine } from '../../src/config/settings.js';
+
+/** A port that was free a moment ago (Prometheus needs it on its command line). */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface RunningExporter {
+  address: string;
+  stop(): Promise<void>;
+}
+
+/** The exporter in this process on a fixture tree, on a random port, collecting every second. */
+export async function startExporter(args: string[]): Promise<RunningExporter> {
+  const parsed = parseCommandLine([...args, '--no-collector.diag', '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
+  if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
+  const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet) });
+  await exporter.collectOnce();
+  exporter.start();
+  const address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
+  return { address: new URL(address).host, stop: () => exporter.stop() };
+}
+
+export interface RunningServer {
+  address: string;
+  requests(): number;
+  stop(): Promise<void>;
+}
+
+/** A tiny exposition endpoint whose body is computed per scrape (scrape number from 1). */
+export async function startStaticTarget(body: (scrape: number) => string): Promise<RunningServer> {
+  let count = 0;
+  const server: Server = createHttpServer((request, response) => {
+    if (request.url !== '/metrics') {
+      response.writeHead(404).end();
+      return;
+    }
+    count += 1;
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body(count));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    address: `127.0.0.1:${port}`,
+    requests: () => count,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+export interface Sample {
+  metric: Record<string, string>;
+  value?: [number, string];
+  values?: [number, string][];
+}
+
+export interface RunningPrometheus {
+  url: string;
+  /** Instant query at `time` (default: now). */
+  query(expr: string, time?: number): Promise<Sample[]>;
+  queryRange(expr: string, start: number, end: number, step: number): Promise<Sample[]>;
+  labelValues(label: string, match: string): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/** Prometheus 2.x scraping `targets` (instance label → host:port) as job `infiniband` every second. */
+export async function startPrometheus(binary: string, targets: Record<string, string>): Promise<RunningPrometheus> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'ibx-dash-prom-'));
+  const config = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    scrape_configs: [
+      {
+        job_name: 'infiniband',
+        static_configs: Object.entries(targets).map(([instance, address]) => ({ targets: [address], labels: { instance } })),
+      },
+    ],
+  };
+  await writeFile(path.join(dir, 'prometheus.yml'), stringify(config));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(binary, [
+    `--config.file=${path.join(dir, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${path.join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level=warn',
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const api = async (pathAndQuery: string): Promise<unknown> => {
+    const response = await fetch(`${url}${pathAndQuery}`);
+    const body = (await response.json()) as { status: string; data: unknown; error?: string };
+    if (body.status !== 'success') throw new Error(`Prometheus ${pathAndQuery}: ${body.error ?? response.status}`);
+    return body.data;
+  };
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      await stop();
+      throw new Error(`prometheus exited with ${child.exitCode}: ${stderr}`);
+    }
+    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`prometheus not ready after 20 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  return {
+    url,
+    query: async (expr, time) => {
+      const params = new URLSearchParams({ query: expr });
+      if (time !== undefined) params.set('time', String(time));
+      return ((await api(`/api/v1/query?${params}`)) as { result: Sample[] }).result;
+    },
+    queryRange: async (expr, start, end, step) => {
+      const params = new URLSearchParams({ query: expr, start: String(start), end: String(end), step: String(step) });
+      return ((await api(`/api/v1/query_range?${params}`)) as { result: Sample[] }).result;
+    },
+    labelValues: async (label, match) => {
+      const params = new URLSearchParams({ 'match[]': match });
+      return (await api(`/api/v1/label/${label}/values?${params}`)) as string[];
+    },
+    stop,
+  };
+}

@@ -1,0 +1,259 @@
+// Every panel of both dashboards, with Grafana's variables substituted, returns data from a real
+// Prometheus that scraped the exporter serving fixture hosts:
+//   zoo01  the zoo fixture (every quirk: INIT and DOWN ports, degraded links, saturated counters)
+//   dgx01  the dgx fixture (a healthy 8-port host): panels documented as empty on a healthy fabric
+//          must be empty there, so they raise no false alarm
+//   diag01 a synthetic host serving the diag collector's contract metrics (peer counters, subnet
+//          manager with a failover), for the panels that need the diag collector
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireSystemTools } from '../support/system.js';
+import { DGX, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { SM_GUIDS, diagHostExposition } from './contract.js';
+import {
+  emptyWhenHealthy,
+  loadDashboards,
+  needsDiag,
+  needsExpectation,
+  queryPanels,
+  regexLiteral,
+  substitute,
+  variableQuery,
+  type Dashboard,
+  type Panel,
+  type Target,
+  type VariableValues,
+} from './model.js';
+import { startExporter, startPrometheus, startStaticTarget, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
+
+const tools = requireSystemTools('dashboards', { prometheus: 'prometheus', promtool: 'prometheus' });
+const SCRAPES = 6;
+const FAILOVER_AT_SCRAPE = 3;
+
+const dashboards = Object.fromEntries(loadDashboards().map(({ model }) => [model.uid, model])) as Record<string, Dashboard>;
+const overview = dashboards['infiniband-overview']!;
+const host = dashboards['infiniband-host']!;
+
+/** Grafana's substitution for one selected host (or a regex for the fleet). */
+function variables(instance: string): VariableValues {
+  return {
+    __rate_interval: '1m',
+    __range: '1h',
+    job: 'infiniband',
+    instance,
+    device: '.*',
+    port: '.*',
+    hw_counter: '.*',
+  };
+}
+const FLEET = variables('.*');
+const ZOO01 = variables(regexLiteral('zoo01'));
+const DGX01 = variables(regexLiteral('dgx01'));
+const DIAG01 = variables(regexLiteral('diag01'));
+
+const titled = (model: Dashboard, title: string): Panel => {
+  const panel = queryPanels(model).find((p) => p.title === title);
+  if (!panel) throw new Error(`no panel ${title} in ${model.uid}`);
+  return panel;
+};
+
+describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => {
+  let prometheus: RunningPrometheus;
+  const stops: (() => Promise<void>)[] = [];
+  let firstScrape = 0;
+
+  beforeAll(async () => {
+    const zoo: RunningExporter = await startExporter([`--path.sysfs=${ZOO}`, `--config.file=${ZOO_CONFIG}`]);
+    stops.push(zoo.stop);
+    const dgx: RunningExporter = await startExporter([`--path.sysfs=${DGX}`]);
+    stops.push(dgx.stop);
+    const diag: RunningServer = await startStaticTarget((scrape) => diagHostExposition(scrape, FAILOVER_AT_SCRAPE, Date.now() / 1000));
+    stops.push(diag.stop);
+    prometheus = await startPrometheus(tools.paths.prometheus!, { zoo01: zoo.address, dgx01: dgx.address, diag01: diag.address });
+    stops.push(prometheus.stop);
+    firstScrape = Date.now() / 1000;
+
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const scrapes = await prometheus.query('count_over_time(up{job="infiniband"}[1m])');
+      if (scrapes.length === 3 && scrapes.every((s) => Number(s.value![1]) >= SCRAPES) && diag.requests() >= SCRAPES) break;
+      if (Date.now() > deadline) throw new Error(`targets not scraped ${SCRAPES} times in 30 s: ${JSON.stringify(scrapes)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop();
+  });
+
+  /** What the panel's query returns, the way Grafana asks for it (instant, or a range over the test). */
+  async function run(target: Target, values: VariableValues): Promise<Sample[]> {
+    const expr = substitute(target.expr, values);
+    if (target.instant) return prometheus.query(expr);
+    return prometheus.queryRange(expr, Math.floor(firstScrape) - 2, Math.ceil(Date.now() / 1000), 1);
+  }
+  const nonEmpty = (samples: Sample[]) => samples.some((s) => s.value !== undefined || (s.values?.length ?? 0) > 0);
+  async function instantRows(panel: Panel, refId: string, values: VariableValues): Promise<Sample[]> {
+    const target = panel.targets!.find((t) => t.refId === refId)!;
+    return prometheus.query(substitute(target.expr, values));
+  }
+  /**
+   * On the healthy dgx01 (no config file, no diag collector), a panel documented as empty on a
+   * healthy fabric, or as needing the diag collector or an expectation, shows nothing; any other
+   * panel shows data.
+   */
+  async function expectHealthy(panel: Panel): Promise<void> {
+    const results = await Promise.all(panel.targets!.map((target) => run(target, DGX01)));
+    if (emptyWhenHealthy(panel) || needsDiag(panel) || needsExpectation(panel)) {
+      results.forEach((samples, i) => expect(samples, `${panel.title} ${panel.targets![i]!.refId}`).toEqual([]));
+    } else {
+      expect(results.some(nonEmpty), panel.title).toBe(true);
+    }
+  }
+  const row = (rows: Sample[], labels: Record<string, string>) => rows.find((r) => Object.entries(labels).every(([k, v]) => r.metric[k] === v));
+
+  it('scrapes the three hosts successfully', async () => {
+    const up = await prometheus.query('up{job="infiniband"}');
+    expect(Object.fromEntries(up.map((s) => [s.metric.instance, s.value![1]]))).toEqual({ zoo01: '1', dgx01: '1', diag01: '1' });
+  });
+
+  describe('fleet overview, all hosts', () => {
+    it.each(queryPanels(overview).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
+      for (const target of panel.targets!) expect(nonEmpty(await run(target, FLEET)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+    });
+
+    it('variables list the job and the hosts', async () => {
+      const values: Record<string, string[]> = {};
+      for (const variable of overview.templating.list) {
+        const query = variableQuery(variable);
+        if (query) values[variable.name] = await prometheus.labelValues(query.label, substitute(query.selector, FLEET));
+      }
+      expect(values).toEqual({ job: ['infiniband'], instance: ['dgx01', 'diag01', 'zoo01'] });
+    });
+  });
+
+  describe('fleet overview, one healthy host (dgx01): no false alarms', () => {
+    it.each(queryPanels(overview).map((p) => [p.title, p] as const))('%s', async (_title, panel) => {
+      await expectHealthy(panel);
+    });
+    it('the "or vector(0)" stats say 0 rather than nothing', async () => {
+      for (const title of ['Exporters down', 'Not ACTIVE', 'Links degraded', 'Counters saturated', 'HCA types with mixed firmware']) {
+        const [sample] = await instantRows(titled(overview, title), 'A', DGX01);
+        expect(sample?.value?.[1], title).toBe('0');
+      }
+    });
+  });
+
+  describe('fleet overview: what the zoo and the synthetic diag host must show', () => {
+    it('Ports not ACTIVE lists the INIT and the DOWN port with their physical state and since when', async () => {
+      const panel = titled(overview, 'Ports not ACTIVE');
+      const state = await instantRows(panel, 'A', FLEET);
+      expect(state.map((r) => `${r.metric.instance} ${r.metric.device}/${r.metric.port} ${r.value![1]}`).sort()).toEqual(['zoo01 mlx5_2/1 2', 'zoo01 mlx5_5/1 1']);
+      const phys = await instantRows(panel, 'B', FLEET);
+      expect(row(phys, { device: 'mlx5_2' })?.value?.[1]).toBe('5');
+      expect(row(phys, { device: 'mlx5_5' })?.value?.[1]).toBe('2');
+      const since = await instantRows(panel, 'C', FLEET);
+      expect(since).toHaveLength(2);
+      for (const r of since) {
+        const ms = Number(r.value![1]);
+        expect(ms).toBeGreaterThanOrEqual((firstScrape - 5) * 1000);
+        expect(ms).toBeLessThanOrEqual(Date.now());
+      }
+      expect((await instantRows(panel, 'D', FLEET)).map((r) => r.value![1])).toEqual(['0', '0']);
+    });
+
+    it('Degraded links shows active against expected width and lane rate', async () => {
+      const panel = titled(overview, 'Degraded links');
+      const at = async (refId: string, device: string) => row(await instantRows(panel, refId, FLEET), { instance: 'zoo01', device })?.value?.[1];
+      expect(await at('A', 'mlx5_3')).toBe('1');
+      expect(await at('B', 'mlx5_3')).toBe('4');
+      expect(await at('E', 'mlx5_3')).toBe('1');
+      expect(await at('F', 'mlx5_3')).toBe('0');
+      expect(await at('C', 'mlx5_4')).toBe('2500000000');
+      expect(await at('D', 'mlx5_4')).toBe('25000000000');
+      expect(await at('F', 'mlx5_4')).toBe('1');
+      expect(await instantRows(panel, 'A', FLEET)).toHaveLength(2);
+    });
+
+    it('subnet manager panels see the failover and the port without a subnet manager', async () => {
+      const [changes] = await instantRows(titled(overview, 'Master subnet manager changes'), 'A', FLEET);
+      expect(changes?.value?.[1]).toBe('1');
+      const [missing] = await instantRows(titled(overview, 'Ports with no subnet manager'), 'A', FLEET);
+      expect(missing?.value?.[1]).toBe('1');
+      const unreachable = await instantRows(titled(overview, 'Ports that cannot reach a subnet manager'), 'A', FLEET);
+      expect(unreachable.map((r) => `${r.metric.instance} ${r.metric.device}/${r.metric.port}`)).toEqual(['diag01 mlx5_1/1']);
+      const managers = await instantRows(titled(overview, 'Subnet managers'), 'C', FLEET);
+      expect(managers.map((r) => [r.metric.sm_guid, r.metric.state, r.value![1]])).toEqual([[SM_GUIDS.after, 'MASTER', '14']]);
+    });
+
+    it('the peer error table ranks the link whose switch port counts errors first', async () => {
+      const rows = await instantRows(titled(overview, 'Top ports by peer error rate'), 'A', FLEET);
+      const top = rows.map((r) => ({ ...r.metric, rate: Number(r.value![1]) })).sort((a, b) => b.rate - a.rate);
+      expect(top[0]).toMatchObject({ instance: 'diag01', device: 'mlx5_0', counter: 'transmit_wait' });
+      expect(top[1]).toMatchObject({ instance: 'diag01', device: 'mlx5_0', counter: 'symbol_errors' });
+      expect(top[1]!.rate).toBeGreaterThan(0);
+    });
+
+    it('firmware, IPoIB and saturation tables count what the fixtures hold', async () => {
+      const firmware = await instantRows(titled(overview, 'Firmware versions per HCA type'), 'A', FLEET);
+      expect(row(firmware, { hca_type: 'MT4129', firmware_version: '28.39.1002' })?.value?.[1]).toBe('10');
+      const pkeys = await instantRows(titled(overview, 'IPoIB settings per P_Key'), 'A', FLEET);
+      expect(row(pkeys, { pkey: '0xffff', mode: 'datagram', mtu: '4092' })?.value?.[1]).toBe('9');
+      expect(row(pkeys, { pkey: '0xffff', mode: 'connected', mtu: '65520' })?.value?.[1]).toBe('1');
+      const saturated = await instantRows(titled(overview, 'Saturated PMA counters'), 'A', FLEET);
+      expect(saturated.map((r) => `${r.metric.device} ${r.metric.counter}`).sort()).toEqual([
+        'mlx5_4 link_downed', 'mlx5_4 local_link_integrity_errors', 'mlx5_4 symbol_errors', 'mlx5_4 transmit_data_bytes', 'mlx5_6 transmit_data_bytes',
+      ]);
+      const carrier = await instantRows(titled(overview, 'IPoIB interfaces without carrier'), 'A', FLEET);
+      expect(carrier.map((r) => r.metric.interface).sort()).toEqual(['ib2', 'ib3']);
+    });
+  });
+
+  describe('host dashboard, zoo01', () => {
+    it.each(queryPanels(host).map((p) => [p.title, p] as const))('%s returns data, unless it needs the diag collector', async (_title, panel) => {
+      for (const target of panel.targets!) {
+        const samples = await run(target, ZOO01);
+        if (needsDiag(panel)) expect(samples, `${panel.title} ${target.refId}`).toEqual([]);
+        else expect(nonEmpty(samples), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+      }
+    });
+
+    it('variables list the host, its devices, ports and hw_counters', async () => {
+      const values: Record<string, string[]> = {};
+      for (const variable of host.templating.list) {
+        const query = variableQuery(variable);
+        if (query) values[variable.name] = await prometheus.labelValues(query.label, substitute(query.selector, ZOO01));
+      }
+      expect(values.job).toEqual(['infiniband']);
+      expect(values.instance).toEqual(['dgx01', 'diag01', 'zoo01']);
+      expect(values.device).toHaveLength(13);
+      expect(values.port).toEqual(['1', '2']);
+      expect(values.hw_counter).toEqual(expect.arrayContaining(['out_of_buffer', 'np_cnp_sent', 'tcpRetransSegs']));
+    });
+
+    it('one selected port narrows every port panel to it', async () => {
+      const one = { ...ZOO01, device: 'mlx5_0', port: '1' };
+      for (const title of ['Ports', 'Throughput', 'Local physical link errors', 'IPoIB interfaces', 'Driver hw_counters values']) {
+        for (const target of titled(host, title).targets!) {
+          const samples = await run(target, one);
+          expect(samples.length, `${title} ${target.refId}`).toBeGreaterThan(0);
+          for (const s of samples) {
+            if ('device' in s.metric) expect(s.metric.device, title).toBe('mlx5_0');
+            if ('port' in s.metric) expect(s.metric.port, title).toBe('1');
+          }
+        }
+      }
+    });
+  });
+
+  describe('host dashboard, diag01 (synthetic host with the diag collector)', () => {
+    it.each(queryPanels(host).filter(needsDiag).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
+      for (const target of panel.targets!) expect(nonEmpty(await run(target, DIAG01)), `${panel.title} ${target.refId}`).toBe(true);
+    });
+  });
+
+  describe('host dashboard, dgx01 (healthy host, no config file, no diag collector): no false alarms', () => {
+    it.each(queryPanels(host).map((p) => [p.title, p] as const))('%s', async (_title, panel) => {
+      await expectHealthy(panel);
+    });
+  });
+});
