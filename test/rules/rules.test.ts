@@ -1,0 +1,340 @@
+// The shipped alerting rules, their promtool unit tests, the runbooks and the deploy configs.
+// Structural checks run everywhere; promtool and amtool checks need the Debian packages
+// prometheus and prometheus-alertmanager (skipped with a reason without them).
+import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { requireSystemTools } from '../support/system.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RULES_DIR = path.join(ROOT, 'rules');
+const RULE_TESTS_DIR = path.join(RULES_DIR, 'tests');
+const RUNBOOKS = path.join(ROOT, 'docs/runbooks.md');
+const PROMETHEUS_CONFIG = path.join(ROOT, 'deploy/prometheus/prometheus.yml');
+const ALERTMANAGER_CONFIG = path.join(ROOT, 'deploy/alertmanager/alertmanager.yml');
+
+type Severity = 'critical' | 'warning' | 'info';
+
+/** The alert contract of DESIGN.md: every alert, exactly this name and severity. */
+const CONTRACT: Record<string, Severity> = {
+  InfiniBandPortStuckInitializing: 'critical',
+  InfiniBandSubnetManagerUnreachable: 'critical',
+  InfiniBandSubnetManagerChanged: 'warning',
+  InfiniBandPortLinkDown: 'critical',
+  InfiniBandLinkWidthDegraded: 'warning',
+  InfiniBandLinkSpeedDegraded: 'warning',
+  InfiniBandLinkFlapping: 'warning',
+  InfiniBandPhysicalErrors: 'warning',
+  InfiniBandReceiveErrors: 'warning',
+  InfiniBandTransmitDiscards: 'warning',
+  InfiniBandCongestion: 'info',
+  InfiniBandCounterSaturated: 'warning',
+  InfiniBandIPoIBSuboptimalMode: 'info',
+  InfiniBandIPoIBMTUMismatch: 'warning',
+  InfiniBandFirmwareMismatch: 'info',
+  InfiniBandPortSilent: 'warning',
+  InfiniBandExporterDown: 'critical',
+  InfiniBandExporterCollectorFailing: 'warning',
+  InfiniBandExporterStale: 'warning',
+};
+
+/** RoCE/Ethernet ports must never trigger these: their expressions join on the IB link layer. */
+const INFINIBAND_ONLY = ['InfiniBandPortStuckInitializing', 'InfiniBandSubnetManagerUnreachable', 'InfiniBandSubnetManagerChanged'];
+
+/** Where each severity is delivered by deploy/alertmanager/alertmanager.yml. */
+const RECEIVER: Record<Severity, string> = { critical: 'pager', warning: 'ticket', info: 'no-notification' };
+
+// --- reading the YAML files with their shape checked --------------------------------------------
+
+type Node = Record<string, unknown>;
+
+function record(value: unknown, where: string): Node {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: expected a mapping`);
+  return value as Node;
+}
+
+function list(value: unknown, where: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new Error(`${where}: expected a list`);
+  return value;
+}
+
+function text(value: unknown, where: string): string {
+  if (typeof value !== 'string') throw new Error(`${where}: expected a string`);
+  return value;
+}
+
+function strings(value: unknown, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(record(value ?? {}, where))) out[key] = text(item, `${where}.${key}`);
+  return out;
+}
+
+const yamlFiles = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.yml'))
+    .sort()
+    .map((name) => path.join(dir, name));
+
+const loadYaml = (file: string): Node => record(parse(readFileSync(file, 'utf8')), file);
+
+interface AlertRule {
+  file: string;
+  alert: string;
+  expr: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+function loadAlerts(): AlertRule[] {
+  const alerts: AlertRule[] = [];
+  for (const file of yamlFiles(RULES_DIR)) {
+    for (const [g, group] of list(loadYaml(file).groups, `${file} groups`).entries()) {
+      for (const [r, rule] of list(record(group, `${file} group ${g}`).rules, `${file} group ${g} rules`).entries()) {
+        const where = `${file} group ${g} rule ${r}`;
+        const node = record(rule, where);
+        if (node.alert === undefined) continue;
+        alerts.push({
+          file,
+          alert: text(node.alert, `${where} alert`),
+          expr: text(node.expr, `${where} expr`),
+          labels: strings(node.labels, `${where} labels`),
+          annotations: strings(node.annotations, `${where} annotations`),
+        });
+      }
+    }
+  }
+  return alerts;
+}
+
+interface ExpectedAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+interface AlertCase {
+  file: string;
+  alertname: string;
+  evalTime: string;
+  expected: ExpectedAlert[];
+}
+
+interface RuleTestFile {
+  file: string;
+  ruleFiles: string[];
+  cases: AlertCase[];
+}
+
+function loadRuleTests(): RuleTestFile[] {
+  return yamlFiles(RULE_TESTS_DIR).map((file) => {
+    const document = loadYaml(file);
+    const cases: AlertCase[] = [];
+    for (const [t, group] of list(document.tests, `${file} tests`).entries()) {
+      for (const [c, item] of list(record(group, `${file} test ${t}`).alert_rule_test, `${file} test ${t}`).entries()) {
+        const where = `${file} test ${t} case ${c}`;
+        const node = record(item, where);
+        cases.push({
+          file,
+          alertname: text(node.alertname, `${where} alertname`),
+          evalTime: text(node.eval_time, `${where} eval_time`),
+          expected: list(node.exp_alerts, `${where} exp_alerts`).map((alert, a) => {
+            const expectation = record(alert, `${where} alert ${a}`);
+            return {
+              labels: strings(expectation.exp_labels, `${where} alert ${a} exp_labels`),
+              annotations: strings(expectation.exp_annotations, `${where} alert ${a} exp_annotations`),
+            };
+          }),
+        });
+      }
+    }
+    const ruleFiles = list(document.rule_files, `${file} rule_files`).map((rule) => path.resolve(path.dirname(file), text(rule, `${file} rule_files`)));
+    return { file, ruleFiles, cases };
+  });
+}
+
+/** GitHub's anchor for a Markdown heading. */
+const anchorOf = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+
+const alerts = loadAlerts();
+const ruleTests = loadRuleTests();
+const cases = ruleTests.flatMap((testFile) => testFile.cases);
+const runbooks = readFileSync(RUNBOOKS, 'utf8');
+const runbookAnchors = new Set([...runbooks.matchAll(/^#{1,6} (.+)$/gm)].map((match) => anchorOf(match[1] ?? '')));
+const rulesHeader = (file: string): string =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('#'))
+    .join('\n');
+
+/** The one runbook base every runbook_url uses (everything before the '#'). */
+const runbookBases = new Set(alerts.map((rule) => (rule.annotations.runbook_url ?? '').split('#')[0]));
+const runbookBase = [...runbookBases][0] ?? '';
+
+// --- structure ----------------------------------------------------------------------------------
+
+describe('alert rules against the contract', () => {
+  it('has every contract alert exactly once, with its severity, and no other alert', () => {
+    expect(alerts.map((rule) => rule.alert).sort()).toEqual(Object.keys(CONTRACT).sort());
+    for (const rule of alerts) expect(rule.labels.severity, rule.alert).toBe(CONTRACT[rule.alert]);
+  });
+
+  it.each(alerts.map((rule) => [rule.alert, rule] as const))('%s has a summary sentence, a description and a runbook_url', (name, rule) => {
+    const { summary, description, runbook_url: runbookUrl } = rule.annotations;
+    expect(summary, `${name} summary`).toMatch(/^[A-Z][^{}]*\.$/);
+    expect(description, `${name} description`).toMatch(/\S/);
+    expect(runbookUrl).toBe(`${runbookBase}#${name.toLowerCase()}`);
+  });
+
+  it('points every runbook_url at one base, documented with a sed command in the rules and the runbooks', () => {
+    expect([...runbookBases]).toEqual([runbookBase]);
+    expect(runbookBase).toMatch(/^https:\/\/\S+\/docs\/runbooks\.md$/);
+    const sed = `sed -i 's|${runbookBase}|`;
+    for (const file of new Set(alerts.map((rule) => rule.file))) {
+      expect(rulesHeader(file)).toContain(runbookBase);
+      expect(rulesHeader(file)).toContain(sed);
+    }
+    expect(runbooks).toContain(sed);
+  });
+
+  it('has a runbook section for every runbook_url anchor', () => {
+    for (const rule of alerts) expect(runbookAnchors, rule.alert).toContain(rule.alert.toLowerCase());
+  });
+
+  it('names host, device, port and value in the description of every port alert', () => {
+    const portAlerts = new Set(cases.flatMap((c) => c.expected.filter((alert) => 'port' in alert.labels).map(() => c.alertname)));
+    expect(portAlerts.size).toBeGreaterThan(10);
+    for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
+      for (const needle of ['$labels.instance', '$labels.device', '$labels.port', '$value']) {
+        expect(rule.annotations.description, rule.alert).toContain(needle);
+      }
+    }
+  });
+
+  it.each(INFINIBAND_ONLY)('%s only considers InfiniBand link-layer ports', (name) => {
+    const rule = alerts.find((r) => r.alert === name);
+    expect(rule?.expr).toMatch(/and on\(instance, job, device, port\)\s+infiniband_port_info\{link_layer="InfiniBand"\}/);
+  });
+
+  it('reads counters only through rate(), increase() or resets()', () => {
+    for (const rule of alerts) {
+      expect(rule.expr, rule.alert).not.toMatch(/\b(i?delta|irate)\(/);
+      for (const match of rule.expr.matchAll(/infiniband_\w+_total\b/g)) {
+        const before = rule.expr.slice(0, match.index);
+        expect(before, `${rule.alert}: ${match[0]}`).toMatch(/\b(rate|increase|resets)\($/);
+      }
+    }
+  });
+});
+
+describe('promtool unit tests of the rules', () => {
+  it('load the shipped rule files', () => {
+    const shipped = yamlFiles(RULES_DIR);
+    for (const testFile of ruleTests) expect(testFile.ruleFiles.sort(), testFile.file).toEqual(shipped);
+  });
+
+  it.each(Object.keys(CONTRACT))('cover %s with a firing case and a case that must not fire', (name) => {
+    const mine = cases.filter((c) => c.alertname === name);
+    expect(mine.filter((c) => c.expected.length > 0).length, `${name} firing cases`).toBeGreaterThan(0);
+    expect(mine.filter((c) => c.expected.length === 0).length, `${name} non-firing cases`).toBeGreaterThan(0);
+  });
+
+  it('assert the severity and every annotation of each firing alert', () => {
+    for (const c of cases) {
+      for (const alert of c.expected) {
+        const where = `${path.basename(c.file)} ${c.alertname} at ${c.evalTime}`;
+        expect(alert.labels.severity, where).toBe(CONTRACT[c.alertname]);
+        expect(Object.keys(alert.annotations).sort(), where).toEqual(['description', 'runbook_url', 'summary']);
+        expect(alert.annotations.description, where).not.toContain('{{');
+      }
+    }
+  });
+});
+
+describe('deploy configs', () => {
+  it('scrape the infiniband job every 15s with the repository rules and a local Alertmanager', () => {
+    const config = loadYaml(PROMETHEUS_CONFIG);
+    const jobs = list(config.scrape_configs, 'scrape_configs').map((job) => record(job, 'scrape_config'));
+    const job = jobs.find((j) => j.job_name === 'infiniband');
+    expect(job?.scrape_interval ?? record(config.global, 'global').scrape_interval).toBe('15s');
+    const ruleFiles = list(config.rule_files, 'rule_files').map((file) => path.resolve(path.dirname(PROMETHEUS_CONFIG), text(file, 'rule_files')));
+    expect(ruleFiles.sort()).toEqual(yamlFiles(RULES_DIR));
+    const alertmanagers = list(record(config.alerting, 'alerting').alertmanagers, 'alertmanagers');
+    expect(JSON.stringify(alertmanagers)).toContain('"127.0.0.1:9093"');
+  });
+
+  it('group per port and silence a host whose exporter is down', () => {
+    const config = loadYaml(ALERTMANAGER_CONFIG);
+    const groupBy = list(record(config.route, 'route').group_by, 'group_by');
+    expect(groupBy).toEqual(expect.arrayContaining(['instance', 'device', 'port']));
+    const inhibit = list(config.inhibit_rules, 'inhibit_rules').map((rule) => record(rule, 'inhibit_rule'));
+    const whileDown = inhibit.find((rule) => list(rule.source_matchers, 'source_matchers').includes('alertname="InfiniBandExporterDown"'));
+    expect(whileDown?.equal).toEqual(['instance']);
+    expect(whileDown?.target_matchers).toEqual(['alertname=~"InfiniBand.+"', 'alertname!="InfiniBandExporterDown"']);
+  });
+});
+
+// --- the real tools -----------------------------------------------------------------------------
+
+const tools = requireSystemTools('rules', { promtool: 'prometheus', amtool: 'prometheus-alertmanager' });
+
+function tool(name: 'promtool' | 'amtool'): string {
+  const found = tools.paths[name];
+  if (found === undefined) throw new Error(`${name} not found`);
+  return found;
+}
+
+/** Runs a tool with an argument array; the output is kept for the assertion message. */
+async function run(name: 'promtool' | 'amtool', args: string[], cwd = ROOT): Promise<{ exitCode: number | undefined; output: string }> {
+  const result = await execa(tool(name), args, { cwd, reject: false, all: true, timeout: 90_000 });
+  return { exitCode: result.exitCode, output: result.all ?? '' };
+}
+
+describe.skipIf(tools.skipReason !== undefined)('rules and configs through promtool and amtool', () => {
+  it('promtool check rules: valid and lint-clean', async () => {
+    const result = await run('promtool', ['check', 'rules', '--lint=all', '--lint-fatal', ...yamlFiles(RULES_DIR)]);
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).toContain(`SUCCESS: ${alerts.length} rules found`);
+  });
+
+  it('promtool test rules: every unit test passes', async () => {
+    const files = yamlFiles(RULE_TESTS_DIR);
+    const result = await run('promtool', ['test', 'rules', ...files]);
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).not.toContain('FAILED');
+    expect(result.output.match(/SUCCESS/g)).toHaveLength(files.length);
+  }, 120_000);
+
+  it('promtool check config: the Prometheus config and the rules it loads, from any directory', async () => {
+    const result = await run('promtool', ['check', 'config', PROMETHEUS_CONFIG], tmpdir());
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).toContain('SUCCESS: 1 rule files found');
+    expect(result.output).toContain(`SUCCESS: ${alerts.length} rules found`);
+  });
+
+  it('amtool check-config: the Alertmanager config', async () => {
+    const result = await run('amtool', ['check-config', ALERTMANAGER_CONFIG]);
+    expect(result.exitCode, result.output).toBe(0);
+    expect(result.output).toContain('SUCCESS');
+  });
+
+  it.each(alerts.map((rule) => [rule.alert, rule.labels.severity ?? ''] as const))(
+    'Alertmanager routes %s (%s) to its severity receiver',
+    async (name, severity) => {
+      const receiver = RECEIVER[severity as Severity];
+      const result = await run('amtool', [
+        'config', 'routes', 'test', `--config.file=${ALERTMANAGER_CONFIG}`, `--verify.receivers=${receiver}`,
+        `alertname=${name}`, `severity=${severity}`, 'instance=node1:10460', 'device=mlx5_0', 'port=1',
+      ]);
+      expect(result.exitCode, result.output).toBe(0);
+    },
+  );
+});
