@@ -114,15 +114,14 @@ async function readDevice(files: SysfsFiles, name: string): Promise<{ device: De
     reader.text('node_desc'),
     reader.list('ports', true),
   ]);
-  if (portNames === undefined && (await files.list(reader.base)).ok === false) {
-    // Hot-unplugged between listing and reading: the device is simply gone.
-    return { device: undefined, errors: [] };
-  }
   const ports: Port[] = [];
   for (const portName of portNames ?? []) {
     if (!/^\d{1,3}$/.test(portName)) continue;
     ports.push(await readPort(reader, name, Number(portName)));
   }
+  // Hot-unplugged while it was read: what was read is partial (absent files are not errors), so
+  // the device is simply gone. Still there after every read means every read saw it present.
+  if ((await files.list(reader.base)).ok === false) return { device: undefined, errors: [] };
   const device: Device = { name, nodeType, nodeGuid, sysImageGuid, firmwareVersion, hcaType, boardId, hwRev, nodeDesc, ports };
   return { device, errors: reader.errors };
 }

@@ -55,6 +55,8 @@ export async function readIpoib(files: SysfsFiles, devices: readonly Device[]): 
     // that is "no carrier", not an error.
     const carrierRead = await files.read(`${base}/carrier`);
     const carrier: 0 | 1 = carrierRead.ok && carrierRead.text.trim() === '1' ? 1 : 0;
+    // Removed while it was read (its HCA unplugged): a partial reading is no interface at all.
+    if (!(await files.read(`${base}/type`)).ok) return undefined;
 
     let mode: IpoibInterface['mode'];
     if (modeText === 'datagram' || modeText === 'connected') mode = modeText;
