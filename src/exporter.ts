@@ -8,6 +8,7 @@ import type { Settings } from './config/settings.js';
 import { RecurringErrors } from './log/recurring-errors.js';
 import { renderSnapshot, type BuildInfo } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
+import { WebSecurity } from './server/web-config.js';
 import { ExecaRunner, locateTools, type CommandRunner } from './sources/diag/runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
 import { Collection } from './snapshot/collection.js';
@@ -135,6 +136,8 @@ export class Exporter {
         processRegistry.removeSingleMetric(name);
       }
     }
+    // --web.config.file: a broken file is a UsageError here, before anything listens.
+    const web = settings.webConfigFile === undefined ? undefined : WebSecurity.load(settings.webConfigFile, logger);
     this.app = buildApp({
       source: this.rendered,
       telemetryPath: settings.telemetryPath,
@@ -143,7 +146,9 @@ export class Exporter {
       version: build.version,
       logger,
       now,
+      ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
+    web?.attach(this.app.server);
   }
 
   /** Start the collection loops; the first cycle runs at once. */

@@ -47,7 +47,12 @@ async function main(): Promise<void> {
   }
   const { settings } = command;
   const logger = createLogger(settings.log.level, settings.log.format);
-  const exporter = new Exporter({ settings, logger });
+  let exporter: Exporter;
+  try {
+    exporter = new Exporter({ settings, logger });
+  } catch (error) {
+    usageFailure(error);
+  }
 
   let stopping = false;
   const shutdown = (signal: string): void => {

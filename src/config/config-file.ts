@@ -62,27 +62,43 @@ const EXPECTATION_KEYS = ['device', 'port', 'width', 'speed'];
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export const LOG_FORMATS = ['json', 'logfmt'] as const;
 
-class FileContext {
+/** Errors that name the file (and the line of a node) with the kind of file in front. */
+export class FileContext {
   constructor(
     readonly file: string,
     private readonly lines: LineCounter,
+    private readonly kind = 'config file',
   ) {}
 
   error(node: Node | null | undefined, message: string): UsageError {
     const offset = node?.range?.[0];
     const where = offset === undefined ? this.file : `${this.file}:${this.lines.linePos(offset).line}`;
-    return new UsageError(`config file ${where}: ${message}`);
+    return new UsageError(`${this.kind} ${where}: ${message}`);
   }
 }
 
-function describe(node: unknown): string {
+/** Parse YAML text; a syntax error becomes a UsageError naming the file and line. Null for an empty document. */
+export function parseYaml(text: string, file: string, kind = 'config file'): { root: Node | null; ctx: FileContext } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
+  const firstError = doc.errors[0];
+  if (firstError) {
+    const line = firstError.linePos?.[0]?.line;
+    const message = (firstError.message.split('\n')[0] ?? firstError.message).replace(/ at line \d+, column \d+:$/, '');
+    throw new UsageError(`${kind} ${line === undefined ? file : `${file}:${line}`}: not valid YAML: ${message}`);
+  }
+  const root = doc.contents;
+  return { root: root === null || (isScalar(root) && root.value === null) ? null : root, ctx: new FileContext(file, lines, kind) };
+}
+
+export function describe(node: unknown): string {
   if (isMap(node)) return 'a mapping';
   if (isSeq(node)) return 'a list';
   if (isScalar(node)) return node.value === null ? 'an empty value' : JSON.stringify(node.value);
   return 'nothing';
 }
 
-function keyName(ctx: FileContext, key: unknown): string {
+export function keyName(ctx: FileContext, key: unknown): string {
   if (isScalar(key) && typeof key.value === 'string') return key.value;
   throw ctx.error(key as Node, `keys must be plain words, got ${describe(key)}`);
 }
@@ -131,18 +147,9 @@ export function loadConfigFile(file: string): FileSettings {
 }
 
 export function parseConfigText(text: string, file: string): FileSettings {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
-  const ctx = new FileContext(file, lines);
-  const firstError = doc.errors[0];
-  if (firstError) {
-    const line = firstError.linePos?.[0]?.line;
-    const message = (firstError.message.split('\n')[0] ?? firstError.message).replace(/ at line \d+, column \d+:$/, '');
-    throw new UsageError(`config file ${line === undefined ? file : `${file}:${line}`}: not valid YAML: ${message}`);
-  }
+  const { root, ctx } = parseYaml(text, file);
   const settings: FileSettings = { values: new Map(), expectations: [] };
-  const root = doc.contents;
-  if (root === null || (isScalar(root) && root.value === null)) return settings;
+  if (root === null) return settings;
   if (!isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
 
   for (const pair of root.items) {

@@ -1,0 +1,412 @@
+// --web.config.file: TLS, basic auth and response headers in the Prometheus exporter-toolkit
+// format, so one file serves every exporter on a host. Parsed strictly (an unknown key is an
+// error, like --config.file). The file and the certificate files it names are checked again on
+// every connection and request: certificates rotate and users change without a restart.
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import type { Server as HttpServer } from 'node:http';
+import path from 'node:path';
+import { Server as TlsServer, createSecureContext, type SecureContextOptions, type SecureVersion, type TLSSocket } from 'node:tls';
+import bcrypt from 'bcryptjs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { isMap, isScalar, isSeq, type Node } from 'yaml';
+import { describe, keyName, parseYaml, type FileContext } from '../config/config-file.js';
+import { UsageError } from '../config/errors.js';
+
+const KIND = 'web config file';
+
+export const CLIENT_AUTH_TYPES = ['NoClientCert', 'RequestClientCert', 'RequireAnyClientCert', 'VerifyClientCertIfGiven', 'RequireAndVerifyClientCert'] as const;
+export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
+
+const TLS_VERSIONS: Record<string, SecureVersion> = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
+
+// Go's cipher suite names (exporter-toolkit passes them to crypto/tls) and their OpenSSL names.
+// Go does not let TLS 1.3 suites be chosen and neither do we: all three stay on.
+const CIPHER_SUITES: Record<string, string> = {
+  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 'ECDHE-ECDSA-AES128-GCM-SHA256',
+  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 'ECDHE-ECDSA-AES256-GCM-SHA384',
+  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 'ECDHE-RSA-AES128-GCM-SHA256',
+  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 'ECDHE-RSA-AES256-GCM-SHA384',
+  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-ECDSA-CHACHA20-POLY1305',
+  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
+  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA: 'ECDHE-ECDSA-AES128-SHA',
+  TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: 'ECDHE-ECDSA-AES256-SHA',
+  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: 'ECDHE-RSA-AES128-SHA',
+  TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA: 'ECDHE-RSA-AES256-SHA',
+};
+const TLS13_SUITES = 'TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256';
+const CURVES: Record<string, string> = { CurveP256: 'P-256', CurveP384: 'P-384', CurveP521: 'P-521', X25519: 'X25519' };
+
+/** The response headers exporter-toolkit lets http_server_config.headers set. */
+const HEADERS = ['Content-Security-Policy', 'X-Frame-Options', 'X-Content-Type-Options', 'X-XSS-Protection', 'Strict-Transport-Security'];
+
+const TLS_KEYS = ['cert_file', 'key_file', 'cert', 'key', 'client_auth_type', 'client_ca_file', 'client_ca', 'client_allowed_sans', 'min_version', 'max_version', 'cipher_suites', 'prefer_server_cipher_suites', 'curve_preferences'];
+const SECTIONS = ['tls_server_config', 'http_server_config', 'basic_auth_users'];
+const BCRYPT_HASH = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
+
+/** A PEM value: read from a file (resolved against the web config file's folder) or given inline. */
+export type Pem = { file: string } | { inline: string };
+
+export interface TlsSettings {
+  cert: Pem;
+  key: Pem;
+  clientAuth: ClientAuthType;
+  clientCa: Pem | undefined;
+  clientAllowedSans: readonly string[];
+  minVersion: SecureVersion;
+  maxVersion: SecureVersion | undefined;
+  /** OpenSSL cipher list; undefined leaves Node's defaults. */
+  ciphers: string | undefined;
+  honorCipherOrder: boolean;
+  ecdhCurve: string | undefined;
+}
+
+export interface WebConfig {
+  /** Undefined: plain HTTP. */
+  tls: TlsSettings | undefined;
+  /** User name → bcrypt hash; empty: no authentication. */
+  users: ReadonlyMap<string, string>;
+  headers: Readonly<Record<string, string>>;
+}
+
+function string(ctx: FileContext, node: Node | null, what: string): string {
+  if (isScalar(node) && typeof node.value === 'string' && node.value !== '') return node.value;
+  throw ctx.error(node, `"${what}" must be a non-empty string, got ${describe(node)}`);
+}
+
+function strings(ctx: FileContext, node: Node | null, what: string): string[] {
+  if (!isSeq(node)) throw ctx.error(node, `"${what}" must be a list of strings, got ${describe(node)}`);
+  return node.items.map((item) => string(ctx, item as Node, what));
+}
+
+function choice<T extends string>(ctx: FileContext, node: Node | null, what: string, allowed: readonly T[]): T {
+  const value = isScalar(node) ? node.value : undefined;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw ctx.error(node, `"${what}" must be one of ${allowed.join(', ')}, got ${describe(node)}`);
+}
+
+function isEmpty(node: Node | null): boolean {
+  return node === null || (isScalar(node) && node.value === null);
+}
+
+/** The key/value pairs of a mapping section, each key checked against what is allowed. */
+function entries(ctx: FileContext, node: Node | null, section: string, allowed: readonly string[] | undefined): [string, Node | null, Node][] {
+  if (isEmpty(node)) return [];
+  if (!isMap(node)) throw ctx.error(node, `"${section}" must be a mapping, got ${describe(node)}`);
+  return node.items.map((pair) => {
+    const key = keyName(ctx, pair.key);
+    if (allowed && !allowed.includes(key)) {
+      throw ctx.error(pair.key as Node, `unknown key "${section}.${key}", expected one of: ${allowed.map((k) => `${section}.${k}`).join(', ')}`);
+    }
+    return [key, pair.value as Node | null, pair.key as Node];
+  });
+}
+
+function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings | undefined {
+  const fields = new Map(entries(ctx, node, 'tls_server_config', TLS_KEYS).map(([key, value, keyNode]) => [key, { value, keyNode }]));
+  if (fields.size === 0) return undefined;
+  const get = (key: string) => fields.get(key)?.value ?? null;
+  const pem = (fileKey: string, inlineKey: string, required: boolean): Pem | undefined => {
+    const file = fields.get(fileKey);
+    const inline = fields.get(inlineKey);
+    if (file && inline) throw ctx.error(inline.keyNode, `give "tls_server_config.${fileKey}" or "tls_server_config.${inlineKey}", not both`);
+    if (file) return { file: path.resolve(dir, string(ctx, file.value, `tls_server_config.${fileKey}`)) };
+    if (inline) return { inline: string(ctx, inline.value, `tls_server_config.${inlineKey}`) };
+    if (required) throw ctx.error(node, `"tls_server_config" needs "${fileKey}" (or "${inlineKey}")`);
+    return undefined;
+  };
+  const cert = pem('cert_file', 'cert', true)!;
+  const key = pem('key_file', 'key', true)!;
+  const clientCa = pem('client_ca_file', 'client_ca', false);
+  const clientAuth = fields.has('client_auth_type') ? choice(ctx, get('client_auth_type'), 'tls_server_config.client_auth_type', CLIENT_AUTH_TYPES) : 'NoClientCert';
+  const verifies = clientAuth === 'VerifyClientCertIfGiven' || clientAuth === 'RequireAndVerifyClientCert';
+  if (verifies && !clientCa) throw ctx.error(fields.get('client_auth_type')!.keyNode, `client_auth_type ${clientAuth} needs "tls_server_config.client_ca_file" to verify client certificates against`);
+  if (!verifies && clientCa) throw ctx.error(fields.get(fields.has('client_ca_file') ? 'client_ca_file' : 'client_ca')!.keyNode, `a client CA is set but client_auth_type is ${clientAuth}: set client_auth_type to RequireAndVerifyClientCert (or VerifyClientCertIfGiven)`);
+  const clientAllowedSans = fields.has('client_allowed_sans') ? strings(ctx, get('client_allowed_sans'), 'tls_server_config.client_allowed_sans') : [];
+  if (clientAllowedSans.length > 0 && !verifies) throw ctx.error(fields.get('client_allowed_sans')!.keyNode, 'client_allowed_sans needs client_auth_type RequireAndVerifyClientCert (or VerifyClientCertIfGiven)');
+
+  const version = (k: string) => TLS_VERSIONS[choice(ctx, get(k), `tls_server_config.${k}`, Object.keys(TLS_VERSIONS))]!;
+  const minVersion = fields.has('min_version') ? version('min_version') : 'TLSv1.2';
+  const maxVersion = fields.has('max_version') ? version('max_version') : undefined;
+  if (maxVersion && Object.values(TLS_VERSIONS).indexOf(maxVersion) < Object.values(TLS_VERSIONS).indexOf(minVersion)) {
+    throw ctx.error(get('max_version'), 'max_version is below min_version');
+  }
+  let ciphers: string | undefined;
+  if (fields.has('cipher_suites')) {
+    const names = strings(ctx, get('cipher_suites'), 'tls_server_config.cipher_suites');
+    const unknown = names.filter((name) => !(name in CIPHER_SUITES) && !name.startsWith('TLS_AES_') && name !== 'TLS_CHACHA20_POLY1305_SHA256');
+    if (unknown.length > 0) throw ctx.error(get('cipher_suites'), `unsupported cipher suite ${unknown.join(', ')}; supported: ${Object.keys(CIPHER_SUITES).join(', ')}`);
+    ciphers = [TLS13_SUITES, ...names.flatMap((name) => CIPHER_SUITES[name] ?? [])].join(':');
+  }
+  const prefer = get('prefer_server_cipher_suites');
+  if (fields.has('prefer_server_cipher_suites') && !(isScalar(prefer) && typeof prefer.value === 'boolean')) {
+    throw ctx.error(prefer, `"tls_server_config.prefer_server_cipher_suites" must be true or false, got ${describe(prefer)}`);
+  }
+  let ecdhCurve: string | undefined;
+  if (fields.has('curve_preferences')) {
+    const names = strings(ctx, get('curve_preferences'), 'tls_server_config.curve_preferences');
+    const unknown = names.filter((name) => !(name in CURVES));
+    if (unknown.length > 0) throw ctx.error(get('curve_preferences'), `unsupported curve ${unknown.join(', ')}; supported: ${Object.keys(CURVES).join(', ')}`);
+    ecdhCurve = names.map((name) => CURVES[name]).join(':');
+  }
+  return {
+    cert, key, clientAuth, clientCa, clientAllowedSans, minVersion, maxVersion, ciphers,
+    honorCipherOrder: isScalar(prefer) && prefer.value === true, ecdhCurve,
+  };
+}
+
+function parseHttp(ctx: FileContext, node: Node | null): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [key, value] of entries(ctx, node, 'http_server_config', ['http2', 'headers'])) {
+    if (key === 'http2') {
+      if (isScalar(value) && value.value === false) continue;
+      throw ctx.error(value, `"http_server_config.http2": this exporter serves HTTP/1.1 only; remove the key or set it to false (got ${describe(value)})`);
+    }
+    for (const [name, headerValue] of entries(ctx, value, 'http_server_config.headers', HEADERS)) {
+      headers[name] = string(ctx, headerValue, `http_server_config.headers.${name}`);
+    }
+  }
+  return headers;
+}
+
+function parseUsers(ctx: FileContext, node: Node | null): Map<string, string> {
+  const users = new Map<string, string>();
+  for (const [user, value] of entries(ctx, node, 'basic_auth_users', undefined)) {
+    if (user.includes(':')) throw ctx.error(value, `user name "${user}" must not contain ":"`);
+    const hash = isScalar(value) ? value.value : undefined;
+    if (typeof hash !== 'string' || !BCRYPT_HASH.test(hash)) {
+      throw ctx.error(value, `the password of "${user}" must be a bcrypt hash ($2y$…, from htpasswd -nBC 10 "" | tr -d ':\\n'), got ${typeof hash === 'string' ? 'something else' : describe(value)}`);
+    }
+    users.set(user, hash);
+  }
+  return users;
+}
+
+export function parseWebConfigText(text: string, file: string): WebConfig {
+  const { root, ctx } = parseYaml(text, file, KIND);
+  const config: WebConfig = { tls: undefined, users: new Map(), headers: {} };
+  if (root === null) return config;
+  if (!isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
+  const dir = path.dirname(path.resolve(file));
+  let { tls, users, headers } = config;
+  for (const pair of root.items) {
+    const section = keyName(ctx, pair.key);
+    const body = pair.value as Node | null;
+    if (section === 'tls_server_config') tls = parseTls(ctx, body, dir);
+    else if (section === 'http_server_config') headers = parseHttp(ctx, body);
+    else if (section === 'basic_auth_users') users = parseUsers(ctx, body);
+    else if (section === 'rate_limit') throw ctx.error(pair.key as Node, '"rate_limit" is not supported by this exporter');
+    else throw ctx.error(pair.key as Node, `unknown key "${section}", expected one of: ${SECTIONS.join(', ')}`);
+  }
+  return { tls, users, headers };
+}
+
+export function loadWebConfig(file: string): WebConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${KIND} ${file}: cannot be read: ${(error as Error).message}`);
+  }
+  return parseWebConfigText(text, file);
+}
+
+/** What identifies one version of a file: a changed, replaced or re-linked file differs. */
+function fileVersion(file: string): string {
+  try {
+    const stat = statSync(file);
+    return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  } catch (error) {
+    return `missing:${(error as NodeJS.ErrnoException).code ?? ''}`;
+  }
+}
+
+function readPem(pem: Pem): string {
+  return 'inline' in pem ? pem.inline : readFileSync(pem.file, 'utf8');
+}
+
+function pemFiles(tls: TlsSettings): string[] {
+  return [tls.cert, tls.key, tls.clientCa].flatMap((pem) => (pem && 'file' in pem ? [pem.file] : []));
+}
+
+/** Options of a secure context, with the PEM files read now; throws when one cannot be read. */
+export function secureContextOptions(tls: TlsSettings): SecureContextOptions {
+  const options: SecureContextOptions = {
+    cert: readPem(tls.cert),
+    key: readPem(tls.key),
+    minVersion: tls.minVersion,
+    honorCipherOrder: tls.honorCipherOrder,
+  };
+  if (tls.clientCa) options.ca = readPem(tls.clientCa);
+  if (tls.maxVersion) options.maxVersion = tls.maxVersion;
+  if (tls.ciphers) options.ciphers = tls.ciphers;
+  if (tls.ecdhCurve) options.ecdhCurve = tls.ecdhCurve;
+  return options;
+}
+
+/** Subject alternative names of a peer certificate as Go lists them: DNS names, IPs, emails, URIs. */
+function alternativeNames(subjectaltname: string | undefined): string[] {
+  if (!subjectaltname) return [];
+  return subjectaltname.split(', ').map((entry) => entry.replace(/^(DNS|IP Address|email|URI):/, ''));
+}
+
+// A bcrypt hash of a random string nobody knows: unknown users cost as much time as known ones.
+const UNKNOWN_USER_HASH = '$2b$10$Bt7R08gnHTQXrM/3NtCh4.zkhApKepCGeyuU4bTe.0ofvjWw58kFu';
+const REALM = 'Basic realm="infiniband-exporter", charset="UTF-8"';
+const MAX_CACHED_LOGINS = 256;
+
+/**
+ * The web config of a running server. `current()` re-reads the file when it changed (a broken
+ * new version is logged and the last good one kept); `attach()` refreshes the server's TLS
+ * context before each connection's handshake when a certificate, key or CA file changed.
+ */
+export class WebSecurity {
+  private config: WebConfig;
+  private configVersion: string;
+  private contextVersion = '';
+  private readonly reported = new Set<string>();
+  private readonly goodLogins = new Set<string>();
+  private bcryptQueue: Promise<unknown> = Promise.resolve();
+  /** TLS on or off and the client certificate policy are fixed when the server is created. */
+  private readonly startedWith: { tls: boolean; clientAuth: ClientAuthType | undefined };
+
+  private constructor(
+    readonly file: string,
+    private readonly logger: Logger,
+  ) {
+    this.configVersion = fileVersion(file);
+    this.config = loadWebConfig(file);
+    this.startedWith = { tls: this.config.tls !== undefined, clientAuth: this.config.tls?.clientAuth };
+  }
+
+  /** Load and check the file and its certificates; a UsageError (exit 2) when anything is wrong. */
+  static load(file: string, logger: Logger): WebSecurity {
+    const security = new WebSecurity(file, logger);
+    const tls = security.config.tls;
+    if (tls) {
+      try {
+        createSecureContext(secureContextOptions(tls));
+      } catch (error) {
+        throw new UsageError(`${KIND} ${file}: tls_server_config: cannot use the certificate, key or CA: ${(error as Error).message}`);
+      }
+    }
+    return security;
+  }
+
+  /** The fastify options that turn on HTTPS, or none for plain HTTP. */
+  serverOptions(): Record<string, unknown> {
+    const tls = this.config.tls;
+    if (!tls) return {};
+    this.contextVersion = pemFiles(tls).map(fileVersion).join('|') + this.configVersion;
+    return {
+      https: {
+        ...secureContextOptions(tls),
+        requestCert: tls.clientAuth !== 'NoClientCert',
+        // The other policies are checked once the handshake is done (checkClientCertificate).
+        rejectUnauthorized: tls.clientAuth === 'RequireAndVerifyClientCert',
+      },
+    };
+  }
+
+  /** The config now: the file is read again when it changed since the last look. */
+  current(): WebConfig {
+    const version = fileVersion(this.file);
+    if (version === this.configVersion) return this.config;
+    this.configVersion = version;
+    try {
+      const next = loadWebConfig(this.file);
+      if ((next.tls !== undefined) !== this.startedWith.tls || next.tls?.clientAuth !== this.startedWith.clientAuth) {
+        this.logger.warn({ file: this.file }, 'web config: turning TLS on or off or changing client_auth_type takes a restart; the rest of the change applies now');
+      }
+      this.config = next;
+      this.goodLogins.clear();
+      this.logger.info({ file: this.file }, 'web config reloaded');
+    } catch (error) {
+      this.logger.error({ file: this.file, err: error instanceof UsageError ? error.message : error }, 'web config: the changed file is not usable; keeping the previous one');
+    }
+    return this.config;
+  }
+
+  /** Refresh the TLS context before each handshake and enforce the client certificate policy after it. */
+  attach(server: HttpServer | TlsServer): void {
+    if (!(server instanceof TlsServer)) return;
+    // Prepended: runs before the TLS server wraps the socket with its current context.
+    server.prependListener('connection', () => this.refreshContext(server));
+    server.on('secureConnection', (socket: TLSSocket) => this.checkClientCertificate(socket));
+  }
+
+  private refreshContext(server: TlsServer): void {
+    const tls = this.current().tls;
+    if (!tls || !this.startedWith.tls) return;
+    const version = pemFiles(tls).map(fileVersion).join('|') + this.configVersion;
+    if (version === this.contextVersion) return;
+    try {
+      const options = secureContextOptions(tls);
+      createSecureContext(options); // throws on a key that does not match its certificate
+      server.setSecureContext(options);
+      this.contextVersion = version;
+      this.reported.clear();
+      this.logger.info({ file: this.file }, 'TLS certificate loaded');
+    } catch (error) {
+      // Mid-rotation (new certificate, old key) or a broken file: keep serving the last good one.
+      if (!this.reported.has(version)) this.logger.error({ file: this.file, err: (error as Error).message }, 'TLS: cannot load the changed certificate files; keeping the previous ones');
+      this.reported.add(version);
+    }
+  }
+
+  private checkClientCertificate(socket: TLSSocket): void {
+    const policy = this.startedWith.clientAuth;
+    if (!policy || policy === 'NoClientCert' || policy === 'RequestClientCert') return;
+    const cert = socket.getPeerCertificate();
+    const given = cert !== null && Object.keys(cert).length > 0;
+    let refusal: string | undefined;
+    if (!given) {
+      if (policy !== 'VerifyClientCertIfGiven') refusal = 'no client certificate';
+    } else if (policy !== 'RequireAnyClientCert') {
+      if (!socket.authorized) refusal = `client certificate not trusted: ${String(socket.authorizationError)}`;
+      else {
+        const allowed = this.current().tls?.clientAllowedSans ?? [];
+        if (allowed.length > 0 && !alternativeNames(cert.subjectaltname).some((name) => allowed.includes(name))) refusal = 'client certificate has none of client_allowed_sans';
+      }
+    }
+    if (refusal) {
+      this.logger.debug({ remote: socket.remoteAddress, reason: refusal }, 'TLS connection refused');
+      socket.destroy();
+    }
+  }
+
+  /** fastify onRequest hook: configured headers on every response, then basic auth. */
+  readonly authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const config = this.current();
+    for (const [name, value] of Object.entries(config.headers)) reply.header(name, value);
+    if (config.users.size === 0) return undefined;
+    const credentials = basicCredentials(request.headers.authorization);
+    if (credentials && (await this.verify(config.users, credentials.user, credentials.password))) return undefined;
+    return reply.code(401).header('www-authenticate', REALM).type('text/plain; charset=utf-8').send('unauthorized\n');
+  };
+
+  private async verify(users: ReadonlyMap<string, string>, user: string, password: string): Promise<boolean> {
+    const hash = users.get(user);
+    const cacheKey = createHash('sha256').update(`${user}\0${hash ?? ''}\0${password}`).digest('hex');
+    if (hash !== undefined && this.goodLogins.has(cacheKey)) return true;
+    // One bcrypt at a time: a flood of bad passwords costs one core, not all of them.
+    const check = this.bcryptQueue.then(() => bcrypt.compare(password, hash ?? UNKNOWN_USER_HASH));
+    this.bcryptQueue = check.catch(() => false);
+    const matches = (await check.catch(() => false)) && hash !== undefined;
+    if (matches) {
+      if (this.goodLogins.size >= MAX_CACHED_LOGINS) this.goodLogins.clear();
+      this.goodLogins.add(cacheKey);
+    }
+    return matches;
+  }
+}
+
+function basicCredentials(header: string | undefined): { user: string; password: string } | undefined {
+  const match = header?.match(/^Basic +([A-Za-z0-9+/=]+)\s*$/i);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
