@@ -121,7 +121,9 @@ async function readDevice(files: SysfsFiles, name: string): Promise<{ device: De
   }
   // Hot-unplugged while it was read: what was read is partial (absent files are not errors), so
   // the device is simply gone. Still there after every read means every read saw it present.
-  if ((await files.list(reader.base)).ok === false) return { device: undefined, errors: [] };
+  // Not a directory at all (ENOTDIR): no device either, but a broken tree, so its errors stay.
+  const still = await files.list(reader.base);
+  if (!still.ok) return { device: undefined, errors: still.failure.kind === 'missing' ? [] : reader.errors };
   const device: Device = { name, nodeType, nodeGuid, sysImageGuid, firmwareVersion, hcaType, boardId, hwRev, nodeDesc, ports };
   return { device, errors: reader.errors };
 }
