@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# infiniband-exporter: docker build -t infiniband-exporter .
+# Run (see docs/deploy.md): docker run -d --net=host -v /sys:/host/sys:ro infiniband-exporter
+# The diag collector also needs --device /dev/infiniband/umad0 (one per port) and root or the
+# umad devices' group; without them it turns itself off with one log line.
+
+# Node 20 is past end of life; 22 is a maintained LTS. Both stages use the same image.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src/ src/
+RUN npm run build
+
+FROM ${NODE_IMAGE}
+ARG NODE_IMAGE
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="infiniband-exporter" \
+      org.opencontainers.image.description="Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB settings" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+# infiniband-diags: perfquery, sminfo, smpquery for the diag collector. tini: PID 1 that passes
+# SIGTERM on to node and reaps the tools' processes.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends infiniband-diags tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    INFINIBAND_EXPORTER_REVISION=${REVISION}
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+COPY --from=build /app/dist/ dist/
+# The fixture host behind --demo.
+COPY test/fixtures/sys/zoo/ test/fixtures/sys/zoo/
+COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
+# The node user (uid 1000) of the official image; files above stay root-owned and read-only to it.
+USER node
+EXPOSE 10460
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/main.js"]
+CMD ["--path.sysfs=/host/sys"]
