@@ -128,11 +128,20 @@ function buildPanel(spec, id, at) {
     description: spec.description,
     datasource: DATASOURCE,
     gridPos: { h: spec.h, w: spec.w, x: at.x, y: at.y },
-    fieldConfig: { defaults, overrides: spec.overrides ?? [] },
+    fieldConfig: { defaults, overrides: singleValueColumn(spec.overrides ?? [], targets.length) },
     options: spec.options ?? defaultOptions(spec.type),
     targets,
     ...(spec.transformations ? { transformations: spec.transformations } : {}),
   };
+}
+
+/**
+ * A table with one query names its value column "Value", with several "Value #<refId>": point the
+ * column overrides written for "Value #A" at the right name.
+ */
+function singleValueColumn(overrides, targetCount) {
+  if (targetCount !== 1) return overrides;
+  return overrides.map((o) => (o.matcher.id === 'byName' && o.matcher.options === 'Value #A' ? { ...o, matcher: { id: 'byName', options: 'Value' } } : o));
 }
 
 function defaultOptions(type) {
@@ -204,7 +213,7 @@ function labelVariable(v) {
     label: v.label,
     type: 'query',
     datasource: DATASOURCE,
-    query: { qryType: 1, query: `label_values(${v.metric}, ${v.labelName})`, refId: 'PrometheusVariableQueryEditor-VariableQuery' },
+    query: `label_values(${v.metric}, ${v.labelName})`,
     definition: `label_values(${v.metric}, ${v.labelName})`,
     refresh: 2,
     sort: 1,

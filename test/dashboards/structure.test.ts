@@ -92,6 +92,18 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
     }
   });
 
+  it('names table value columns the way Grafana does ("Value" for one query, "Value #<refId>" for several)', () => {
+    for (const panel of queryPanels(model).filter((p) => p.type === 'table')) {
+      const refIds = (panel.targets ?? []).map((t) => t.refId);
+      const named = JSON.stringify([panel.fieldConfig?.overrides ?? [], panel.transformations ?? []]).match(/Value #\w+/g) ?? [];
+      for (const name of named) {
+        expect(refIds.length, `${panel.title}: ${name} with one query`).toBeGreaterThan(1);
+        expect(refIds, `${panel.title}: ${name}`).toContain(name.slice('Value #'.length));
+      }
+      for (const target of panel.targets ?? []) expect(target, panel.title).toMatchObject({ instant: true, range: false, format: 'table' });
+    }
+  });
+
   it('links to the other InfiniBand dashboards, keeping time range and variables', () => {
     expect(model.links).toContainEqual(expect.objectContaining({ type: 'dashboards', tags: ['infiniband'], includeVars: true, keepTime: true }));
   });
