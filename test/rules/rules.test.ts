@@ -210,7 +210,7 @@ describe('alert rules against the contract', () => {
   });
 
   it('names host, device, port and value in the description of every port alert', () => {
-    const portAlerts = new Set(cases.flatMap((c) => c.expected.filter((alert) => 'port' in alert.labels).map(() => c.alertname)));
+    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'port' in alert.labels)).map((c) => c.alertname));
     expect(portAlerts.size).toBeGreaterThan(10);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       for (const needle of ['$labels.instance', '$labels.device', '$labels.port', '$value']) {
