@@ -21,3 +21,5 @@ export async function copyTree(source: string): Promise<TempTree> {
   await cp(source, root, { recursive: true, verbatimSymlinks: true });
   return { root, remove: () => rm(dir, { recursive: true, force: true }) };
 }
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
