@@ -22,3 +22,16 @@ describe('README metric list', () => {
     }
   });
 });
+
+describe('README alert list', () => {
+  it('lists every shipped alert with its severity', async () => {
+    const { parse } = await import('yaml');
+    const rules = parse(readFileSync(new URL('../../rules/infiniband-alerts.yml', import.meta.url), 'utf8')) as {
+      groups: { rules: { alert?: string; labels?: { severity?: string } }[] }[];
+    };
+    const readme = readFileSync(README, 'utf8');
+    const alerts = rules.groups.flatMap((group) => group.rules).filter((rule) => rule.alert);
+    expect(alerts.length).toBeGreaterThan(0);
+    for (const rule of alerts) expect(readme, rule.alert).toContain(`| \`${rule.alert}\` | ${rule.labels?.severity} |`);
+  });
+});
