@@ -431,7 +431,7 @@ function overview() {
       description: `Changes of the master subnet manager (GUID or LID) seen by the ports in the time range, summed over ports: a failover, or a subnet manager restarting. ${NEEDS_DIAG}`,
       targets: [instant(`sum(
   count by ${port} (
-    count by (job, instance, device, port, sm_guid, sm_lid) (max_over_time(infiniband_subnet_manager_info{${smSel}}[$__range]))
+    count by (job, instance, device, port, sm_guid, sm_lid) (max_over_time(infiniband_subnet_manager_info{${smSel}, state="MASTER"}[$__range]))
   ) - 1
 )`)],
       defaults: { thresholds: alertAbove(1, 'orange') },
@@ -445,12 +445,12 @@ function overview() {
     },
     {
       type: 'table', title: 'Subnet managers', unit: 'none', w: 14, h: 7,
-      description: `Each subnet manager the ports see, as sminfo reports it: GUID, LID and state, how many ports and hosts reach it, its priority and activity count (the activity count grows while it is alive and sweeping). Two MASTER rows on one fabric mean a split subnet. ${NEEDS_DIAG}`,
+      description: `Each subnet manager the ports see, as sminfo reports it: GUID, LID and state, how many ports and hosts see it, and for the master its priority and activity count (which grows while it is alive and sweeping). A STANDBY row is an SM running on one of the hosts. Two MASTER rows on one fabric mean a split subnet. ${NEEDS_DIAG}`,
       targets: [
         tableRow(`count by (sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${smSel}})`),
         tableRow(`count by (sm_guid, sm_lid, state) (count by (job, instance, sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${smSel}}))`),
-        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_priority{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}})`),
-        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_activity_count{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}})`),
+        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_priority{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}, state="MASTER"})`),
+        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_activity_count{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}, state="MASTER"})`),
       ],
       transformations: mergedTable(),
       overrides: [
@@ -462,8 +462,8 @@ function overview() {
     },
     {
       type: 'timeseries', title: 'Ports per master subnet manager', unit: 'short', w: 10, h: 7,
-      description: `How many ports see each subnet manager (by GUID and LID) over time: a failover shows as one line dropping while another rises. ${NEEDS_DIAG}`,
-      targets: [series(`count by (sm_guid, sm_lid) (infiniband_subnet_manager_info{${smSel}})`, '{{sm_guid}} (LID {{sm_lid}})')],
+      description: `How many ports follow each master subnet manager (by GUID and LID) over time: a failover shows as one line ending while another starts. ${NEEDS_DIAG}`,
+      targets: [series(`count by (sm_guid, sm_lid) (infiniband_subnet_manager_info{${smSel}, state="MASTER"})`, '{{sm_guid}} (LID {{sm_lid}})')],
       defaults: { min: 0, custom: { drawStyle: 'line', lineInterpolation: 'stepAfter' } },
     },
   ];
@@ -833,10 +833,10 @@ function host() {
   const smAndIpoib = [
     {
       type: 'table', title: 'Subnet manager seen from this host', unit: 'none', w: 12, h: 6,
-      description: `Per local IB port, as sminfo reports it: is a subnet manager reachable, its GUID, LID, state, priority and activity count. ${NEEDS_DIAG}`,
+      description: `Per local IB port, as sminfo reports it: is a subnet manager reachable, and the master's GUID, LID, priority and activity count. An SM running on this host in standby shows in the overview's "Subnet managers" table. ${NEEDS_DIAG}`,
       targets: [
         tableRow(`max by ${port} (infiniband_subnet_manager_reachable{${sel}})`),
-        tableRow(`max by (job, instance, device, port, sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${sel}})`),
+        tableRow(`max by (job, instance, device, port, sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${sel}, state="MASTER"})`),
         tableRow(`max by ${port} (infiniband_subnet_manager_priority{${sel}})`),
         tableRow(`max by ${port} (infiniband_subnet_manager_activity_count{${sel}})`),
       ],

@@ -2,7 +2,7 @@
 // all on 127.0.0.1, in temporary directories, stopped by PID in teardown.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { Exporter } from '../../src/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseCommandLine } from '../../src/config/settings.js';
+import type { CommandRunner } from '../../src/sources/diag/runner.js';
 
 /** A port that was free a moment ago (Prometheus needs it on its command line). */
 export async function freePort(): Promise<number> {
@@ -26,13 +27,18 @@ export interface RunningExporter {
   stop(): Promise<void>;
 }
 
-/** The exporter in this process on a fixture tree, on a random port, collecting every second. */
-export async function startExporter(args: string[]): Promise<RunningExporter> {
-  const parsed = parseCommandLine([...args, '--no-collector.diag', '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
+/**
+ * The exporter in this process on a fixture tree, on a random port, collecting every second; with
+ * a diag runner, the diag collector runs too, every second, through that runner.
+ */
+export async function startExporter(args: string[], diagRunner?: CommandRunner): Promise<RunningExporter> {
+  const diag = diagRunner ? ['--diag.interval=1s', '--diag.timeout=1s'] : ['--no-collector.diag'];
+  const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
   const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet) });
+  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), diagRunner });
   await exporter.collectOnce();
+  if (diagRunner) await exporter.collectDiagOnce();
   exporter.start();
   const address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
   return { address: new URL(address).host, stop: () => exporter.stop() };
@@ -42,6 +48,14 @@ export interface RunningServer {
   address: string;
   requests(): number;
   stop(): Promise<void>;
+}
+
+/** Write `files` (path relative to `root` → content) as a small sysfs tree. */
+export async function writeTree(root: string, files: Record<string, string>): Promise<void> {
+  for (const [relative, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, relative)), { recursive: true });
+    await writeFile(path.join(root, relative), content);
+  }
 }
 
 /** A tiny exposition endpoint whose body is computed per scrape (scrape number from 1). */

@@ -4,13 +4,17 @@
 //          counters), made live: mlx5_7 receives 1 GB/s and qib0 goes DOWN during the test
 //   dgx01  the dgx fixture (a healthy 8-port host): panels documented as empty on a healthy fabric
 //          must be empty there, so they raise no false alarm
-//   diag01 a synthetic host serving the diag collector's contract metrics (peer counters, subnet
-//          manager with a failover), for the panels that need the diag collector
-import { rename, writeFile } from 'node:fs/promises';
+//   diag01 a synthetic host serving the diag collector's metrics (peer counters that grow, subnet
+//          manager with a failover, a port without SM), for the panels that need the diag collector
+//   ibsim01 the exporter with its real diag collector replaying infiniband-diags outputs recorded
+//          on the simulated fabric (test/fixtures/diag: a master SM and a standby SM on this host)
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireSystemTools } from '../support/system.js';
 import { DGX, ZOO, ZOO_CONFIG, copyTree } from '../support/trees.js';
+import { ReplayRunner } from '../diag/replay.js';
 import { SM_GUIDS, diagHostExposition } from './contract.js';
 import {
   emptyWhenHealthy,
@@ -26,7 +30,7 @@ import {
   type Target,
   type VariableValues,
 } from './model.js';
-import { startExporter, startPrometheus, startStaticTarget, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
+import { startExporter, startPrometheus, startStaticTarget, writeTree, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
 
 const tools = requireSystemTools('dashboards', { prometheus: 'prometheus', promtool: 'prometheus' });
 const SCRAPES = 6;
@@ -34,6 +38,20 @@ const FAILOVER_AT_SCRAPE = 3;
 /** mlx5_7/1 (2X HDR, data rate 12.5 GB/s) receives this many bytes per second during the test. */
 const RECEIVE_BYTES_PER_SECOND = 1e9;
 const MLX5_7_DATA_RATE = 12.5e9;
+
+/** The simulated fabric's HCA as umad2sim shows it in sysfs; its port also runs a standby SM (IsSM). */
+const IBSIM_HOST: Record<string, string> = {
+  'class/infiniband/ibsim0/node_type': '1: CA\n',
+  'class/infiniband/ibsim0/node_guid': '0002:c903:00a1:b3d0\n',
+  'class/infiniband/ibsim0/ports/1/state': '4: ACTIVE\n',
+  'class/infiniband/ibsim0/ports/1/phys_state': '5: LinkUp\n',
+  'class/infiniband/ibsim0/ports/1/rate': '10 Gb/sec (1X QDR)\n',
+  'class/infiniband/ibsim0/ports/1/link_layer': 'InfiniBand\n',
+  'class/infiniband/ibsim0/ports/1/lid': '0x4\n',
+  'class/infiniband/ibsim0/ports/1/sm_lid': '0x1\n',
+  'class/infiniband/ibsim0/ports/1/cap_mask': '0x0050c04a\n',
+  'class/infiniband/ibsim0/ports/1/gids/0': 'fe80:0000:0000:0000:0002:c903:00a1:b3d1\n',
+};
 
 /** Replace a sysfs file in one step, so the exporter never reads it half written. */
 async function replaceFile(file: string, text: string): Promise<void> {
@@ -61,6 +79,7 @@ const FLEET = variables('.*');
 const ZOO01 = variables(regexLiteral('zoo01'));
 const DGX01 = variables(regexLiteral('dgx01'));
 const DIAG01 = variables(regexLiteral('diag01'));
+const IBSIM01 = variables(regexLiteral('ibsim01'));
 
 const titled = (model: Dashboard, title: string): Panel => {
   const panel = queryPanels(model).find((p) => p.title === title);
@@ -85,6 +104,11 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     stops.push(dgx.stop);
     const diag: RunningServer = await startStaticTarget((scrape) => diagHostExposition(scrape, FAILOVER_AT_SCRAPE, Date.now() / 1000));
     stops.push(diag.stop);
+    const ibsimRoot = await mkdtemp(path.join(tmpdir(), 'ibx-dash-ibsim-'));
+    stops.push(() => rm(ibsimRoot, { recursive: true, force: true }));
+    await writeTree(ibsimRoot, IBSIM_HOST);
+    const ibsim: RunningExporter = await startExporter([`--path.sysfs=${ibsimRoot}`], new ReplayRunner(['two-sms', 'sm-master']));
+    stops.push(ibsim.stop);
 
     // Traffic: the PMA data counter counts 4-byte words.
     const rcvData = path.join(ports, 'mlx5_7/ports/1/counters/port_rcv_data');
@@ -100,13 +124,13 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       await writing;
     });
 
-    prometheus = await startPrometheus(tools.paths.prometheus!, { zoo01: zoo.address, dgx01: dgx.address, diag01: diag.address });
+    prometheus = await startPrometheus(tools.paths.prometheus!, { zoo01: zoo.address, dgx01: dgx.address, diag01: diag.address, ibsim01: ibsim.address });
     stops.push(prometheus.stop);
 
     const deadline = Date.now() + 30_000;
     for (;;) {
       const scrapes = await prometheus.query('count_over_time(up{job="infiniband"}[1m])');
-      const fewest = scrapes.length === 3 ? Math.min(...scrapes.map((s) => Number(s.value![1]))) : 0;
+      const fewest = scrapes.length === 4 ? Math.min(...scrapes.map((s) => Number(s.value![1]))) : 0;
       if (!qib0DownAt && fewest >= 3) {
         // The cable of qib0 is pulled: a port that was ACTIVE goes DOWN / Polling.
         qib0DownAt = Date.now() / 1000;
@@ -154,7 +178,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
 
   it('scrapes the three hosts successfully', async () => {
     const up = await prometheus.query('up{job="infiniband"}');
-    expect(Object.fromEntries(up.map((s) => [s.metric.instance, s.value![1]]))).toEqual({ zoo01: '1', dgx01: '1', diag01: '1' });
+    expect(Object.fromEntries(up.map((s) => [s.metric.instance, s.value![1]]))).toEqual({ zoo01: '1', dgx01: '1', diag01: '1', ibsim01: '1' });
   });
 
   describe('fleet overview, all hosts', () => {
@@ -168,7 +192,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
         const query = variableQuery(variable);
         if (query) values[variable.name] = await prometheus.labelValues(query.label, substitute(query.selector, FLEET));
       }
-      expect(values).toEqual({ job: ['infiniband'], instance: ['dgx01', 'diag01', 'zoo01'] });
+      expect(values).toEqual({ job: ['infiniband'], instance: ['dgx01', 'diag01', 'ibsim01', 'zoo01'] });
     });
   });
 
@@ -243,7 +267,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(missing?.value?.[1]).toBe('1');
       const unreachable = await instantRows(titled(overview, 'Ports that cannot reach a subnet manager'), 'A', FLEET);
       expect(unreachable.map((r) => `${r.metric.instance} ${r.metric.device}/${r.metric.port}`)).toEqual(['diag01 mlx5_1/1']);
-      const managers = await instantRows(titled(overview, 'Subnet managers'), 'C', FLEET);
+      const managers = await instantRows(titled(overview, 'Subnet managers'), 'C', DIAG01);
       expect(managers.map((r) => [r.metric.sm_guid, r.metric.state, r.value![1]])).toEqual([[SM_GUIDS.after, 'MASTER', '14']]);
     });
 
@@ -262,8 +286,9 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(row(pkeys, { pkey: '0xffff', mode: 'datagram', mtu: '4092' })?.value?.[1]).toBe('9');
       expect(row(pkeys, { pkey: '0xffff', mode: 'connected', mtu: '65520' })?.value?.[1]).toBe('1');
       const saturated = await instantRows(titled(overview, 'Saturated PMA counters'), 'A', FLEET);
-      expect(saturated.map((r) => `${r.metric.device} ${r.metric.counter}`).sort()).toEqual([
-        'mlx5_4 link_downed', 'mlx5_4 local_link_integrity_errors', 'mlx5_4 symbol_errors', 'mlx5_4 transmit_data_bytes', 'mlx5_6 transmit_data_bytes',
+      expect(saturated.map((r) => `${r.metric.instance} ${r.metric.device} ${r.metric.counter}`).sort()).toEqual([
+        'ibsim01 ibsim0 link_downed', 'ibsim01 ibsim0 peer_symbol_errors',
+        'zoo01 mlx5_4 link_downed', 'zoo01 mlx5_4 local_link_integrity_errors', 'zoo01 mlx5_4 symbol_errors', 'zoo01 mlx5_4 transmit_data_bytes', 'zoo01 mlx5_6 transmit_data_bytes',
       ]);
       const carrier = await instantRows(titled(overview, 'IPoIB interfaces without carrier'), 'A', FLEET);
       expect(carrier.map((r) => r.metric.interface).sort()).toEqual(['ib2', 'ib3']);
@@ -286,7 +311,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
         if (query) values[variable.name] = await prometheus.labelValues(query.label, substitute(query.selector, ZOO01));
       }
       expect(values.job).toEqual(['infiniband']);
-      expect(values.instance).toEqual(['dgx01', 'diag01', 'zoo01']);
+      expect(values.instance).toEqual(['dgx01', 'diag01', 'ibsim01', 'zoo01']);
       expect(values.device).toHaveLength(13);
       expect(values.port).toEqual(['1', '2']);
       expect(values.hw_counter).toEqual(expect.arrayContaining(['out_of_buffer', 'np_cnp_sent', 'tcpRetransSegs']));
@@ -307,9 +332,25 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     });
   });
 
-  describe('host dashboard, diag01 (synthetic host with the diag collector)', () => {
+  describe('host dashboard, hosts with the diag collector (diag01 synthetic, ibsim01 recorded tools)', () => {
     it.each(queryPanels(host).filter(needsDiag).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
-      for (const target of panel.targets!) expect(nonEmpty(await run(target, DIAG01)), `${panel.title} ${target.refId}`).toBe(true);
+      for (const values of [DIAG01, IBSIM01]) {
+        for (const target of panel.targets!) expect(nonEmpty(await run(target, values)), `${values.instance} ${panel.title} ${target.refId}`).toBe(true);
+      }
+    });
+
+    it('the real diag collector: the master SM with its priority, the standby SM on this host, no failover', async () => {
+      const [changes] = await instantRows(titled(overview, 'Master subnet manager changes'), 'A', IBSIM01);
+      expect(changes?.value?.[1]).toBe('0');
+      const panel = titled(overview, 'Subnet managers');
+      const ports = await instantRows(panel, 'A', IBSIM01);
+      expect(ports.map((r) => `${r.metric.sm_guid} ${r.metric.sm_lid} ${r.metric.state} ${r.value![1]}`).sort()).toEqual([
+        '0x0002c90200400000 1 MASTER 1', '0x0002c90300a1b3d1 4 STANDBY 1',
+      ]);
+      const priority = await instantRows(panel, 'C', IBSIM01);
+      expect(priority.map((r) => `${r.metric.sm_guid} ${r.value![1]}`)).toEqual(['0x0002c90200400000 10']);
+      const seen = await instantRows(titled(host, 'Subnet manager seen from this host'), 'B', IBSIM01);
+      expect(seen.map((r) => r.metric.sm_guid)).toEqual(['0x0002c90200400000']);
     });
   });
 

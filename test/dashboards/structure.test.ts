@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ALL_METRICS } from '../../src/metrics/catalog.js';
 import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
-import { DIAG_CONTRACT_METRICS } from './contract.js';
+import { DIAG_METRICS } from './contract.js';
 import {
   DASHBOARD_DIR,
   DATASOURCE_REF,
@@ -28,7 +28,7 @@ const loaded = loadDashboards();
 const byFile = Object.fromEntries(loaded.map((d) => [d.file, d.model]));
 const overview = byFile['infiniband-overview.json']!;
 const host = byFile['infiniband-host.json']!;
-const KNOWN_METRICS = new Set([...ALL_METRICS.map((m) => m.name), ...DIAG_CONTRACT_METRICS, 'up']);
+const KNOWN_METRICS = new Set([...ALL_METRICS.map((m) => m.name), 'up']);
 
 describe('dashboards: generated from dashboards/generate.mjs', () => {
   it('the committed JSON is exactly what the generator produces', async () => {
@@ -138,14 +138,14 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
     }
   });
 
-  it('queries only metrics of the exporter catalog, the diag contract or Prometheus itself', () => {
+  it('queries only metrics of the exporter catalog or Prometheus itself', () => {
     const used = queries([{ file: '', text, model }]).flatMap((q) => metricNames(q.target.expr));
     const fromVariables = model.templating.list.flatMap((v) => (variableQuery(v) ? metricNames(variableQuery(v)!.selector) : []));
     for (const name of [...used, ...fromVariables]) expect(KNOWN_METRICS.has(name), name).toBe(true);
   });
 
   it('marks the panels that use diag metrics as needing the diag collector', () => {
-    const diagOnly = new Set([...DIAG_CONTRACT_METRICS, 'infiniband_exporter_command_timeouts_total']);
+    const diagOnly = new Set([...DIAG_METRICS, 'infiniband_exporter_command_timeouts_total']);
     for (const panel of queryPanels(model)) {
       const usesDiag = (panel.targets ?? []).some((t) => metricNames(t.expr).some((n) => diagOnly.has(n)));
       expect(needsDiag(panel), panel.title).toBe(usesDiag);
