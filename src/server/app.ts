@@ -1,7 +1,9 @@
 // The HTTP application, built from options and free of process concerns (signals, listen, exit):
 // tests drive it through inject(). It serves the last rendered snapshot; a scrape never waits for
 // a collection cycle.
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -31,6 +33,22 @@ export interface AppOptions {
   authenticate?: Parameters<FastifyInstance['addHook']>[1];
 }
 
+/**
+ * Limits of the Node server under fastify (HTTP and HTTPS alike). A scrape is a small GET with a
+ * few hundred bytes of headers: a client that sends more, or sends its headers slowly, is not one.
+ */
+export const SERVER_LIMITS = {
+  /** Request line and headers together; beyond it: 431. */
+  maxHeaderSize: 8192,
+  /** Headers complete within this or the connection is answered 408 and closed (slowloris). */
+  headersTimeout: 5_000,
+  /** How often Node checks those deadlines (its default, 30 s, would let a slow client hang on). */
+  connectionsCheckingInterval: 1_000,
+} as const;
+
+/** Only reading methods: anything else is refused before a body is read or a password checked. */
+export const ALLOWED_METHODS = 'GET, HEAD';
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -54,6 +72,33 @@ function landingPage(options: AppOptions): string {
 `;
 }
 
+/** The body of an error response: the status's standard phrase, nothing about internals. */
+function statusText(status: number): string {
+  return `${(STATUS_CODES[status] ?? 'error').toLowerCase()}\n`;
+}
+
+/**
+ * Errors Node meets before there is a request (headers too large or too slow, bad framing): the
+ * status and its phrase in plain text, then the connection is closed.
+ */
+function refuseConnection(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = statusText(status);
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
+}
+
+/** Server options with SERVER_LIMITS under the caller's own http/https options (which win). */
+function withLimits(serverOptions: AppOptions['serverOptions']): NonNullable<AppOptions['serverOptions']> {
+  const given = serverOptions ?? {};
+  const limited: NonNullable<AppOptions['serverOptions']> = { ...given, http: { ...SERVER_LIMITS, ...(given.http as object | undefined) } };
+  if (typeof given.https === 'object' && given.https !== null) limited.https = { ...SERVER_LIMITS, ...given.https };
+  return limited;
+}
+
 export function buildApp(options: AppOptions): FastifyInstance {
   const now = options.now ?? Date.now;
   const app = Fastify({
@@ -67,9 +112,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: 1024,
     forceCloseConnections: true,
     return503OnClosing: true,
-    ...options.serverOptions,
+    // A URL that cannot be decoded is a plain 400, without echoing it back.
+    frameworkErrors: ((_error: unknown, _request: unknown, reply: FastifyReply) => {
+      void reply.code(400).type('text/plain; charset=utf-8').send(statusText(400));
+    }) as never,
+    clientErrorHandler: refuseConnection,
+    ...withLimits(options.serverOptions),
   });
 
+  // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
+  const paths = new Set(['/', options.telemetryPath, '/healthz', '/ready']);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return;
+    const path = request.url.split('?', 1)[0]!;
+    if (!paths.has(path)) return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
+    return reply.code(405).header('allow', ALLOWED_METHODS).type('text/plain; charset=utf-8').send(`method not allowed: ${ALLOWED_METHODS} only\n`);
+  });
   if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
 
   app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage(options)));
@@ -94,11 +152,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.setNotFoundHandler(async (_request, reply) => reply.code(404).type('text/plain; charset=utf-8').send('not found\n'));
 
-  app.setErrorHandler(async (error: { statusCode?: number; message?: string }, request, reply) => {
+  app.setErrorHandler(async (error: { statusCode?: number }, request, reply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
-    // Client errors say what was wrong; server errors say nothing about internals.
-    return reply.code(status).type('text/plain; charset=utf-8').send(status >= 500 ? 'internal error\n' : `${error.message ?? 'bad request'}\n`);
+    // The status phrase only: messages can carry paths, stack frames or the request's own bytes.
+    return reply.code(status).type('text/plain; charset=utf-8').send(status >= 500 ? 'internal error\n' : statusText(status));
   });
 
   return app;

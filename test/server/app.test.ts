@@ -29,7 +29,7 @@ describe('HTTP app through inject()', () => {
         const missing = await exporter.app.inject({ url });
         expect(missing.statusCode, url).toBe(404);
       }
-      expect((await exporter.app.inject({ url: '/metrics', method: 'POST' })).statusCode).toBe(404);
+      expect((await exporter.app.inject({ url: '/metrics', method: 'POST' })).statusCode).toBe(405);
       const head = await exporter.app.inject({ url: '/metrics', method: 'HEAD' });
       expect(head.statusCode).toBe(200);
       expect(head.body).toBe('');
