@@ -359,7 +359,7 @@ function overview() {
   const attention = [
     {
       type: 'table', title: 'Ports not ACTIVE', unit: 'none', w: 24, h: 8,
-      description: `Every port whose logical state is not ACTIVE, with its physical state, since when it has not been ACTIVE (the last time it was seen ACTIVE in the dashboard's time range, or the start of the range when it never was) and the state changes in the range. ${EMPTY_WHEN_HEALTHY}`,
+      description: `Every port whose logical state is not ACTIVE, with its physical state, since when it has not been ACTIVE (the last time it was seen ACTIVE in the dashboard's time range, else the start of the range or of the data) and the state changes in the range. ${EMPTY_WHEN_HEALTHY}`,
       targets: [
         tableRow(`max by ${port} (${notActive})`),
         tableRow(`max by ${port} (infiniband_port_physical_state_id{${sel}} and on ${port} (${notActive}))`),
@@ -368,6 +368,8 @@ function overview() {
     max_over_time(timestamp(infiniband_port_state_id{${sel}} == 4)[$__range:])
     or
     min_over_time(timestamp(infiniband_port_state_id{${sel}} != 4)[$__range:])
+    or
+    timestamp(infiniband_port_state_id{${sel}} != 4)
   )
   and on ${port} (${notActive})
 )`),
