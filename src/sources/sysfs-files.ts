@@ -1,7 +1,7 @@
 // Reading sysfs safely: only regular files, never blocking, bounded in size. A FIFO, socket,
 // device node or directory where an attribute should be is an error for that file, not a hang.
-import { constants, type Dirent } from 'node:fs';
-import { open, readdir, realpath } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, read, type Dirent } from 'node:fs';
+import { readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Sysfs attributes are at most one page (4 KiB here); anything larger is not a sysfs attribute. */
@@ -58,22 +58,29 @@ export class SysfsFiles {
     return path.join(this.root, relative);
   }
 
-  /** Read one attribute file; the text keeps its content but loses one trailing newline. */
+  /**
+   * Read one attribute file; the text keeps its content but loses one trailing newline.
+   *
+   * Only the read itself goes to the thread pool: that is where a driver may take its time (a PMA
+   * counter is a query to the HCA). Opening a sysfs file (non-blocking, so a FIFO does not wait for
+   * a writer), fstat and close are in-memory kernfs calls of a microsecond, and doing them inline
+   * makes a cycle about three times faster than four thread-pool round trips per file.
+   */
   async read(relative: string): Promise<ReadResult> {
-    let handle;
+    let fd: number;
     try {
-      handle = await open(this.resolve(relative), OPEN_FLAGS);
+      fd = openSync(this.resolve(relative), OPEN_FLAGS);
     } catch (error) {
       return { ok: false, failure: { kind: isMissing(error) ? 'missing' : 'error', message: describeError(error) } };
     }
     try {
-      const stats = await handle.stat();
+      const stats = fstatSync(fd);
       if (!stats.isFile()) return { ok: false, failure: { kind: 'error', message: `${describeType(stats)}, not a regular file` } };
       // sysfs reports st_size 4096 whatever the content, and returns a whole attribute in one
       // read; a short read of a regular file is its end. One byte more than the limit tells
       // "too large" apart from "exactly at the limit".
       const buffer = Buffer.allocUnsafe(MAX_ATTRIBUTE_BYTES + 1);
-      const { bytesRead: length } = await handle.read(buffer, 0, buffer.length, 0);
+      const length = await readAt0(fd, buffer);
       if (length > MAX_ATTRIBUTE_BYTES) {
         return { ok: false, failure: { kind: 'error', message: `larger than ${MAX_ATTRIBUTE_BYTES} bytes: not a sysfs attribute` } };
       }
@@ -82,7 +89,11 @@ export class SysfsFiles {
     } catch (error) {
       return { ok: false, failure: { kind: isMissing(error) ? 'missing' : 'error', message: describeError(error) } };
     } finally {
-      await handle.close().catch(() => undefined);
+      try {
+        closeSync(fd);
+      } catch {
+        // nothing left to release
+      }
     }
   }
 
@@ -114,7 +125,17 @@ export class SysfsFiles {
   }
 }
 
+function readAt0(fd: number, buffer: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    read(fd, buffer, 0, buffer.length, 0, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+  });
+}
+
+// One collator for every comparison: localeCompare with options builds a new one per call, which
+// made sorting directory listings a tenth of a collection cycle.
+const NATURAL = new Intl.Collator('en', { numeric: true });
+
 /** Order `mlx5_2` before `mlx5_10` and port `2` before `10`. */
 export function compareNatural(a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true });
+  return NATURAL.compare(a, b);
 }
