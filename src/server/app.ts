@@ -46,6 +46,9 @@ export const SERVER_LIMITS = {
   connectionsCheckingInterval: 1_000,
 } as const;
 
+/** How long one reading of the process's own metrics serves scrapes. */
+export const OWN_METRICS_MAX_AGE_MS = 1000;
+
 /** Only reading methods: anything else is refused before a body is read or a password checked. */
 export const ALLOWED_METHODS = 'GET, HEAD';
 
@@ -132,13 +135,29 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage(options)));
 
+  // The process's own metrics are read at most once per OWN_METRICS_MAX_AGE_MS and shared by the
+  // scrapes in between: reading them (/proc, heap statistics, an event-loop turn) costs more than
+  // serving a whole host's snapshot, and a second-old CPU or memory reading tells the same.
+  let own: { at: number; bytes: Promise<Buffer> } | undefined;
+  const ownMetrics = (registry: Registry): Promise<Buffer> => {
+    const at = now();
+    if (own === undefined || at - own.at >= OWN_METRICS_MAX_AGE_MS || at < own.at) {
+      const reading = { at, bytes: registry.metrics().then((text) => Buffer.from(text)) };
+      reading.bytes.catch(() => {
+        if (own === reading) own = undefined;
+      });
+      own = reading;
+    }
+    return own.bytes;
+  };
+
   // The snapshot's text encoded once per snapshot, not once per scrape: at 256 devices it is 4 MB,
   // and joining and encoding it for every scrape was most of a scrape's cost.
   let encoded: { text: string; bytes: Buffer } = { text: '', bytes: Buffer.alloc(0) };
   app.get(options.telemetryPath, async (_request, reply) => {
     const text = options.source.text() ?? '';
     if (text !== encoded.text) encoded = { text, bytes: Buffer.from(text) };
-    const own = options.processRegistry ? Buffer.from(await options.processRegistry.metrics()) : undefined;
+    const own = options.processRegistry ? await ownMetrics(options.processRegistry) : undefined;
     const body = own ? Buffer.concat([encoded.bytes, own]) : encoded.bytes;
     return reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').send(body);
   });
