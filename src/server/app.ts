@@ -154,11 +154,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // The snapshot's text encoded once per snapshot, not once per scrape: at 256 devices it is 4 MB,
   // and joining and encoding it for every scrape was most of a scrape's cost.
   let encoded: { text: string; bytes: Buffer } = { text: '', bytes: Buffer.alloc(0) };
+  let joined: { snapshot: Buffer | undefined; own: Buffer | undefined; bytes: Buffer } = { snapshot: undefined, own: undefined, bytes: Buffer.alloc(0) };
   app.get(options.telemetryPath, async (_request, reply) => {
     const text = options.source.text() ?? '';
     if (text !== encoded.text) encoded = { text, bytes: Buffer.from(text) };
     const own = options.processRegistry ? await ownMetrics(options.processRegistry) : undefined;
-    const body = own ? Buffer.concat([encoded.bytes, own]) : encoded.bytes;
+    // Joined once per snapshot or own-metrics reading too: a scrape then allocates nothing.
+    if (own !== undefined && (joined.snapshot !== encoded.bytes || joined.own !== own)) {
+      joined = { snapshot: encoded.bytes, own, bytes: Buffer.concat([encoded.bytes, own]) };
+    }
+    const body = own === undefined ? encoded.bytes : joined.bytes;
     return reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').send(body);
   });
 
