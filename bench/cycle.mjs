@@ -1,0 +1,100 @@
+// One process, one sysfs tree: the exporter's collection cycle (sources read, snapshot published)
+// against a baseline that does nothing but the same file-system calls on the same paths. Prints
+// JSON. Run by bench/run.mjs, pinned to the same CPU as the servers.
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readdir, readFile, realpath } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { RecurringErrors } from '../dist/log/recurring-errors.js';
+import { renderSnapshot } from '../dist/metrics/render.js';
+import { Collection } from '../dist/snapshot/collection.js';
+import { NO_DEVICE_FILTER } from '../dist/sources/device-filter.js';
+import { SysfsFiles } from '../dist/sources/sysfs-files.js';
+
+const [root, roundsText = '15'] = process.argv.slice(2);
+const rounds = Number(roundsText);
+
+/** SysfsFiles that writes down every call of one cycle: the baseline replays exactly these. */
+class RecordingFiles extends SysfsFiles {
+  calls = [];
+  recording = false;
+  async read(relative) {
+    if (this.recording) this.calls.push(['read', this.resolve(relative)]);
+    return super.read(relative);
+  }
+  async list(relative, options) {
+    if (this.recording) this.calls.push(['list', this.resolve(relative)]);
+    return super.list(relative, options);
+  }
+  async target(relative) {
+    if (this.recording) this.calls.push(['target', this.resolve(relative)]);
+    return super.target(relative);
+  }
+}
+
+const logger = pino({ level: 'silent' });
+const files = new RecordingFiles(root);
+const collection = new Collection({ files, devices: NO_DEVICE_FILTER, expectations: [], logger, errors: new RecurringErrors(logger), collectors: ['sysfs', 'ipoib'], commands: [] });
+const build = { version: 'bench', revision: 'bench', nodejsVersion: process.version };
+
+files.recording = true;
+await collection.collectHost();
+files.recording = false;
+const calls = files.calls;
+
+function baselineSync() {
+  for (const [kind, file] of calls) {
+    try {
+      if (kind === 'read') readFileSync(file);
+      else if (kind === 'list') readdirSync(file, { withFileTypes: true });
+      else realpathSync(file);
+    } catch {
+      // same outcome as the exporter's read of a missing file
+    }
+  }
+}
+
+async function baselineAsync() {
+  for (const [kind, file] of calls) {
+    try {
+      if (kind === 'read') await readFile(file);
+      else if (kind === 'list') await readdir(file, { withFileTypes: true });
+      else await realpath(file);
+    } catch {
+      // as above
+    }
+  }
+}
+
+async function time(run) {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const samples = { cycle: [], render: [], sync: [], async: [] };
+for (let round = 0; round < rounds + 3; round++) {
+  // Interleaved, so that a noisy moment hits all four alike; the first three rounds warm up.
+  const cycle = await time(() => collection.collectHost());
+  const render = await time(() => renderSnapshot(collection.snapshot, build));
+  const sync = await time(baselineSync);
+  const async = await time(baselineAsync);
+  if (round < 3) continue;
+  samples.cycle.push(cycle);
+  samples.render.push(render);
+  samples.sync.push(sync);
+  samples.async.push(async);
+}
+const text = await renderSnapshot(collection.snapshot, build);
+process.stdout.write(
+  JSON.stringify({
+    calls: calls.length,
+    reads: calls.filter(([kind]) => kind === 'read').length,
+    cycleMs: median(samples.cycle),
+    renderMs: median(samples.render),
+    baselineSyncMs: median(samples.sync),
+    baselineAsyncMs: median(samples.async),
+    exposedBytes: Buffer.byteLength(text),
+  }) + '\n',
+);
