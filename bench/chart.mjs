@@ -5,7 +5,9 @@
 const COLORS = { ours: '#2b6cb0', node: '#c05621' };
 
 function panel({ x, title, unit, rows, value, width, height }) {
-  const values = rows.flatMap((row) => [value(row.ours), value(row.node)]).filter((v) => v > 0);
+  // autocannon measures latency in whole milliseconds: 0 means "under 1 ms", drawn at 0.5.
+  const shown = (v) => Math.max(v, 0.5);
+  const values = rows.flatMap((row) => [shown(value(row.ours)), shown(value(row.node))]);
   const low = 10 ** Math.floor(Math.log10(Math.min(...values)));
   const high = 10 ** Math.ceil(Math.log10(Math.max(...values)));
   const top = 50;
@@ -26,9 +28,10 @@ function panel({ x, title, unit, rows, value, width, height }) {
     const bar = group / 3;
     for (const [j, who] of [[0, 'ours'], [1, 'node']]) {
       const v = value(row[who]);
-      const y = scale(v);
+      const y = scale(shown(v));
+      const label = v < 1 ? '&lt;1' : v >= 100 ? Math.round(v) : v.toPrecision(2);
       parts.push(`<rect x="${gx + bar * (0.5 + j)}" y="${y}" width="${bar * 0.9}" height="${bottom - y}" fill="${COLORS[who]}"/>`);
-      parts.push(`<text x="${gx + bar * (0.95 + j)}" y="${y - 4}" text-anchor="middle" font-size="10">${v >= 100 ? Math.round(v) : v.toPrecision(2)}</text>`);
+      parts.push(`<text x="${gx + bar * (0.95 + j)}" y="${y - 4}" text-anchor="middle" font-size="10">${label}</text>`);
     }
     parts.push(`<text x="${gx + group / 2}" y="${bottom + 18}" text-anchor="middle" font-size="12">${row.devices} dev</text>`);
   });
