@@ -1,9 +1,8 @@
 // A real Prometheus scraping real exporters (in-process, on fixture trees) and a synthetic host,
 // all on 127.0.0.1, in temporary directories, stopped by PID in teardown.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -12,15 +11,7 @@ import { Exporter } from '../../src/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseCommandLine } from '../../src/config/settings.js';
 import type { CommandRunner } from '../../src/sources/diag/runner.js';
-
-/** A port that was free a moment ago (Prometheus needs it on its command line). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort, startService, type Service } from '../support/processes.js';
 
 export interface RunningExporter {
   address: string;
@@ -111,17 +102,22 @@ export async function startPrometheus(binary: string, targets: Record<string, st
   await writeFile(path.join(dir, 'prometheus.yml'), stringify(config));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(binary, [
-    `--config.file=${path.join(dir, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${path.join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let service: Service;
+  try {
+    service = await startService('prometheus', binary, [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ], url, '/-/ready');
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const stop = async () => {
+    await service.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
 
   const api = async (pathAndQuery: string): Promise<unknown> => {
     const response = await fetch(`${url}${pathAndQuery}`);
@@ -129,30 +125,6 @@ export async function startPrometheus(binary: string, targets: Record<string, st
     if (body.status !== 'success') throw new Error(`Prometheus ${pathAndQuery}: ${body.error ?? response.status}`);
     return body.data;
   };
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  };
-
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      await stop();
-      throw new Error(`prometheus exited with ${child.exitCode}: ${stderr}`);
-    }
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`prometheus not ready after 20 s: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 
   return {
     url,
