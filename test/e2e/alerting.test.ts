@@ -118,7 +118,7 @@ describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertma
     n.alerts.find((a) => a.labels.alertname === 'InfiniBandPortStuckInitializing' && a.labels.device === 'mlx5_2' && a.status === status);
 
   it('delivers InfiniBandPortStuckInitializing with device, port and runbook, then its resolution', async () => {
-    const firing = await waitFor('the firing notification', 60_000, () => notifications.map((n) => stuck(n, 'firing')).find(Boolean));
+    const firing = await waitFor('the firing notification', () => notifications.map((n) => stuck(n, 'firing')).find(Boolean), 60_000, 200);
     expect(firing.labels).toMatchObject({ alertname: 'InfiniBandPortStuckInitializing', device: 'mlx5_2', port: '1', severity: 'critical', job: 'infiniband' });
     expect(firing.annotations.description).toContain('mlx5_2');
     expect(firing.annotations.runbook_url).toMatch(/docs\/runbooks\.md#infinibandportstuckinitializing$/);
@@ -131,7 +131,7 @@ describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertma
     await writeFile(path.join(port, 'lid'), '0x2a\n');
     await writeFile(path.join(port, 'sm_lid'), '0x1\n');
     await writeFile(path.join(port, 'state'), '4: ACTIVE\n');
-    const resolved = await waitFor('the resolved notification', 60_000, () => notifications.map((n) => stuck(n, 'resolved')).find(Boolean));
+    const resolved = await waitFor('the resolved notification', () => notifications.map((n) => stuck(n, 'resolved')).find(Boolean), 60_000, 200);
     expect(resolved.labels).toMatchObject({ device: 'mlx5_2', port: '1' });
   }, 150_000);
 });

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine, type Settings } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { requireSystemTools } from '../support/system.js';
-import { Lab, waitFor } from './lab.js';
+import { waitFor } from '../support/processes.js';
+import { Lab } from './lab.js';
 
 const tools = requireSystemTools('fabric', {
   ibsim: 'ibsim-utils',

@@ -97,10 +97,10 @@ describe('diag tools misbehaving', () => {
     // Every tool and every child it started is gone once its command is over.
     const started = await recordedPids();
     expect(started.length).toBeGreaterThanOrEqual(2);
-    await waitFor('every tool process to end', 5000, async () => {
+    await waitFor('every tool process to end', async () => {
       const living = [];
       for (const pid of started) if (await alive(pid)) living.push(pid);
       return living.length === 0 ? true : undefined;
-    });
+    }, 5000);
   });
 });

@@ -41,10 +41,10 @@ describe('SIGTERM during a cycle', () => {
     const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
     try {
       // 4 ports: sminfo and two smpquery per port start at once, up to --diag.max-concurrent (4).
-      const tools = await waitFor('the tools to hang', 15_000, async () => {
+      const tools = await waitFor('the tools to hang', async () => {
         const started = await pidsIn(pids);
         return started.length >= 8 ? started : undefined;
-      });
+      }, 15_000);
       // The tools are the exporter's own children (their sleeps, its grandchildren).
       const before = await childrenOf(child.pid!);
       expect(tools.filter((pid) => before.includes(pid)).length).toBeGreaterThanOrEqual(4);
@@ -54,11 +54,11 @@ describe('SIGTERM during a cycle', () => {
       expect(code, stderr).toBe(0);
       expect(stderr).not.toMatch(/took too long/);
       const everyTool = await pidsIn(pids);
-      await waitFor('every tool process and its children to end', 5000, async () => {
+      await waitFor('every tool process and its children to end', async () => {
         const living = [];
         for (const pid of everyTool) if (await alive(pid)) living.push(pid);
         return living.length === 0 ? true : undefined;
-      });
+      }, 5000);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const pid of await pidsIn(pids)) {

@@ -59,13 +59,13 @@ export async function startService(name: string, command: string, args: string[]
   }
 }
 
-/** Poll until `check` returns a value, or fail with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+/** Poll `probe` every `everyMs` until it returns a value, or fail naming `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await check();
+    const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
