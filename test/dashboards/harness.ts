@@ -1,7 +1,7 @@
 // A real Prometheus scraping real exporters (in-process, on fixture trees) and a synthetic host,
 // all on 127.0.0.1, in temporary directories, stopped by PID in teardown.
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,13 +42,6 @@ export interface RunningServer {
 }
 
 /** Write `files` (path relative to `root` → content) as a small sysfs tree. */
-export async function writeTree(root: string, files: Record<string, string>): Promise<void> {
-  for (const [relative, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(root, relative)), { recursive: true });
-    await writeFile(path.join(root, relative), content);
-  }
-}
-
 /** A tiny exposition endpoint whose body is computed per scrape (scrape number from 1). */
 export async function startStaticTarget(body: (scrape: number) => string): Promise<RunningServer> {
   let count = 0;

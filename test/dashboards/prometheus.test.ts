@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireSystemTools } from '../support/system.js';
-import { DGX, ZOO, ZOO_CONFIG, copyTree } from '../support/trees.js';
+import { DGX, SIMULATED_HOST, ZOO, ZOO_CONFIG, copyTree, writeTree } from '../support/trees.js';
 import { ReplayRunner } from '../diag/replay.js';
 import { SM_GUIDS, diagHostExposition } from './contract.js';
 import {
@@ -30,7 +30,7 @@ import {
   type Target,
   type VariableValues,
 } from './model.js';
-import { startExporter, startPrometheus, startStaticTarget, writeTree, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
+import { startExporter, startPrometheus, startStaticTarget, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
 
 const tools = requireSystemTools('dashboards', { prometheus: 'prometheus', promtool: 'prometheus' });
 const SCRAPES = 6;
@@ -38,20 +38,6 @@ const FAILOVER_AT_SCRAPE = 3;
 /** mlx5_7/1 (2X HDR, data rate 12.5 GB/s) receives this many bytes per second during the test. */
 const RECEIVE_BYTES_PER_SECOND = 1e9;
 const MLX5_7_DATA_RATE = 12.5e9;
-
-/** The simulated fabric's HCA as umad2sim shows it in sysfs; its port also runs a standby SM (IsSM). */
-const IBSIM_HOST: Record<string, string> = {
-  'class/infiniband/ibsim0/node_type': '1: CA\n',
-  'class/infiniband/ibsim0/node_guid': '0002:c903:00a1:b3d0\n',
-  'class/infiniband/ibsim0/ports/1/state': '4: ACTIVE\n',
-  'class/infiniband/ibsim0/ports/1/phys_state': '5: LinkUp\n',
-  'class/infiniband/ibsim0/ports/1/rate': '10 Gb/sec (1X QDR)\n',
-  'class/infiniband/ibsim0/ports/1/link_layer': 'InfiniBand\n',
-  'class/infiniband/ibsim0/ports/1/lid': '0x4\n',
-  'class/infiniband/ibsim0/ports/1/sm_lid': '0x1\n',
-  'class/infiniband/ibsim0/ports/1/cap_mask': '0x0050c04a\n',
-  'class/infiniband/ibsim0/ports/1/gids/0': 'fe80:0000:0000:0000:0002:c903:00a1:b3d1\n',
-};
 
 /** Replace a sysfs file in one step, so the exporter never reads it half written. */
 async function replaceFile(file: string, text: string): Promise<void> {
@@ -106,7 +92,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     stops.push(diag.stop);
     const ibsimRoot = await mkdtemp(path.join(tmpdir(), 'ibx-dash-ibsim-'));
     stops.push(() => rm(ibsimRoot, { recursive: true, force: true }));
-    await writeTree(ibsimRoot, IBSIM_HOST);
+    await writeTree(ibsimRoot, SIMULATED_HOST);
     const ibsim: RunningExporter = await startExporter([`--path.sysfs=${ibsimRoot}`], new ReplayRunner(['two-sms', 'sm-master']));
     stops.push(ibsim.stop);
 

@@ -1,5 +1,5 @@
 // Fixture trees copied to a temporary directory, for tests that make them hostile.
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,3 +23,25 @@ export async function copyTree(source: string): Promise<TempTree> {
 }
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The simulated fabric's HCA as umad2sim shows it in sysfs; its port also runs a standby SM (IsSM). */
+export const SIMULATED_HOST: Record<string, string> = {
+  'class/infiniband/ibsim0/node_type': '1: CA\n',
+  'class/infiniband/ibsim0/node_guid': '0002:c903:00a1:b3d0\n',
+  'class/infiniband/ibsim0/ports/1/state': '4: ACTIVE\n',
+  'class/infiniband/ibsim0/ports/1/phys_state': '5: LinkUp\n',
+  'class/infiniband/ibsim0/ports/1/rate': '10 Gb/sec (1X QDR)\n',
+  'class/infiniband/ibsim0/ports/1/link_layer': 'InfiniBand\n',
+  'class/infiniband/ibsim0/ports/1/lid': '0x4\n',
+  'class/infiniband/ibsim0/ports/1/sm_lid': '0x1\n',
+  'class/infiniband/ibsim0/ports/1/cap_mask': '0x0050c04a\n',
+  'class/infiniband/ibsim0/ports/1/gids/0': 'fe80:0000:0000:0000:0002:c903:00a1:b3d1\n',
+};
+
+/** Write `files` (path relative to `root` → content) as a sysfs tree. */
+export async function writeTree(root: string, files: Record<string, string>): Promise<void> {
+  for (const [relative, content] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(root, relative)), { recursive: true });
+    await writeFile(path.join(root, relative), content);
+  }
+}
