@@ -41,7 +41,6 @@ export class Collection {
   private devices: readonly Device[] = [];
   private ipoib: readonly IpoibInterface[] = [];
   private fabric: ReadonlyMap<string, FabricPort> = new Map();
-  private hostRead = false;
   private readonly firstHostCycle: Promise<void>;
   private hostCycleDone: () => void = () => undefined;
   private readonly reports = new Map<CollectorName, CollectorReport>();
@@ -87,7 +86,6 @@ export class Collection {
     const finishedAt = this.now() / 1000;
     this.devices = infiniband.devices;
     this.ipoib = ipoib.interfaces;
-    this.hostRead = true;
     this.hostCycleDone();
     this.countStateChanges(infiniband.devices);
     this.finish('sysfs', infiniband.failure, infiniband.errors, sysfsSeconds, finishedAt);
@@ -111,7 +109,7 @@ export class Collection {
   async collectFabric(signal?: AbortSignal): Promise<void> {
     const options = this.options.fabric;
     if (!options) return;
-    if (!this.hostRead) await this.firstHostCycle;
+    await this.firstHostCycle;
     const reading = await readFabric(this.devices, { ...options, signal });
     if (signal?.aborted) return;
     const finishedAt = this.now() / 1000;
@@ -132,17 +130,9 @@ export class Collection {
   /** A cycle passed its deadline: its collectors failed this time, their data stays as it was. */
   recordOverrun(collectors: readonly CollectorName[], deadlineMs: number): void {
     for (const collector of collectors) {
-      const previous = this.reports.get(collector);
       const error: ReadError = { collector, item: 'cycle', message: `did not finish within its deadline of ${deadlineMs} ms; cut off` };
-      this.reports.set(collector, {
-        collector,
-        success: false,
-        durationSeconds: deadlineMs / 1000,
-        finishedAt: previous?.finishedAt ?? 0,
-        errors: [error],
-      });
-      this.readErrors.set(collector, (this.readErrors.get(collector) ?? 0) + 1);
-      this.options.errors.cycle(collector, [error]);
+      // The age of the data stays that of the last cycle that finished.
+      this.finish(collector, undefined, [error], deadlineMs / 1000, this.reports.get(collector)?.finishedAt ?? 0, true);
     }
     this.publish();
   }
