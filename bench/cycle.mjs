@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { RecurringErrors } from '../dist/log/recurring-errors.js';
 import { renderSnapshot } from '../dist/metrics/render.js';
-import { Collection } from '../dist/snapshot/collection.js';
+import { Collection } from '../dist/collection/collection.js';
 import { NO_DEVICE_FILTER } from '../dist/sources/device-filter.js';
 import { SysfsFiles } from '../dist/sources/sysfs-files.js';
 

@@ -2,7 +2,12 @@
 // or the checkout's .git, read directly so that start-up never runs a subprocess.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { BuildInfo } from './metrics/render.js';
+
+export interface BuildInfo {
+  version: string;
+  revision: string;
+  nodejsVersion: string;
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -3,16 +3,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { buildInfo } from './build-info.js';
+import { buildInfo, type BuildInfo } from './build-info.js';
 import type { Settings } from './config/settings.js';
 import { RecurringErrors } from './log/recurring-errors.js';
-import { renderSnapshot, type BuildInfo } from './metrics/render.js';
+import { renderSnapshot } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
 import { ExecaRunner, locateTools, type CommandRunner } from './sources/diag/runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
-import { Collection } from './snapshot/collection.js';
-import { Periodic } from './snapshot/periodic.js';
+import { Collection } from './collection/collection.js';
+import { Periodic } from './collection/periodic.js';
 import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
 
 /** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
@@ -98,7 +98,7 @@ export class Exporter {
       errors: new RecurringErrors(logger),
       collectors: ['sysfs', 'ipoib', ...diagTools],
       commands: diagTools,
-      fabric: diag && {
+      diag: diag && {
         runner: diag.runner,
         tools: diag.tools,
         timeoutMs: settings.diag.timeoutMs,
@@ -121,8 +121,8 @@ export class Exporter {
       // A cycle waits for up to three commands in a row per port (node info, then the peer's
       // port info, then its counters), each bounded by the time limit.
       deadlineMs: Math.max(settings.diag.intervalMs, 4 * settings.diag.timeoutMs),
-      task: (signal) => this.collection.collectFabric(signal),
-      onOverrun: (deadlineMs) => this.collection.recordFabricOverrun(deadlineMs),
+      task: (signal) => this.collection.collectDiag(signal),
+      onOverrun: (deadlineMs) => this.collection.recordDiagOverrun(deadlineMs),
       onError: (error) => logger.error({ err: error }, 'diag collection cycle failed'),
     });
 

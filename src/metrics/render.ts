@@ -1,10 +1,11 @@
 // Snapshot → fresh prom-client registry → exposition text, once per snapshot. A port that vanished
 // from the snapshot has no series in the next text, by construction.
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { BuildInfo } from '../build-info.js';
 import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../infiniband/link-rate.js';
 import { PHYSICAL_STATES, PORT_STATES, physicalLinkIsUp } from '../infiniband/port-state.js';
-import { assessLink } from '../snapshot/expectations.js';
-import { portKey, type FabricPort, type Snapshot } from '../snapshot/types.js';
+import { assessLink } from '../snapshot/link-degradation.js';
+import { portKey, type DiagPort, type Snapshot } from '../snapshot/types.js';
 import {
   DEVICE_METRICS,
   EXPORTER_METRICS,
@@ -16,12 +17,6 @@ import {
   SUBNET_MANAGER_METRICS,
   type MetricSpec,
 } from './catalog.js';
-
-export interface BuildInfo {
-  version: string;
-  revision: string;
-  nodejsVersion: string;
-}
 
 type Labels = Record<string, string>;
 
@@ -121,7 +116,7 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
         samples.add(PORT_METRICS.counterSaturated, { ...id, counter: counter.name }, bit(counter.saturated));
       }
       for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwCounter, { ...id, counter: name }, value);
-      addFabricSamples(samples, id, snapshot.fabric.get(portKey(device.name, port.port)));
+      addDiagSamples(samples, id, snapshot.diag.get(portKey(device.name, port.port)));
     }
   }
 
@@ -151,9 +146,9 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
   return samples;
 }
 
-function addFabricSamples(samples: Samples, id: Labels, fabric: FabricPort | undefined): void {
-  if (!fabric) return;
-  const peer = fabric.peer;
+function addDiagSamples(samples: Samples, id: Labels, diag: DiagPort | undefined): void {
+  if (!diag) return;
+  const peer = diag.peer;
   if (peer) {
     samples.add(PEER_METRICS.info, {
       ...id,
@@ -170,7 +165,7 @@ function addFabricSamples(samples: Samples, id: Labels, fabric: FabricPort | und
       samples.add(PORT_METRICS.counterSaturated, { ...id, counter: `peer_${counter.name}` }, bit(counter.saturated));
     }
   }
-  const sm = fabric.subnetManager;
+  const sm = diag.subnetManager;
   if (sm) {
     samples.add(SUBNET_MANAGER_METRICS.reachable, id, bit(sm.reachable));
     const seen = new Set<string>();

@@ -116,7 +116,7 @@ export interface LinkPeer {
 }
 
 /** What the diag collectors learnt about one local port in their last cycle. */
-export interface FabricPort {
+export interface DiagPort {
   device: string;
   port: number;
   subnetManager: SubnetManagerReading | undefined;
@@ -149,7 +149,7 @@ export interface Snapshot {
   /** Keyed by `portKey(device, port)`. */
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** Diag (infiniband-diags) readings keyed by `portKey(device, port)`; empty when diag is off. */
-  fabric: ReadonlyMap<string, FabricPort>;
+  diag: ReadonlyMap<string, DiagPort>;
   reports: readonly CollectorReport[];
   totals: RunningTotals;
 }

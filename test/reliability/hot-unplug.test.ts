@@ -11,7 +11,7 @@ import { RecurringErrors } from '../../src/log/recurring-errors.js';
 import { renderSnapshot } from '../../src/metrics/render.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { SysfsFiles, type ReadResult } from '../../src/sources/sysfs-files.js';
-import { Collection } from '../../src/snapshot/collection.js';
+import { Collection } from '../../src/collection/collection.js';
 import { generateTree } from '../support/generate-tree.js';
 import { parseExposition } from './support.js';
 

@@ -7,9 +7,9 @@ import { parseCommandLine, type Settings } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { requireSystemTools } from '../support/system.js';
 import { waitFor } from '../support/processes.js';
-import { Lab } from './lab.js';
+import { Lab } from '../support/ibsim-lab.js';
 
-const tools = requireSystemTools('fabric', {
+const tools = requireSystemTools('ibsim', {
   ibsim: 'ibsim-utils',
   opensm: 'opensm',
   perfquery: 'infiniband-diags',

@@ -6,22 +6,22 @@ import type { ExpectationRule } from '../config/config-file.js';
 import type { RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { readInfinibandClass } from '../sources/infiniband.js';
-import { readFabric, type FabricOptions } from '../sources/diag/fabric.js';
+import { readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
 import { readIpoib } from '../sources/ipoib.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
-import { ExpectationRules } from './expectations.js';
+import { ExpectationRules } from './expectation-rules.js';
 import {
   portKey,
   type CollectorName,
   type CollectorReport,
   type Device,
   type DiagCommand,
-  type FabricPort,
+  type DiagPort,
   type IpoibInterface,
   type LinkExpectation,
   type ReadError,
   type Snapshot,
-} from './types.js';
+} from '../snapshot/types.js';
 
 export interface CollectionOptions {
   files: SysfsFiles;
@@ -32,15 +32,15 @@ export interface CollectionOptions {
   /** Collectors whose counters are pre-initialised to 0 (the enabled ones). */
   collectors: readonly CollectorName[];
   commands: readonly DiagCommand[];
-  /** How to reach the fabric with infiniband-diags; absent when the diag collector is off. */
-  fabric?: Omit<FabricOptions, 'signal'>;
+  /** How to run the infiniband-diags tools; absent when the diag collector is off. */
+  diag?: Omit<DiagOptions, 'signal'>;
   now?: () => number;
 }
 
 export class Collection {
   private devices: readonly Device[] = [];
   private ipoib: readonly IpoibInterface[] = [];
-  private fabric: ReadonlyMap<string, FabricPort> = new Map();
+  private diag: ReadonlyMap<string, DiagPort> = new Map();
   private readonly firstHostCycle: Promise<void>;
   private hostCycleDone: () => void = () => undefined;
   private readonly reports = new Map<CollectorName, CollectorReport>();
@@ -106,14 +106,14 @@ export class Collection {
    * reading replaces the previous one whole: what a failed command would have said is absent, not
    * stale. Results are dropped when `signal` aborted (deadline passed).
    */
-  async collectFabric(signal?: AbortSignal): Promise<void> {
-    const options = this.options.fabric;
+  async collectDiag(signal?: AbortSignal): Promise<void> {
+    const options = this.options.diag;
     if (!options) return;
     await this.firstHostCycle;
-    const reading = await readFabric(this.devices, { ...options, signal });
+    const reading = await readDiag(this.devices, { ...options, signal });
     if (signal?.aborted) return;
     const finishedAt = this.now() / 1000;
-    this.fabric = new Map(reading.ports.map((port) => [portKey(port.device, port.port), port]));
+    this.diag = new Map(reading.ports.map((port) => [portKey(port.device, port.port), port]));
     for (const [command, result] of reading.collectors) {
       for (let i = 0; i < result.timeouts; i++) this.countTimeout(command);
       this.finish(command, undefined, result.errors, result.durationSeconds, finishedAt, true);
@@ -122,9 +122,9 @@ export class Collection {
   }
 
   /** A diag cycle passed its deadline: its readings are dropped, not served as fresh. */
-  recordFabricOverrun(deadlineMs: number): void {
-    this.fabric = new Map();
-    this.recordOverrun([...(this.options.fabric?.tools ?? [])], deadlineMs);
+  recordDiagOverrun(deadlineMs: number): void {
+    this.diag = new Map();
+    this.recordOverrun([...(this.options.diag?.tools ?? [])], deadlineMs);
   }
 
   /** A cycle passed its deadline: its collectors failed this time, their data stays as it was. */
@@ -186,15 +186,15 @@ export class Collection {
     for (const device of this.devices) {
       for (const port of device.ports) {
         const key = portKey(device.name, port.port);
-        const expectation = this.rules.forPort(device.name, port.port) ?? peerExpectation(this.fabric.get(key));
+        const expectation = this.rules.forPort(device.name, port.port) ?? peerExpectation(this.diag.get(key));
         if (expectation) expectations.set(key, expectation);
       }
     }
     const snapshot: Snapshot = {
-      devices: withFabricCounters(this.devices, this.fabric),
+      devices: withDiagCounters(this.devices, this.diag),
       ipoib: this.ipoib,
       expectations,
-      fabric: this.fabric,
+      diag: this.diag,
       reports: [...this.reports.values()],
       totals: {
         stateChanges: new Map(this.stateChanges),
@@ -208,19 +208,19 @@ export class Collection {
 }
 
 /** The best width and speed both link ends have enabled, when the config file says nothing. */
-function peerExpectation(fabric: FabricPort | undefined): LinkExpectation | undefined {
-  const capability = fabric?.enabledCapability;
+function peerExpectation(diag: DiagPort | undefined): LinkExpectation | undefined {
+  const capability = diag?.enabledCapability;
   if (!capability || (capability.width === undefined && capability.speed === undefined)) return undefined;
   return { width: capability.width, speed: capability.speed, source: 'peer' };
 }
 
 /** Add the counters perfquery read for ports whose sysfs lacks them; sysfs values always win. */
-function withFabricCounters(devices: readonly Device[], fabric: ReadonlyMap<string, FabricPort>): readonly Device[] {
-  if (fabric.size === 0) return devices;
+function withDiagCounters(devices: readonly Device[], diag: ReadonlyMap<string, DiagPort>): readonly Device[] {
+  if (diag.size === 0) return devices;
   return devices.map((device) => ({
     ...device,
     ports: device.ports.map((port) => {
-      const extra = fabric.get(portKey(device.name, port.port))?.counters ?? [];
+      const extra = diag.get(portKey(device.name, port.port))?.counters ?? [];
       if (extra.length === 0) return port;
       const present = new Set(port.counters.map((counter) => counter.name));
       return { ...port, counters: [...port.counters, ...extra.filter((counter) => !present.has(counter.name))] };

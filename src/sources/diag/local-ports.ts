@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { PMA_COUNTERS } from '../../infiniband/pma-counters.js';
 import { physicalLinkIsUp } from '../../infiniband/port-state.js';
-import type { CollectorName, Device, DiagCommand, FabricPort, LinkPeer, Port, ReadError, SubnetManagerReading } from '../../snapshot/types.js';
+import type { CollectorName, Device, DiagCommand, DiagPort, LinkPeer, Port, ReadError, SubnetManagerReading } from '../../snapshot/types.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from './runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from './sminfo.js';
@@ -21,7 +21,7 @@ import { bestCommonEnabled, parseNodeDescription, parseNodeInfo, parsePortInfo, 
 const PORT_STATE_ACTIVE = 4;
 const CAP_IS_SM = 0x2;
 
-export interface FabricOptions {
+export interface DiagOptions {
   runner: CommandRunner;
   /** Tools that were found; commands of the others are skipped. */
   tools: ReadonlySet<DiagCommand>;
@@ -43,8 +43,8 @@ export interface DiagCollectorResult {
   durationSeconds: number;
 }
 
-export interface FabricReading {
-  ports: FabricPort[];
+export interface DiagReading {
+  ports: DiagPort[];
   collectors: Map<DiagCommand, DiagCollectorResult>;
 }
 
@@ -59,7 +59,7 @@ class DiagCycle {
   private readonly started = performance.now();
   readonly results = new Map<DiagCommand, DiagCollectorResult>();
 
-  constructor(private readonly options: FabricOptions) {
+  constructor(private readonly options: DiagOptions) {
     for (const tool of options.tools) this.results.set(tool, { errors: [], timeouts: 0, durationSeconds: 0 });
   }
 
@@ -91,7 +91,7 @@ class DiagCycle {
   }
 }
 
-export async function readFabric(devices: readonly Device[], options: FabricOptions): Promise<FabricReading> {
+export async function readDiag(devices: readonly Device[], options: DiagOptions): Promise<DiagReading> {
   const cycle = new DiagCycle(options);
   const targets = devices.flatMap((device) => device.ports.filter(isQueriedPort).map((port) => ({ device, port })));
   // The runner's semaphore bounds the commands in flight; ports are walked concurrently.
@@ -99,7 +99,7 @@ export async function readFabric(devices: readonly Device[], options: FabricOpti
   return { ports, collectors: cycle.results };
 }
 
-async function readPort(cycle: DiagCycle, options: FabricOptions, device: Device, port: Port): Promise<FabricPort> {
+async function readPort(cycle: DiagCycle, options: DiagOptions, device: Device, port: Port): Promise<DiagPort> {
   // -C/-P send every MAD through this very port: on a multi-rail host each rail has its own SM.
   const via = ['-C', device.name, '-P', String(port.port), '-t', String(options.madTimeoutMs)];
   // PMA queries are addressed by LID: without an SM (LID 0) they cannot work, and their failure
@@ -135,7 +135,7 @@ async function readLink(
   via: string[],
   port: Port,
   addressed: boolean,
-): Promise<Pick<FabricPort, 'enabledCapability' | 'peer'>> {
+): Promise<Pick<DiagPort, 'enabledCapability' | 'peer'>> {
   const toPeer = `0,${port.port}`;
   const [localInfo, node] = await Promise.all([
     cycle.run('smpquery', [...via, '-D', 'portinfo', '0', String(port.port)]).then((r) => cycle.parse('smpquery', r, parsePortInfo)),
@@ -168,7 +168,7 @@ async function readLink(
 /** The counters exported for the link peer: every PMA error counter and PortXmitWait. */
 export const ERROR_COUNTERS: ReadonlySet<string> = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
-async function readLocalCounters(cycle: DiagCycle, via: string[], port: Port): Promise<FabricPort['counters']> {
+async function readLocalCounters(cycle: DiagCycle, via: string[], port: Port): Promise<DiagPort['counters']> {
   const present = new Set(port.counters.map((counter) => counter.name));
   const missing = missingCounters(present);
   if (!missing.errors && !missing.traffic) return [];

@@ -8,7 +8,7 @@ import { RecurringErrors } from '../../src/log/recurring-errors.js';
 import { renderSnapshot } from '../../src/metrics/render.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
-import { Collection } from '../../src/snapshot/collection.js';
+import { Collection } from '../../src/collection/collection.js';
 import { copyTree, ZOO, type TempTree } from '../support/trees.js';
 import { rm } from 'node:fs/promises';
 
