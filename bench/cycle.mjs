@@ -77,7 +77,7 @@ const samples = { cycle: [], render: [], sync: [], async: [] };
 for (let round = 0; round < rounds + 3; round++) {
   // Interleaved, so that a noisy moment hits all four alike; the first three rounds warm up.
   const cycle = await time(() => collection.collectHost());
-  const render = await time(() => renderSnapshot(collection.snapshot, build));
+  const render = await time(() => renderSnapshot(collection.snapshot, build, { portStateSeries: false }));
   const sync = await time(baselineSync);
   const async = await time(baselineAsync);
   if (round < 3) continue;
@@ -86,7 +86,7 @@ for (let round = 0; round < rounds + 3; round++) {
   samples.sync.push(sync);
   samples.async.push(async);
 }
-const text = await renderSnapshot(collection.snapshot, build);
+const text = await renderSnapshot(collection.snapshot, build, { portStateSeries: false });
 process.stdout.write(
   JSON.stringify({
     calls: calls.length,

@@ -50,6 +50,18 @@ const PHYSICAL_COLORS = { Sleep: 'purple', Polling: 'red', Disabled: 'red', Port
 // Building blocks
 
 /**
+ * Ports counted by state name from an `_id` gauge: count_values groups the ports by id, then one
+ * label_replace per known id sets `state` (an id without a name shows as "unknown").
+ * @param {readonly string[]} names state names indexed by id ('' for none)
+ * @param {string} expr
+ */
+const countByStateName = (names, expr) =>
+  names.reduce(
+    (inner, name, id) => (name ? `label_replace(${inner}, "state", "${name}", "state_id", "${id}")` : inner),
+    `label_replace(count_values("state_id", ${expr}), "state", "unknown", "", "")`,
+  );
+
+/**
  * @typedef {{expr: string, legend?: string, instant?: boolean, table?: boolean}} TargetSpec
  * @typedef {{type: string, title: string, description: string, unit: string, w: number, h: number,
  *   targets: TargetSpec[], options?: object, defaults?: object, overrides?: object[],
@@ -335,23 +347,23 @@ function overview() {
     },
     {
       type: 'stat', title: 'Counters saturated', unit: 'short', w: 4, h: 4,
-      description: 'PMA counters stuck at their maximum (`infiniband_port_counter_saturated`): new errors on them are invisible until they are reset with `perfquery -R`.',
-      targets: [instant(`count(infiniband_port_counter_saturated{${sel}} == 1) or vector(0)`)], defaults: { thresholds: alertAbove(1, 'orange') },
+      description: 'PMA counters stuck at their maximum (`infiniband_port_pma_saturated`): new errors on them are invisible until they are reset with `perfquery -R`.',
+      targets: [instant(`count(infiniband_port_pma_saturated{${sel}} == 1) or vector(0)`)], defaults: { thresholds: alertAbove(1, 'orange') },
     },
     {
       type: 'bargauge', title: 'Ports by logical state', unit: 'short', w: 8, h: 7,
       description: 'Number of ports in each logical state. ACTIVE is normal; INIT means the link is up but no subnet manager configured the port; DOWN means no physical link.',
-      targets: [instant(`sum by (state) (infiniband_port_state{${sel}})`, '{{state}}')],
+      targets: [instant(countByStateName(PORT_STATES, `infiniband_port_state_id{${sel}}`), '{{state}}')],
     },
     {
       type: 'bargauge', title: 'Ports by physical state', unit: 'short', w: 8, h: 7,
       description: 'Number of ports in each physical state. LinkUp is normal; Polling means no cable or no peer; Disabled means switched off.',
-      targets: [instant(`sum by (state) (infiniband_port_physical_state{${sel}})`, '{{state}}')],
+      targets: [instant(countByStateName(PHYSICAL_STATES, `infiniband_port_physical_state_id{${sel}}`), '{{state}}')],
     },
     {
       type: 'timeseries', title: 'Ports not ACTIVE over time', unit: 'short', w: 8, h: 7,
-      description: 'Number of ports in each logical state other than ACTIVE, over time: a step up is a port that went down or lost its subnet manager.',
-      targets: [series(`sum by (state) (infiniband_port_state{${sel}, state!="ACTIVE"})`, '{{state}}')],
+      description: `Number of ports in each logical state other than ACTIVE, over time: a step up is a port that went down or lost its subnet manager. ${EMPTY_WHEN_HEALTHY}`,
+      targets: [series(countByStateName(PORT_STATES, `infiniband_port_state_id{${sel}} != 4`), '{{state}}')],
       defaults: { min: 0, custom: { drawStyle: 'line', lineInterpolation: 'stepAfter', fillOpacity: 10 } },
     },
   ];
@@ -409,7 +421,7 @@ function overview() {
     {
       type: 'table', title: 'Saturated PMA counters', unit: 'none', w: 8, h: 8,
       description: `PMA counters sitting at their maximum: they no longer count, so new errors are invisible. Reset them with \`perfquery -R\` after noting the values. ${EMPTY_WHEN_HEALTHY}`,
-      targets: [tableRow(`max by (job, instance, device, port, counter) (infiniband_port_counter_saturated{${sel}} == 1)`)],
+      targets: [tableRow(`max by (job, instance, device, port, counter) (infiniband_port_pma_saturated{${sel}} == 1)`)],
       transformations: mergedTable(['Time', '__name__', 'Value']),
       overrides: hostColumns(true),
     },
@@ -452,7 +464,7 @@ function overview() {
         tableRow(`count by (sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${smSel}})`),
         tableRow(`count by (sm_guid, sm_lid, state) (count by (job, instance, sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${smSel}}))`),
         tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_priority{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}, state="MASTER"})`),
-        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_activity_count{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}, state="MASTER"})`),
+        tableRow(`max by (sm_guid, sm_lid, state) (infiniband_subnet_manager_activity_total{${smSel}} * on ${port} group_left (sm_guid, sm_lid, state) infiniband_subnet_manager_info{${smSel}, state="MASTER"})`),
       ],
       transformations: mergedTable(),
       overrides: [
@@ -827,7 +839,7 @@ function host() {
     {
       type: 'table', title: 'Saturated counters', unit: 'none', w: 8, h: 7,
       description: `PMA counters of this host stuck at their maximum: they hide every later error until reset with \`perfquery -R\`. ${EMPTY_WHEN_HEALTHY}`,
-      targets: [tableRow(`max by (device, port, counter) (infiniband_port_counter_saturated{${sel}} == 1)`)],
+      targets: [tableRow(`max by (device, port, counter) (infiniband_port_pma_saturated{${sel}} == 1)`)],
       transformations: mergedTable(['Time', '__name__', 'Value']),
     },
   ];
@@ -840,7 +852,7 @@ function host() {
         tableRow(`max by ${port} (infiniband_subnet_manager_reachable{${sel}})`),
         tableRow(`max by (job, instance, device, port, sm_guid, sm_lid, state) (infiniband_subnet_manager_info{${sel}, state="MASTER"})`),
         tableRow(`max by ${port} (infiniband_subnet_manager_priority{${sel}})`),
-        tableRow(`max by ${port} (infiniband_subnet_manager_activity_count{${sel}})`),
+        tableRow(`max by ${port} (infiniband_subnet_manager_activity_total{${sel}})`),
       ],
       transformations: mergedTable(['Time', '__name__', 'Value #B', 'job', 'instance']),
       overrides: [
@@ -869,12 +881,12 @@ function host() {
     {
       type: 'timeseries', title: 'Driver hw_counters rates', unit: 'cps', w: 16, h: 9,
       description: 'Per-second rates of the driver hw_counters of the selected ports (choose them with the hw_counter variable): e.g. mlx5 out_of_buffer (receive queue drops), local_ack_timeout_err and packet_seq_err (RDMA retransmissions), np_cnp_sent / rp_cnp_handled (RoCE congestion control).',
-      targets: [series(`rate(infiniband_port_hw_counter_total{${sel}, counter=~"$hw_counter"}[$__rate_interval])`, `${legend} {{counter}}`)],
+      targets: [series(`rate(infiniband_port_hw_stat_total{${sel}, counter=~"$hw_counter"}[$__rate_interval])`, `${legend} {{counter}}`)],
     },
     {
       type: 'table', title: 'Driver hw_counters values', unit: 'short', w: 8, h: 9,
       description: 'Current value of each selected driver hw_counter, since the driver loaded.',
-      targets: [tableRow(`max by (device, port, counter) (infiniband_port_hw_counter_total{${sel}, counter=~"$hw_counter"})`)],
+      targets: [tableRow(`max by (device, port, counter) (infiniband_port_hw_stat_total{${sel}, counter=~"$hw_counter"})`)],
       transformations: mergedTable(),
       overrides: [column('A', 'value', [unitProp('short')])],
     },
@@ -922,7 +934,7 @@ function host() {
       labelVariable({ name: 'instance', label: 'Host', metric: 'infiniband_exporter_build_info{job=~"$job"}', labelName: 'instance', multi: false }),
       labelVariable({ name: 'device', label: 'Device', metric: 'infiniband_port_info{job=~"$job", instance=~"$instance"}', labelName: 'device', multi: true, allValue: '.*' }),
       labelVariable({ name: 'port', label: 'Port', metric: 'infiniband_port_info{job=~"$job", instance=~"$instance", device=~"$device"}', labelName: 'port', multi: true, allValue: '.*' }),
-      labelVariable({ name: 'hw_counter', label: 'hw_counter', metric: 'infiniband_port_hw_counter_total{job=~"$job", instance=~"$instance", device=~"$device", port=~"$port"}', labelName: 'counter', multi: true, allValue: '.*' }),
+      labelVariable({ name: 'hw_counter', label: 'hw_counter', metric: 'infiniband_port_hw_stat_total{job=~"$job", instance=~"$instance", device=~"$device", port=~"$port"}', labelName: 'counter', multi: true, allValue: '.*' }),
     ],
     links: dashboardLinks,
     rows: [

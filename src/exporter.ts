@@ -6,7 +6,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { buildInfo, type BuildInfo } from './build-info.js';
 import type { Settings } from './config/settings.js';
 import { RecurringErrors } from './log/recurring-errors.js';
-import { renderSnapshot } from './metrics/render.js';
+import { renderSnapshot, type RenderOptions } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
 import { ExecaRunner, locateTools, type CommandRunner } from './sources/diag/runner.js';
@@ -22,6 +22,7 @@ class RenderedSnapshot implements MetricsSource {
 
   constructor(
     private readonly build: BuildInfo,
+    private readonly options: RenderOptions,
     private readonly logger: Logger,
     private readonly now: () => number,
   ) {}
@@ -29,7 +30,7 @@ class RenderedSnapshot implements MetricsSource {
   update(snapshot: Snapshot): Promise<void> {
     const mine = ++this.sequence;
     const takenAt = this.now();
-    return renderSnapshot(snapshot, this.build).then(
+    return renderSnapshot(snapshot, this.build, this.options).then(
       (text) => {
         if (mine === this.sequence) this.rendered = { text, takenAt };
       },
@@ -87,7 +88,7 @@ export class Exporter {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
     const build = buildInfo();
-    this.rendered = new RenderedSnapshot(build, logger, now);
+    this.rendered = new RenderedSnapshot(build, { portStateSeries: settings.portStateSeries }, logger, now);
     const diag = setUpDiag(settings, logger, options.diagRunner);
     const diagTools = diag ? [...diag.tools] : [];
     this.collection = new Collection({

@@ -50,6 +50,7 @@ const FIELDS: Record<string, Record<string, Field>> = {
     include: { flag: 'device.include', type: 'regex' },
     exclude: { flag: 'device.exclude', type: 'regex' },
   },
+  metrics: { port_state_series: { flag: 'metrics.port-state-series', type: 'boolean' } },
   log: {
     level: { flag: 'log.level', type: 'level' },
     format: { flag: 'log.format', type: 'format' },

@@ -34,6 +34,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'smpquery.path', type: 'string', default: undefined, help: 'smpquery executable (default: found on PATH).' },
   { name: 'device.include', type: 'regex', default: undefined, help: 'Only devices whose name matches this regular expression.' },
   { name: 'device.exclude', type: 'regex', default: undefined, help: 'Skip devices whose name matches this regular expression (never read).' },
+  { name: 'metrics.port-state-series', type: 'boolean', default: false, help: 'Also serve infiniband_port_state{state} and infiniband_port_physical_state{state}, one series per state name (13 per port; the _id gauges carry the same).' },
   { name: 'log.level', type: 'level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` },
   { name: 'log.format', type: 'format', default: 'json', help: `Log format: ${LOG_FORMATS.join(', ')}.` },
   { name: 'demo', type: 'boolean', default: false, help: 'Serve the bundled fixture host (test/fixtures/sys/zoo) instead of /sys.' },
@@ -56,6 +57,8 @@ export interface Settings {
     paths: { perfquery: string | undefined; sminfo: string | undefined; smpquery: string | undefined };
   };
   devices: DeviceFilter;
+  /** Serve the one-hot state families as well as the _id gauges. */
+  portStateSeries: boolean;
   expectations: readonly ExpectationRule[];
   log: { level: (typeof LOG_LEVELS)[number]; format: (typeof LOG_FORMATS)[number] };
   demo: boolean;
@@ -128,6 +131,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
       paths: { perfquery: str('perfquery.path'), sminfo: str('sminfo.path'), smpquery: str('smpquery.path') },
     },
     devices: { include: regex('device.include'), exclude: regex('device.exclude') },
+    portStateSeries: pick('metrics.port-state-series') === true,
     expectations: file?.expectations ?? [],
     log: { level: str('log.level') as Settings['log']['level'], format: str('log.format') as Settings['log']['format'] },
     demo,

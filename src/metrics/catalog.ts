@@ -24,24 +24,21 @@ export const DEVICE_METRICS = {
 } as const;
 
 export const PORT_METRICS = {
-  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed'],
-    'Port identity (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down).'),
+  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed', 'lmc', 'sm_sl', 'capability_mask'],
+    'Port identity and settings that rarely change (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down), LID mask control (the port answers 2^lmc LIDs), service level used to reach the subnet manager, PortInfo CapabilityMask as 0x + 8 hex digits (0x2 IsSM, 0x4000 extended speeds, 0x10000 CM). Empty label = not readable.'),
   stateId: gauge('infiniband_port_state_id', PORT,
     'Logical port state from ports/<n>/state: 0 NOP, 1 DOWN, 2 INIT (link up but no subnet manager configured it), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.'),
   state: gauge('infiniband_port_state', [...PORT, 'state'],
-    'Logical port state as one series per state name, 1 for the current state, else 0.'),
+    'Logical port state as one series per state name, 1 for the current state, else 0 (only with --metrics.port-state-series; infiniband_port_state_id carries the same).'),
   physicalStateId: gauge('infiniband_port_physical_state_id', PORT,
     'Physical link state from ports/<n>/phys_state: 1 Sleep, 2 Polling (no cable or no peer), 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.'),
   physicalState: gauge('infiniband_port_physical_state', [...PORT, 'state'],
-    'Physical link state as one series per state name, 1 for the current state, else 0.'),
+    'Physical link state as one series per state name, 1 for the current state, else 0 (only with --metrics.port-state-series; infiniband_port_physical_state_id carries the same).'),
   stateChanges: counter('infiniband_port_state_changes_total', PORT,
     'Logical state changes the exporter observed since it started (sampled every collection interval): flaps between scrapes are counted.'),
   lid: gauge('infiniband_port_lid', PORT, 'Base LID assigned to the port by the subnet manager (0 = not assigned).'),
   smLid: gauge('infiniband_port_sm_lid', PORT,
     'LID of the master subnet manager as the port last heard it (0 = no subnet manager ever configured the port; stays set after the SM dies).'),
-  smSl: gauge('infiniband_port_sm_sl', PORT, 'Service level used to reach the subnet manager.'),
-  lmc: gauge('infiniband_port_lmc', PORT, 'LID mask control: the port answers 2^LMC consecutive LIDs.'),
-  capabilityMask: gauge('infiniband_port_capability_mask', PORT, 'PortInfo CapabilityMask from ports/<n>/cap_mask (bit 0x2 IsSM, 0x4000 extended speeds, 0x10000 CM).'),
   isSm: gauge('infiniband_port_is_sm', PORT, '1 when a subnet manager runs on this port (CapabilityMask IsSM bit 0x2).'),
   rate: gauge('infiniband_port_rate_bytes_per_second', PORT,
     'Nominal link rate from ports/<n>/rate (Gb/s x 1e9 / 8, as node_exporter). Absent while the physical link is down.'),
@@ -56,9 +53,9 @@ export const PORT_METRICS = {
     'Nominal lane rate the link should run at: from the config file\'s expectations, else the best speed both ends have enabled (smpquery). Absent when unknown.'),
   degraded: gauge('infiniband_port_link_degraded', [...PORT, 'reason'],
     '1 when the link trained below its expected width (reason="width") or speed (reason="speed"): a damaged cable or port. Present while the link is up and an expectation exists.'),
-  counterSaturated: gauge('infiniband_port_counter_saturated', [...PORT, 'counter'],
-    '1 when a fixed-width PMA counter sits at its maximum: it no longer counts, new errors are invisible until it is reset (perfquery -R). counter="peer_<name>" is the link peer\'s counter.'),
-  hwCounter: counter('infiniband_port_hw_counter_total', [...PORT, 'counter'],
+  pmaSaturated: gauge('infiniband_port_pma_saturated', [...PORT, 'counter'],
+    'Present (value 1) only while a fixed-width PMA counter sits at its maximum: it no longer counts, new errors are invisible until it is reset (perfquery -R). counter="peer_<name>" is the link peer\'s counter.'),
+  hwStat: counter('infiniband_port_hw_stat_total', [...PORT, 'counter'],
     'Driver hardware counter from ports/<n>/hw_counters/<counter> (e.g. mlx5 out_of_buffer, local_ack_timeout_err, np_cnp_sent).'),
 } as const;
 
@@ -75,7 +72,7 @@ export const PEER_METRICS = {
 export const PEER_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
   PMA_COUNTERS.filter((c) => c.error).map((c) => [
     c.name,
-    counter(`infiniband_port_peer_${c.name}_total`, PORT, `At the link peer (the switch port at the other end of this port's cable): ${c.help} Saturation shows as infiniband_port_counter_saturated{counter="peer_${c.name}"}.`),
+    counter(`infiniband_port_peer_${c.name}_total`, PORT, `At the link peer (the switch port at the other end of this port's cable): ${c.help} Saturation shows as infiniband_port_pma_saturated{counter="peer_${c.name}"}.`),
   ]),
 );
 
@@ -86,8 +83,8 @@ export const SUBNET_MANAGER_METRICS = {
     'Subnet manager seen from the port (value always 1): the one it follows (state MASTER normally) and, when an SM runs on this port without being the master, that one too (STANDBY, DISCOVERING or NOTACTIVE). A new sm_guid/sm_lid on state="MASTER" means a failover.'),
   priority: gauge('infiniband_subnet_manager_priority', PORT,
     'Priority (0-15) of the subnet manager the port follows: the highest priority wins the election for MASTER.'),
-  activityCount: gauge('infiniband_subnet_manager_activity_count', PORT,
-    'SMInfo ActivityCount of the subnet manager the port follows: it keeps increasing while the master SM is alive; a value that stops moving means a hung SM.'),
+  activity: counter('infiniband_subnet_manager_activity_total', PORT,
+    'SMInfo ActivityCount of the subnet manager the port follows: it keeps increasing while the master SM is alive; a value that stops moving means a hung SM (it restarts from 0 when the SM restarts).'),
 } as const;
 
 export const IPOIB_METRICS = {

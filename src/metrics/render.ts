@@ -51,7 +51,12 @@ class Samples {
 
 const bit = (flag: boolean): number => (flag ? 1 : 0);
 
-export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
+export interface RenderOptions {
+  /** Also the one-hot infiniband_port_state{state} and infiniband_port_physical_state{state} families. */
+  portStateSeries: boolean;
+}
+
+export function collectSamples(snapshot: Snapshot, build: BuildInfo, options: RenderOptions): Samples {
   const samples = new Samples();
   for (const device of snapshot.devices) {
     samples.add(DEVICE_METRICS.deviceInfo, {
@@ -79,21 +84,25 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
         port_guid: port.portGuid ?? '',
         width: formatWidth(width),
         speed: speed ?? '',
+        lmc: port.lmc === undefined ? '' : String(port.lmc),
+        sm_sl: port.smSl === undefined ? '' : String(port.smSl),
+        capability_mask: port.capabilityMask === undefined ? '' : `0x${port.capabilityMask.toString(16).padStart(8, '0')}`,
       }, 1);
       if (port.state) {
         samples.add(PORT_METRICS.stateId, id, port.state.id);
-        PORT_STATES.forEach((name, index) => samples.add(PORT_METRICS.state, { ...id, state: name }, bit(index === port.state!.id)));
+        if (options.portStateSeries) {
+          PORT_STATES.forEach((name, index) => samples.add(PORT_METRICS.state, { ...id, state: name }, bit(index === port.state!.id)));
+        }
       }
       if (port.physicalState) {
         samples.add(PORT_METRICS.physicalStateId, id, port.physicalState.id);
-        PHYSICAL_STATES.forEach((name, index) => samples.add(PORT_METRICS.physicalState, { ...id, state: name }, bit(index + 1 === port.physicalState!.id)));
+        if (options.portStateSeries) {
+          PHYSICAL_STATES.forEach((name, index) => samples.add(PORT_METRICS.physicalState, { ...id, state: name }, bit(index + 1 === port.physicalState!.id)));
+        }
       }
       samples.add(PORT_METRICS.stateChanges, id, snapshot.totals.stateChanges.get(portKey(device.name, port.port)));
       samples.add(PORT_METRICS.lid, id, port.lid);
       samples.add(PORT_METRICS.smLid, id, port.smLid);
-      samples.add(PORT_METRICS.smSl, id, port.smSl);
-      samples.add(PORT_METRICS.lmc, id, port.lmc);
-      samples.add(PORT_METRICS.capabilityMask, id, port.capabilityMask);
       samples.add(PORT_METRICS.isSm, id, port.capabilityMask === undefined ? undefined : bit((port.capabilityMask & 0x2) !== 0));
       if (showRate) {
         samples.add(PORT_METRICS.rate, id, port.rateGbps === undefined ? undefined : port.rateGbps * BYTES_PER_GIGABIT);
@@ -113,9 +122,9 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo): Samples {
       }
       for (const counter of port.counters) {
         samples.add(PMA_COUNTER_METRICS.get(counter.name)!, id, counter.value);
-        samples.add(PORT_METRICS.counterSaturated, { ...id, counter: counter.name }, bit(counter.saturated));
+        if (counter.saturated) samples.add(PORT_METRICS.pmaSaturated, { ...id, counter: counter.name }, 1);
       }
-      for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwCounter, { ...id, counter: name }, value);
+      for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwStat, { ...id, counter: name }, value);
       addDiagSamples(samples, id, snapshot.diag.get(portKey(device.name, port.port)));
     }
   }
@@ -162,7 +171,7 @@ function addDiagSamples(samples: Samples, id: Labels, diag: DiagPort | undefined
       const spec = PEER_COUNTER_METRICS.get(counter.name);
       if (!spec) continue;
       samples.add(spec, id, counter.value);
-      samples.add(PORT_METRICS.counterSaturated, { ...id, counter: `peer_${counter.name}` }, bit(counter.saturated));
+      if (counter.saturated) samples.add(PORT_METRICS.pmaSaturated, { ...id, counter: `peer_${counter.name}` }, 1);
     }
   }
   const sm = diag.subnetManager;
@@ -179,17 +188,17 @@ function addDiagSamples(samples: Samples, id: Labels, diag: DiagPort | undefined
     }
     if (sm.master) {
       samples.add(SUBNET_MANAGER_METRICS.priority, id, sm.master.priority);
-      samples.add(SUBNET_MANAGER_METRICS.activityCount, id, sm.master.activityCount);
+      samples.add(SUBNET_MANAGER_METRICS.activity, id, sm.master.activityCount);
     }
   }
 }
 
 const ORDER: readonly MetricSpec[] = [
   ...Object.values(DEVICE_METRICS),
-  ...Object.values(PORT_METRICS).filter((spec) => spec !== PORT_METRICS.counterSaturated && spec !== PORT_METRICS.hwCounter),
+  ...Object.values(PORT_METRICS).filter((spec) => spec !== PORT_METRICS.pmaSaturated && spec !== PORT_METRICS.hwStat),
   ...PMA_COUNTER_METRICS.values(),
-  PORT_METRICS.counterSaturated,
-  PORT_METRICS.hwCounter,
+  PORT_METRICS.pmaSaturated,
+  PORT_METRICS.hwStat,
   ...Object.values(PEER_METRICS),
   ...PEER_COUNTER_METRICS.values(),
   ...Object.values(SUBNET_MANAGER_METRICS),
@@ -198,6 +207,6 @@ const ORDER: readonly MetricSpec[] = [
 ];
 
 /** Render one snapshot as Prometheus text exposition format 0.0.4. */
-export async function renderSnapshot(snapshot: Snapshot, build: BuildInfo): Promise<string> {
-  return collectSamples(snapshot, build).register(ORDER).metrics();
+export async function renderSnapshot(snapshot: Snapshot, build: BuildInfo, options: RenderOptions): Promise<string> {
+  return collectSamples(snapshot, build, options).register(ORDER).metrics();
 }

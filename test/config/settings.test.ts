@@ -50,6 +50,7 @@ describe('command line', () => {
       collectionIntervalMs: 10_000,
       diag: { enabled: true, intervalMs: 30_000, timeoutMs: 5_000, maxConcurrent: 4, paths: { perfquery: undefined, sminfo: undefined, smpquery: undefined } },
       devices: { include: undefined, exclude: undefined },
+      portStateSeries: false,
       expectations: [],
       log: { level: 'info', format: 'json' },
       demo: false,
@@ -62,6 +63,7 @@ describe('command line', () => {
       '--path.sysfs=/host/sys', '--collection.interval=1m30s', '--no-collector.diag', '--diag.interval=2m',
       '--diag.timeout=500ms', '--diag.max-concurrent=8', '--perfquery.path=/opt/bin/perfquery', '--sminfo.path=/x/sminfo',
       '--smpquery.path=/x/smpquery', '--device.include=^mlx5_', '--device.exclude=^mlx5_9$', '--log.level=debug', '--log.format=logfmt',
+      '--metrics.port-state-series',
     ]);
     expect(s).toMatchObject({
       listen: { host: '127.0.0.1', port: 9999 },
@@ -71,6 +73,7 @@ describe('command line', () => {
       collectionIntervalMs: 90_000,
       diag: { enabled: false, intervalMs: 120_000, timeoutMs: 500, maxConcurrent: 8, paths: { perfquery: '/opt/bin/perfquery', sminfo: '/x/sminfo', smpquery: '/x/smpquery' } },
       log: { level: 'debug', format: 'logfmt' },
+      portStateSeries: true,
     });
     expect(s.devices.include?.source).toBe('^mlx5_');
     expect(s.devices.exclude?.test('mlx5_9')).toBe(true);
@@ -126,6 +129,7 @@ path: {sysfs: /host/sys}
 collection: {interval: 5s}
 diag: {enabled: false, interval: 1m, timeout: 2s, max_concurrent: 2, perfquery_path: /p}
 devices: {include: "^mlx5_", exclude: "^mlx5_(8|9)$"}
+metrics: {port_state_series: true}
 expectations:
   - device: "mlx5_*"
     port: 1
@@ -143,6 +147,7 @@ log: {level: warn, format: logfmt}
       collectionIntervalMs: 7_000,
       diag: { enabled: false, intervalMs: 60_000, timeoutMs: 2_000, maxConcurrent: 2, paths: { perfquery: '/p' } },
       log: { level: 'warn', format: 'logfmt' },
+      portStateSeries: true,
       expectations: [
         { device: 'mlx5_*', port: 1, width: 4, speed: 'NDR' },
         { device: 'mlx4_?', port: undefined, width: undefined, speed: 'QDR' },

@@ -177,7 +177,7 @@ describe('dashboards: content', () => {
       expect(exprs, name).toMatch(new RegExp(`rate\\(infiniband_port_${name}_total\\{`));
       expect(exprs, `peer ${name}`).toMatch(new RegExp(`rate\\(infiniband_port_peer_${name}_total\\{`));
     }
-    for (const name of ['infiniband_port_counter_saturated', 'infiniband_port_hw_counter_total', 'infiniband_ipoib_info', 'infiniband_ipoib_mtu_bytes',
+    for (const name of ['infiniband_port_pma_saturated', 'infiniband_port_hw_stat_total', 'infiniband_ipoib_info', 'infiniband_ipoib_mtu_bytes',
       'infiniband_port_state_id', 'infiniband_port_physical_state_id', 'infiniband_port_link_width_expected_lanes', 'infiniband_port_lane_rate_expected_bytes_per_second',
       'infiniband_port_data_rate_bytes_per_second', 'infiniband_port_transmit_packets_total', 'infiniband_port_receive_packets_total']) {
       expect(exprs, name).toContain(name);
@@ -186,7 +186,7 @@ describe('dashboards: content', () => {
 
   it('the overview covers states, degraded links, subnet manager, IPoIB, firmware, errors, traffic and exporter health', () => {
     const exprs = exprsOf(overview);
-    for (const name of ['infiniband_port_state', 'infiniband_port_physical_state', 'infiniband_port_link_degraded', 'infiniband_subnet_manager_info',
+    for (const name of ['infiniband_port_state_id', 'infiniband_port_physical_state_id', 'infiniband_port_link_degraded', 'infiniband_subnet_manager_info',
       'infiniband_subnet_manager_reachable', 'infiniband_subnet_manager_priority', 'infiniband_ipoib_mtu_bytes', 'infiniband_device_info',
       'infiniband_port_peer_symbol_errors_total', 'infiniband_port_transmit_data_bytes_total', 'infiniband_port_data_rate_bytes_per_second',
       'up{', 'infiniband_exporter_collector_success', 'infiniband_exporter_last_collection_timestamp_seconds', 'infiniband_exporter_read_errors_total']) {

@@ -97,14 +97,14 @@ describe('diag collector on recorded fabric outputs', () => {
     expect(value(text, `infiniband_port_peer_symbol_errors_total{${P}}`)).toBe(65535);
     expect(value(text, `infiniband_port_peer_link_error_recoveries_total{${P}}`)).toBe(7);
     expect(value(text, `infiniband_port_peer_transmit_wait_total{${P}}`)).toBe(4242);
-    expect(value(text, `infiniband_port_counter_saturated{${P},counter="peer_symbol_errors"}`)).toBe(1);
-    expect(value(text, `infiniband_port_counter_saturated{${P},counter="peer_link_error_recoveries"}`)).toBe(0);
+    expect(value(text, `infiniband_port_pma_saturated{${P},counter="peer_symbol_errors"}`)).toBe(1);
+    expect(value(text, `infiniband_port_pma_saturated{${P},counter="peer_link_error_recoveries"}`)).toBeUndefined();
     expect(text).not.toContain('infiniband_port_peer_transmit_data_bytes_total');
 
     expect(value(text, `infiniband_subnet_manager_reachable{${P}}`)).toBe(1);
     expect(value(text, `infiniband_subnet_manager_info{${P},sm_guid="0x0002c90200400000",sm_lid="1",state="MASTER"}`)).toBe(1);
     expect(value(text, `infiniband_subnet_manager_priority{${P}}`)).toBe(10);
-    expect(value(text, `infiniband_subnet_manager_activity_count{${P}}`)).toBe(64);
+    expect(value(text, `infiniband_subnet_manager_activity_total{${P}}`)).toBe(64);
 
     // Both ends enable only 1X: the 1X link is what it should be.
     expect(value(text, `infiniband_port_link_width_expected_lanes{${P}}`)).toBe(1);
@@ -115,7 +115,7 @@ describe('diag collector on recorded fabric outputs', () => {
     // sysfs has no counters/ here: perfquery fills them in.
     expect(value(text, `infiniband_port_receive_errors_total{${P}}`)).toBe(12);
     expect(value(text, `infiniband_port_link_downed_total{${P}}`)).toBe(255);
-    expect(value(text, `infiniband_port_counter_saturated{${P},counter="link_downed"}`)).toBe(1);
+    expect(value(text, `infiniband_port_pma_saturated{${P},counter="link_downed"}`)).toBe(1);
     expect(value(text, `infiniband_port_unicast_transmit_packets_total{${P}}`)).toBe(0);
 
     for (const collector of ['perfquery', 'sminfo', 'smpquery']) {
@@ -176,7 +176,7 @@ describe('diag collector on recorded fabric outputs', () => {
     await exporter.collectDiagOnce();
     let text = await metrics();
     expect(value(text, `infiniband_port_peer_symbol_errors_total{${P}}`)).toBeUndefined();
-    expect(value(text, `infiniband_port_counter_saturated{${P},counter="peer_symbol_errors"}`)).toBeUndefined();
+    expect(value(text, `infiniband_port_pma_saturated{${P},counter="peer_symbol_errors"}`)).toBeUndefined();
     expect(value(text, `infiniband_exporter_collector_success{collector="perfquery"}`)).toBe(0);
     expect(value(text, `infiniband_exporter_read_errors_total{collector="perfquery"}`)).toBe(1);
     expect(value(text, `infiniband_exporter_collector_success{collector="smpquery"}`)).toBe(1);

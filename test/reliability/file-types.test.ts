@@ -89,12 +89,12 @@ describe('files changing type between cycles', () => {
       expect(broken.has('infiniband_port_state_id{device="mlx5_0",port="1"}')).toBe(false);
       expect(broken.has('infiniband_port_link_width_lanes{device="mlx5_0",port="2"}')).toBe(false);
       expect(broken.has('infiniband_port_symbol_errors_total{device="mlx5_1",port="1"}')).toBe(false);
-      expect(broken.has('infiniband_port_hw_counter_total{device="mlx5_1",port="2",counter="out_of_buffer"}')).toBe(false);
+      expect(broken.has('infiniband_port_hw_stat_total{device="mlx5_1",port="2",counter="out_of_buffer"}')).toBe(false);
       expect(broken.has('infiniband_ipoib_mtu_bytes{interface="ib1"}')).toBe(false);
       // Everything else on the same ports is still read.
       expect(broken.get('infiniband_port_physical_state_id{device="mlx5_0",port="1"}')).toBe(5);
       expect(broken.get('infiniband_port_state_id{device="mlx5_0",port="2"}')).toBe(4);
-      expect(broken.has('infiniband_port_hw_counter_total{device="mlx5_1",port="2",counter="out_of_sequence"}')).toBe(true);
+      expect(broken.has('infiniband_port_hw_stat_total{device="mlx5_1",port="2",counter="out_of_sequence"}')).toBe(true);
       expect(broken.get('infiniband_ipoib_carrier{interface="ib1"}')).toBe(1);
       expect([...broken.keys()].filter((key) => key.startsWith('infiniband_device_info{device="mlx5_2"'))).toHaveLength(1);
     }

@@ -68,7 +68,7 @@ async function plugBack(d: number): Promise<void> {
 
 async function cycle(): Promise<Map<string, number>> {
   await collection.collectHost();
-  const text = await renderSnapshot(collection.snapshot!, buildInfo());
+  const text = await renderSnapshot(collection.snapshot!, buildInfo(), { portStateSeries: false });
   return parseExposition(text);
 }
 
