@@ -9,7 +9,7 @@ import { RecurringErrors } from './log/recurring-errors.js';
 import { renderSnapshot, type RenderOptions } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
-import { ExecaRunner, locateTools, type CommandRunner } from './sources/diag/runner.js';
+import { ExecaRunner, locateTools, type CommandRunner } from './sources/command-runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
 import { Collection } from './collection/collection.js';
 import { Periodic } from './collection/periodic.js';
@@ -51,20 +51,20 @@ export interface ExporterOptions {
   settings: Settings;
   logger: Logger;
   /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
-  diagRunner?: CommandRunner;
+  diagRunner?: CommandRunner<DiagCommand>;
   now?: () => number;
 }
 
 interface DiagSetup {
-  runner: CommandRunner;
+  runner: CommandRunner<DiagCommand>;
   tools: ReadonlySet<DiagCommand>;
 }
 
 /** The diag runner, or undefined (with one log line) when diag is off or no tool is installed. */
-function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner | undefined): DiagSetup | undefined {
+function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<DiagCommand> | undefined): DiagSetup | undefined {
   if (!settings.diag.enabled) return undefined;
   if (injected) return { runner: injected, tools: new Set(DIAG_COMMANDS) };
-  const { found, missing } = locateTools(settings.diag.paths);
+  const { found, missing } = locateTools(DIAG_COMMANDS, settings.diag.paths);
   const tools = new Set(DIAG_COMMANDS.filter((tool) => found[tool] !== undefined));
   if (tools.size === 0) {
     logger.warn({ missing }, 'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)');

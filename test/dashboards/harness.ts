@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { Exporter } from '../../src/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseCommandLine } from '../../src/config/settings.js';
-import type { CommandRunner } from '../../src/sources/diag/runner.js';
+import type { CommandRunner } from '../../src/sources/command-runner.js';
+import type { DiagCommand } from '../../src/snapshot/types.js';
 import { freePort, startService, type Service } from '../support/processes.js';
 
 export interface RunningExporter {
@@ -22,7 +23,7 @@ export interface RunningExporter {
  * The exporter in this process on a fixture tree, on a random port, collecting every second; with
  * a diag runner, the diag collector runs too, every second, through that runner.
  */
-export async function startExporter(args: string[], diagRunner?: CommandRunner): Promise<RunningExporter> {
+export async function startExporter(args: string[], diagRunner?: CommandRunner<DiagCommand>): Promise<RunningExporter> {
   const diag = diagRunner ? ['--diag.interval=1s', '--diag.timeout=1s'] : ['--no-collector.diag'];
   const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);

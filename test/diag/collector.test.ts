@@ -7,7 +7,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine, type Settings } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
-import type { CommandRunner } from '../../src/sources/diag/runner.js';
+import type { CommandRunner } from '../../src/sources/command-runner.js';
+import type { DiagCommand } from '../../src/snapshot/types.js';
 import { ReplayRunner, type Override } from './replay.js';
 
 interface PortFiles {
@@ -58,7 +59,7 @@ interface Started {
   logs: string[];
 }
 
-async function start(root: string, runner: CommandRunner | undefined, adjust: (settings: Settings) => void = () => undefined): Promise<Started> {
+async function start(root: string, runner: CommandRunner<DiagCommand> | undefined, adjust: (settings: Settings) => void = () => undefined): Promise<Started> {
   const command = parseCommandLine(['--path.sysfs', root, '--diag.timeout=1s']);
   if (command.action !== 'run') throw new Error('unexpected action');
   adjust(command.settings);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CommandResult, CommandRunner } from '../../src/sources/diag/runner.js';
+import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
 import type { DiagCommand } from '../../src/snapshot/types.js';
 
 export const DIAG_FIXTURES = fileURLToPath(new URL('../fixtures/diag/', import.meta.url));
@@ -47,9 +47,9 @@ function withoutMadTimeout(args: readonly string[]): string[] {
   return kept;
 }
 
-export type Override = (command: DiagCommand, args: readonly string[]) => CommandResult | undefined;
+export type Override = (command: DiagCommand, args: readonly string[]) => CommandResult<DiagCommand> | undefined;
 
-export class ReplayRunner implements CommandRunner {
+export class ReplayRunner implements CommandRunner<DiagCommand> {
   /** Every command line asked for, `-t` removed, in order. */
   readonly calls: string[] = [];
   private commands: Map<string, [string, string]>;
@@ -67,7 +67,7 @@ export class ReplayRunner implements CommandRunner {
     this.commands = commandsOf(typeof scenarios === 'string' ? [scenarios] : scenarios);
   }
 
-  async run(command: DiagCommand, args: readonly string[]): Promise<CommandResult> {
+  async run(command: DiagCommand, args: readonly string[]): Promise<CommandResult<DiagCommand>> {
     const line = [command, ...withoutMadTimeout(args)].join(' ');
     this.calls.push(line);
     const overridden = this.override?.(command, args);

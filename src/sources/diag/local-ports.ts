@@ -14,7 +14,7 @@ import { PMA_COUNTERS } from '../../infiniband/pma-counters.js';
 import { physicalLinkIsUp } from '../../infiniband/port-state.js';
 import type { CollectorName, Device, DiagCommand, DiagPort, LinkPeer, Port, ReadError, SubnetManagerReading } from '../../snapshot/types.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
-import { commandFailure, commandLine, type CommandResult, type CommandRunner } from './runner.js';
+import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from './sminfo.js';
 import { bestCommonEnabled, parseNodeDescription, parseNodeInfo, parsePortInfo, type PortInfo } from './smpquery.js';
 
@@ -22,7 +22,7 @@ const PORT_STATE_ACTIVE = 4;
 const CAP_IS_SM = 0x2;
 
 export interface DiagOptions {
-  runner: CommandRunner;
+  runner: CommandRunner<DiagCommand>;
   /** Tools that were found; commands of the others are skipped. */
   tools: ReadonlySet<DiagCommand>;
   /** The runner's time limit per command, for messages. */
@@ -64,14 +64,14 @@ class DiagCycle {
   }
 
   /** Run a command; undefined when the tool is absent or the command failed (already recorded). */
-  async run(tool: DiagCommand, args: string[], accept?: (result: CommandResult) => boolean): Promise<CommandResult | undefined> {
+  async run(tool: DiagCommand, args: string[], accept?: (result: CommandResult<DiagCommand>) => boolean): Promise<CommandResult<DiagCommand> | undefined> {
     const entry = this.results.get(tool);
     if (!entry) return undefined;
     const result = await this.options.runner.run(tool, args, this.options.signal);
     entry.durationSeconds = Math.max(entry.durationSeconds, (performance.now() - this.started) / 1000);
     if (result.outcome === 'exited' && (result.exitCode === 0 || accept?.(result))) return result;
     if (result.outcome === 'timeout') entry.timeouts += 1;
-    this.fail(tool, commandLine(result), commandFailure(result, this.options.timeoutMs) ?? 'failed');
+    this.fail(tool, commandLine(result), commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed');
     return undefined;
   }
 

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecaRunner, Semaphore, commandFailure, locateTools } from '../../src/sources/diag/runner.js';
+import { ExecaRunner, Semaphore, commandFailure, locateTools } from '../../src/sources/command-runner.js';
 
 let dir: string;
 
@@ -14,7 +14,7 @@ async function script(name: string, body: string): Promise<string> {
   return file;
 }
 
-function runnerFor(file: string, options: { timeoutMs?: number; maxConcurrent?: number; maxOutputBytes?: number } = {}): ExecaRunner {
+function runnerFor(file: string, options: { timeoutMs?: number; maxConcurrent?: number; maxOutputBytes?: number } = {}): ExecaRunner<'perfquery' | 'sminfo' | 'smpquery'> {
   return new ExecaRunner({
     paths: { perfquery: file, sminfo: file, smpquery: file },
     timeoutMs: options.timeoutMs ?? 5000,
@@ -69,7 +69,8 @@ describe('ExecaRunner', () => {
     const result = await runnerFor(file, { timeoutMs: 300 }).run('perfquery', []);
     expect(result.outcome).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(commandFailure(result, 300)).toBe('killed after 300 ms time limit (--diag.timeout)');
+    expect(commandFailure(result, 300, '--diag.timeout')).toBe('killed after 300 ms time limit (--diag.timeout)');
+    expect(commandFailure(result, 300)).toBe('killed after 300 ms time limit');
     const child = Number(await readFile(pidFile, 'utf8'));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await alive(child)).toBe(false);
@@ -132,7 +133,7 @@ describe('locateTools', () => {
     await writeFile(path.join(bin, 'sminfo'), '#!/bin/sh\n');
     await chmod(path.join(bin, 'sminfo'), 0o755);
     await writeFile(path.join(bin, 'smpquery'), 'not executable');
-    const lookup = locateTools({ perfquery: path.join(bin, 'nope'), sminfo: undefined, smpquery: path.join(bin, 'smpquery') }, bin);
+    const lookup = locateTools(['perfquery', 'sminfo', 'smpquery'], { perfquery: path.join(bin, 'nope'), sminfo: undefined, smpquery: path.join(bin, 'smpquery') }, bin);
     expect(lookup.found.sminfo).toBe(path.join(bin, 'sminfo'));
     expect(lookup.found.perfquery).toBeUndefined();
     expect(lookup.missing).toEqual([

@@ -1,11 +1,11 @@
-// The one way infiniband-diags tools are run: argument arrays (never a shell), a time limit that
-// kills the tool's whole process group, a limit on commands in flight and on output size. Tests
-// inject another CommandRunner that replays recorded outputs.
+// The one way external tools are run (infiniband-diags, and any other command a source needs):
+// argument arrays (never a shell), a time limit that kills the tool's whole process group, a limit
+// on commands in flight and on output size. Tests inject another CommandRunner that replays
+// recorded outputs. A runner is typed by the tools it may run.
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
-import { DIAG_COMMANDS, type DiagCommand } from '../../snapshot/types.js';
 
 export type CommandOutcome =
   /** The tool ran to its end; see `exitCode`. */
@@ -19,8 +19,8 @@ export type CommandOutcome =
   /** Could not be started at all (ENOENT, EACCES…). */
   | 'spawn-error';
 
-export interface CommandResult {
-  command: DiagCommand;
+export interface CommandResult<Tool extends string = string> {
+  command: Tool;
   args: readonly string[];
   outcome: CommandOutcome;
   /** Set when the tool exited by itself. */
@@ -30,8 +30,8 @@ export interface CommandResult {
   durationMs: number;
 }
 
-export interface CommandRunner {
-  run(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult>;
+export interface CommandRunner<Tool extends string = string> {
+  run(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>>;
 }
 
 /** The command line as a person would type it, for logs and `read_errors`. */
@@ -39,8 +39,11 @@ export function commandLine(result: Pick<CommandResult, 'command' | 'args'>): st
   return [result.command, ...result.args].join(' ');
 }
 
-/** Why a command did not succeed, in one line; undefined when it exited 0. */
-export function commandFailure(result: CommandResult, timeoutMs?: number): string | undefined {
+/**
+ * Why a command did not succeed, in one line; undefined when it exited 0. `timeoutFlag` names the
+ * setting behind the time limit, for the person reading the log.
+ */
+export function commandFailure(result: CommandResult, timeoutMs?: number, timeoutFlag?: string): string | undefined {
   switch (result.outcome) {
     case 'exited': {
       if (result.exitCode === 0) return undefined;
@@ -51,7 +54,7 @@ export function commandFailure(result: CommandResult, timeoutMs?: number): strin
       return `exit code ${result.exitCode}${short ? `: ${short}` : ''}`;
     }
     case 'timeout':
-      return `killed after ${timeoutMs ?? Math.round(result.durationMs)} ms time limit (--diag.timeout)`;
+      return `killed after ${timeoutMs ?? Math.round(result.durationMs)} ms time limit${timeoutFlag ? ` (${timeoutFlag})` : ''}`;
     case 'output-limit':
       return 'killed: output larger than the limit';
     case 'cancelled':
@@ -82,9 +85,9 @@ export class Semaphore {
   }
 }
 
-export interface ExecaRunnerOptions {
+export interface ExecaRunnerOptions<Tool extends string> {
   /** Absolute paths of the tools. */
-  paths: Readonly<Record<DiagCommand, string>>;
+  paths: Readonly<Record<Tool, string>>;
   timeoutMs: number;
   maxConcurrent: number;
   /** Per stream; a tool printing more is killed and the command fails. */
@@ -105,16 +108,16 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-export class ExecaRunner implements CommandRunner {
+export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
   private readonly semaphore: Semaphore;
   private readonly maxOutputBytes: number;
 
-  constructor(private readonly options: ExecaRunnerOptions) {
+  constructor(private readonly options: ExecaRunnerOptions<Tool>) {
     this.semaphore = new Semaphore(Math.max(1, options.maxConcurrent));
     this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   }
 
-  async run(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult> {
+  async run(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>> {
     const release = await this.semaphore.acquire();
     try {
       return await this.spawn(command, args, signal);
@@ -123,7 +126,7 @@ export class ExecaRunner implements CommandRunner {
     }
   }
 
-  private async spawn(command: DiagCommand, args: readonly string[], signal?: AbortSignal): Promise<CommandResult> {
+  private async spawn(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>> {
     const started = performance.now();
     const base = { command, args, stdout: '', stderr: '' };
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
@@ -187,24 +190,25 @@ function isExecutable(file: string): boolean {
 // Debian installs infiniband-diags in /usr/sbin, which is not on an unprivileged user's PATH.
 const SBIN_DIRECTORIES = ['/usr/sbin', '/sbin'];
 
-export interface ToolLookup {
-  found: Partial<Record<DiagCommand, string>>;
+export interface ToolLookup<Tool extends string> {
+  found: Partial<Record<Tool, string>>;
   /** One phrase per missing tool, e.g. `perfquery (not found on PATH or in /usr/sbin, /sbin)`. */
   missing: string[];
 }
 
 /**
- * Locate the tools: a configured path must be executable; otherwise search `searchPath` (the PATH
+ * Locate `tools`: a configured path must be executable; otherwise search `searchPath` (the PATH
  * variable's value) and then /usr/sbin and /sbin.
  */
-export function locateTools(
-  configured: Readonly<Record<DiagCommand, string | undefined>>,
+export function locateTools<Tool extends string>(
+  tools: readonly Tool[],
+  configured: Readonly<Partial<Record<Tool, string | undefined>>>,
   searchPath: string = process.env.PATH ?? '',
-): ToolLookup {
-  const found: Partial<Record<DiagCommand, string>> = {};
+): ToolLookup<Tool> {
+  const found: Partial<Record<Tool, string>> = {};
   const missing: string[] = [];
   const directories = [...searchPath.split(path.delimiter).filter(Boolean), ...SBIN_DIRECTORIES];
-  for (const tool of DIAG_COMMANDS) {
+  for (const tool of tools) {
     const explicit = configured[tool];
     if (explicit !== undefined) {
       if (isExecutable(explicit)) found[tool] = explicit;
