@@ -1,323 +1,64 @@
 #!/usr/bin/env node
-// npm run bench: this exporter beside node_exporter's InfiniBand collector on the same generated
-// sysfs trees (1, 8, 64, 256 devices), in one run: scrape latency and throughput at a fixed
-// concurrency, CPU per 1000 scrapes, peak RSS, our collection cycle against a read-only baseline,
-// and a 100 000-scrape soak. Writes the results into docs/benchmarks.md (between its markers) and
-// docs/benchmarks.png. Servers on CPU 0, the load generator on CPU 1, 127.0.0.1 only.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+// npm run bench [-- [--quick] [--idle-seconds=N] [section…]]: runs the benchmark sections (all by
+// default) and writes each one's markdown into docs/benchmarks.md between its own markers,
+// `<!-- bench:<name>:begin … -->` and `<!-- bench:<name>:end -->`; the text around them is prose
+// kept by hand. A section is a module in bench/sections/ exporting an async function that gets
+// { generateTree, quick, … } and returns markdown: adding one is a line in SECTIONS and a pair of
+// markers in the doc.
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chartSvg } from './chart.mjs';
+import { PROJECT, log, prepare, stopAll } from './support.mjs';
 
-const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = path.join(PROJECT, 'docs/benchmarks.md');
-const PNG = path.join(PROJECT, 'docs/benchmarks.png');
-const SIZES = [1, 8, 64, 256];
-const PORTS_PER_DEVICE = 2;
-const CONNECTIONS = 8;
-// Seconds of load per measurement (autocannon stops an --amount run only on a whole-second tick,
-// which skews throughput, so runs are timed); the slow side gets longer for enough samples. Every
-// run is also capped in scrapes.
-const SECONDS = { ours: { 1: 5, 8: 5, 64: 5, 256: 5 }, node: { 1: 5, 8: 5, 64: 10, 256: 15 } };
-const MAX_SCRAPES_PER_RUN = 1_000_000;
-const CYCLE_ROUNDS = { 1: 41, 8: 21, 64: 11, 256: 5 };
-const SOAK = { devices: 64, chunks: 10, perChunk: 10000 };
-const RUN_LIMIT_MS = 180_000;
-const quick = process.argv.includes('--quick');
 
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-const children = new Set();
+const SECTIONS = {
+  idle: async (context) => (await import('./sections/idle.mjs')).idle(context),
+  load: async (context) => (await import('./sections/load.mjs')).load(context),
+};
 
-function log(message) {
-  process.stderr.write(`bench: ${message}\n`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Run a command to its end (with a time limit); resolves with its stdout. */
-function run(command, args, { env, limitMs = RUN_LIMIT_MS } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      children.delete(child);
-      if (code === 0) resolve(stdout);
-      else reject(new Error(`${command} ${args.join(' ')} ended with ${code ?? signal}: ${stderr.slice(-2000)}`));
-    });
-  });
-}
-
-/** Start a server pinned to CPU 0 and wait until `readyPath` answers 200. */
-async function startServer(name, command, args, port, readyPath, env = {}) {
-  const child = spawn('taskset', ['-c', '0', command, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  children.add(child);
-  let stderr = '';
-  child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}${readyPath}`)).ok) break;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`${name} not ready: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function parseArguments(argv) {
+  const names = argv.filter((arg) => !arg.startsWith('--'));
+  for (const name of names) if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  const seconds = argv.find((arg) => arg.startsWith('--idle-seconds='));
   return {
-    name,
-    pid: child.pid,
-    url: `http://127.0.0.1:${port}/metrics`,
-    async stop() {
-      if (child.exitCode === null) process.kill(child.pid, 'SIGTERM');
-      const timer = setTimeout(() => child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-      children.delete(child);
-    },
+    sections: names.length > 0 ? names : Object.keys(SECTIONS),
+    quick: argv.includes('--quick'),
+    seconds: seconds === undefined ? undefined : Number(seconds.split('=')[1]),
   };
 }
 
-async function cpuSeconds(pid) {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+/** Replace the block between the section's markers; the markers must exist. */
+async function writeSection(name, markdown) {
+  const doc = await readFile(DOC, 'utf8');
+  const beginMarker = `<!-- bench:${name}:begin`;
+  const endMarker = `<!-- bench:${name}:end -->`;
+  const begin = doc.indexOf(beginMarker);
+  const end = doc.indexOf(endMarker);
+  if (begin < 0 || end < begin) throw new Error(`${DOC}: the markers of section "${name}" are missing (${beginMarker} … ${endMarker})`);
+  const afterBegin = doc.indexOf('-->', begin) + 3;
+  await writeFile(DOC, `${doc.slice(0, afterBegin)}\n\n${markdown}\n\n${doc.slice(end)}`);
 }
-
-async function memoryKiB(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)[1]);
-  return { rss: field('VmRSS'), hwm: field('VmHWM') };
-}
-
-const AUTOCANNON = path.join(PROJECT, 'node_modules/autocannon/autocannon.js');
-
-/** autocannon on CPU 1 over CONNECTIONS connections: `{ seconds }` of load, or `{ amount }` scrapes. */
-async function load(url, { seconds, amount }) {
-  const bound = seconds !== undefined ? ['-d', String(seconds), '-O', String(MAX_SCRAPES_PER_RUN)] : ['-a', String(amount)];
-  const out = await run('taskset', ['-c', '1', process.execPath, AUTOCANNON, '-c', String(CONNECTIONS), ...bound, '-t', '30', '-j', url]);
-  const result = JSON.parse(out);
-  if (result.errors || result.timeouts || result.non2xx) throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
-  return { p50: result.latency.p50, p99: result.latency.p99, throughput: result.requests.total / result.duration, requests: result.requests.total, bytesPerScrape: result.throughput.total / result.requests.total };
-}
-
-/** One server under load: latency, throughput, CPU per 1000 scrapes, peak RSS. */
-async function measure(server, seconds) {
-  const idleMiB = (await memoryKiB(server.pid)).rss / 1024;
-  await load(server.url, { amount: 100 });
-  const cpuBefore = await cpuSeconds(server.pid);
-  const result = await load(server.url, { seconds });
-  const cpu = (await cpuSeconds(server.pid)) - cpuBefore;
-  const memory = await memoryKiB(server.pid);
-  return { ...result, cpuPer1000: (cpu / result.requests) * 1000, idleMiB, hwmMiB: memory.hwm / 1024 };
-}
-
-/** The tree really is read by both: one state series per port. */
-async function checkSeries(ours, node, ports) {
-  const count = async (url, prefix) => (await (await fetch(url)).text()).split('\n').filter((line) => line.startsWith(prefix)).length;
-  const [a, b] = [await count(ours.url, 'infiniband_port_state_id{'), await count(node.url, 'node_infiniband_state_id{')];
-  if (a !== ports || b !== ports) throw new Error(`expected ${ports} ports from both, got ${a} (ours) and ${b} (node_exporter)`);
-}
-
-function ensureNodeExporter() {
-  try {
-    return execFileSync('prometheus-node-exporter', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).split('\n')[0];
-  } catch {
-    throw new Error('prometheus-node-exporter is not installed: apt-get install -y prometheus-node-exporter');
-  }
-}
-
-function machine(loadBefore, loadAfter, nodeExporterVersion) {
-  const cpus = os.cpus();
-  const autocannonVersion = JSON.parse(execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(require("./node_modules/autocannon/package.json").version))'], { cwd: PROJECT, encoding: 'utf8' }));
-  return [
-    `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores; servers pinned to CPU 0, the load generator to CPU 1 (\`taskset\`)`,
-    `- Memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; kernel ${os.release()}; sysfs trees on ${execFileSync('df', ['--output=fstype', os.tmpdir()], { encoding: 'utf8' }).split('\n')[1]?.trim()} (${os.tmpdir()})`,
-    `- Node.js ${process.version}; ${nodeExporterVersion} (Debian package, \`--collector.disable-defaults --collector.infiniband\`); autocannon ${autocannonVersion}, ${CONNECTIONS} connections`,
-    `- Load average (1 min) before / after the run: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`,
-    `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-  ].join('\n');
-}
-
-const fmt = (v, digits = 1) => (v >= 100 ? v.toFixed(0) : v.toFixed(digits));
-// autocannon measures latency in whole milliseconds.
-const ms = (v) => (v < 1 ? '<1' : v.toFixed(0));
-const mark = (ok) => (ok ? 'met' : '**missed**');
 
 async function main() {
-  const nodeExporterVersion = ensureNodeExporter();
-  const loadBefore = os.loadavg()[0];
-  if (loadBefore > 1.5) log(`load average is ${loadBefore.toFixed(2)}: results will be noisy (the doc says so)`);
-  log('building dist/ and the tree generator');
-  await run('npm', ['run', 'build', '--silent'], { limitMs: 300_000 });
-  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.json')], { limitMs: 300_000 });
-  const { generateTree } = await import(path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench/test/support/generate-tree.js'));
-
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-bench-'));
-  const rows = [];
-  let memoryVariant;
-  let soak;
-  let emptyMiB;
-  try {
-    // What the process costs before any device: Node.js, fastify, prom-client, pino, execa, yaml.
-    const emptyPort = await freePort();
-    const empty = await startServer('infiniband-exporter', process.execPath, [path.join(PROJECT, 'dist/main.js'), '--no-collector.diag', '--path.sysfs', dir, '--log.level', 'warn', `--web.listen-address=127.0.0.1:${emptyPort}`], emptyPort, '/ready');
-    emptyMiB = (await memoryKiB(empty.pid)).rss / 1024;
-    await empty.stop();
-    for (const devices of quick ? [1, 8] : SIZES) {
-      const root = path.join(dir, `sys-${devices}`);
-      await generateTree(root, devices, PORTS_PER_DEVICE);
-      log(`${devices} devices: collection cycle against the read-only baseline`);
-      const cycle = JSON.parse(await run('taskset', ['-c', '0', process.execPath, path.join(PROJECT, 'bench/cycle.mjs'), root, String(CYCLE_ROUNDS[devices])]));
-
-      const oursArgs = [path.join(PROJECT, 'dist/main.js'), '--no-collector.diag', '--path.sysfs', root, '--log.level', 'warn'];
-      const oursPort = await freePort();
-      const ours = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${oursPort}`], oursPort, '/ready');
-      const nodePort = await freePort();
-      const node = await startServer('node_exporter', 'prometheus-node-exporter', ['--collector.disable-defaults', '--collector.infiniband', `--path.sysfs=${root}`, `--web.listen-address=127.0.0.1:${nodePort}`], nodePort, '/metrics');
-      try {
-        await checkSeries(ours, node, devices * PORTS_PER_DEVICE);
-        log(`${devices} devices: load on infiniband-exporter`);
-        const oursResult = await measure(ours, quick ? 2 : SECONDS.ours[devices]);
-        log(`${devices} devices: load on node_exporter`);
-        const nodeResult = await measure(node, quick ? 2 : SECONDS.node[devices]);
-        rows.push({ devices, ports: devices * PORTS_PER_DEVICE, ours: oursResult, node: nodeResult, cycle });
-      } finally {
-        await ours.stop();
-        await node.stop();
-      }
-
-      if (devices === 256 && !quick) {
-        log('256 devices: memory with a 2 MiB young generation');
-        const port = await freePort();
-        const small = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${port}`], port, '/ready', { NODE_OPTIONS: '--max-semi-space-size=2' });
-        try {
-          memoryVariant = await measure(small, SECONDS.ours[256]);
-        } finally {
-          await small.stop();
-        }
-      }
-      if (devices === SOAK.devices && !quick) {
-        log(`${devices} devices: soak of ${SOAK.chunks * SOAK.perChunk} scrapes`);
-        const port = await freePort();
-        const server = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${port}`], port, '/ready');
-        try {
-          const samples = [];
-          for (let chunk = 1; chunk <= SOAK.chunks; chunk++) {
-            await load(server.url, { amount: SOAK.perChunk });
-            const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(await (await fetch(server.url)).text());
-            samples.push({ scrapes: chunk * SOAK.perChunk, rssMiB: (await memoryKiB(server.pid)).rss / 1024, heapMiB: Number(heap?.[1] ?? NaN) / 2 ** 20 });
-          }
-          soak = { devices, samples, hwmMiB: (await memoryKiB(server.pid)).hwm / 1024 };
-        } finally {
-          await server.stop();
-        }
-      }
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  const options = parseArguments(process.argv.slice(2));
+  const loadAverage = os.loadavg()[0];
+  if (loadAverage >= 1) log(`load average is ${loadAverage.toFixed(2)}: results will be noisy (each section records the load at its start)`);
+  const generateTree = await prepare();
+  for (const name of options.sections) {
+    log(`section ${name}`);
+    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds });
+    await writeSection(name, markdown);
+    log(`wrote section ${name} of ${path.relative(PROJECT, DOC)}`);
   }
-  const loadAfter = os.loadavg()[0];
-  await writeResults(rows, memoryVariant, soak, emptyMiB, machine(loadBefore, loadAfter, nodeExporterVersion));
 }
 
-async function writeResults(rows, memoryVariant, soak, emptyMiB, machineFacts) {
-  const table = [
-    '| devices (ports) | exposition ours / node_exporter | p50 ms ours / ne | p99 ms ours / ne | scrapes/s ours / ne | throughput ratio | CPU s per 1000 scrapes ours / ne | RSS before load, MiB ours / ne | peak RSS MiB ours / ne | cycle ms (+ render ms) | read-only baseline ms (sync / async loop) | cycle ÷ baseline (sync / async) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(({ devices, ports, ours, node, cycle }) =>
-      `| ${devices} (${ports}) | ${fmt(ours.bytesPerScrape / 1024)} / ${fmt(node.bytesPerScrape / 1024)} KiB | ${ms(ours.p50)} / ${ms(node.p50)} | ${ms(ours.p99)} / ${ms(node.p99)} | ${fmt(ours.throughput)} / ${fmt(node.throughput)} | **${fmt(ours.throughput / node.throughput)}×** | ${fmt(ours.cpuPer1000, 2)} / ${fmt(node.cpuPer1000, 2)} | ${fmt(ours.idleMiB)} / ${fmt(node.idleMiB)} | ${fmt(ours.hwmMiB)} / ${fmt(node.hwmMiB)} | ${fmt(cycle.cycleMs)} (+ ${fmt(cycle.renderMs)}) | ${fmt(cycle.baselineSyncMs)} / ${fmt(cycle.baselineAsyncMs)} | ${(cycle.cycleMs / cycle.baselineSyncMs).toFixed(2)} / ${(cycle.cycleMs / cycle.baselineAsyncMs).toFixed(2)} |`,
-    ),
-  ].join('\n');
-  const at = (devices) => rows.find((row) => row.devices === devices);
-  const latencyOk = rows.every((row) => row.ours.p99 <= row.node.p50);
-  const r64 = at(64);
-  const r256 = at(256);
-  const cycleOk = rows.every((row) => row.cycle.cycleMs <= 2 * row.cycle.baselineSyncMs);
-  const cycleAsyncOk = rows.every((row) => row.cycle.cycleMs <= 2 * row.cycle.baselineAsyncMs);
-  // RSS swings by several MiB with the garbage collector's phase: growth is the mean of the second
-  // half of the samples against the mean of the first half, not last against first.
-  const mean = (samples) => samples.reduce((sum, sample) => sum + sample.rssMiB, 0) / samples.length;
-  const half = soak ? Math.floor(soak.samples.length / 2) : 0;
-  const soakFirst = soak ? mean(soak.samples.slice(0, half)) : undefined;
-  const soakGrowth = soak ? mean(soak.samples.slice(half)) - soakFirst : undefined;
-  const targets = [
-    `| our p99 ≤ node_exporter's p50 at every size | ${rows.map((row) => `${row.devices} devices: ${ms(row.ours.p99)} vs ${ms(row.node.p50)} ms`).join('; ')} | ${mark(latencyOk)} |`,
-    r64 && `| throughput ≥ 10× node_exporter's at 64 devices | ${fmt(r64.ours.throughput / r64.node.throughput)}× | ${mark(r64.ours.throughput >= 10 * r64.node.throughput)} |`,
-    `| cycle ≤ 2× the read-only baseline | sync loop: ${rows.map((row) => (row.cycle.cycleMs / row.cycle.baselineSyncMs).toFixed(1)).join(', ')}×; sequential async loop: ${rows.map((row) => (row.cycle.cycleMs / row.cycle.baselineAsyncMs).toFixed(2)).join(', ')}× | ${mark(cycleOk)} against the sync loop; ${mark(cycleAsyncOk)} against the async loop |`,
-    r256 && `| peak RSS ≤ 80 MiB at 256 devices | ${fmt(r256.ours.hwmMiB)} MiB (default Node.js flags; the same process on a host without devices: ${fmt(emptyMiB)} MiB)${memoryVariant ? `; ${fmt(memoryVariant.hwmMiB)} MiB with \`NODE_OPTIONS=--max-semi-space-size=2\` (${fmt(memoryVariant.throughput)} scrapes/s, p99 ${ms(memoryVariant.p99)} ms)` : ''} | ${mark(r256.ours.hwmMiB <= 80)} |`,
-    soak && `| no RSS growth over a 100 000-scrape soak (${soak.devices} devices) | RSS after each 10 000: ${soak.samples.map((s) => fmt(s.rssMiB)).join(', ')} MiB; heap used: ${soak.samples.map((s) => fmt(s.heapMiB)).join(', ')} MiB; mean RSS of the second 50 000 against the first: ${soakGrowth >= 0 ? '+' : ''}${fmt(soakGrowth)} MiB (met when within 5 %) | ${mark(soakGrowth <= 0.05 * soakFirst)} |`,
-  ].filter(Boolean);
-  const block = [
-    '<!-- bench:results:begin (written by npm run bench; edit the text around it, not inside) -->',
-    '',
-    '### Results',
-    '',
-    table,
-    '',
-    '### Targets',
-    '',
-    '| target | measured | |',
-    '|---|---|---|',
-    ...targets,
-    '',
-    '### Machine',
-    '',
-    machineFacts,
-    '',
-    '![Scrapes per second and p99 latency, infiniband-exporter and node_exporter, by host size](benchmarks.png)',
-    '',
-    '<!-- bench:results:end -->',
-  ].join('\n');
-  let doc;
-  try {
-    doc = await readFile(DOC, 'utf8');
-  } catch {
-    doc = '# Benchmarks\n\n<!-- bench:results:begin -->\n<!-- bench:results:end -->\n';
-  }
-  const begin = doc.indexOf('<!-- bench:results:begin');
-  const end = doc.indexOf('<!-- bench:results:end -->');
-  if (begin < 0 || end < 0) throw new Error(`${DOC}: the bench:results markers are missing`);
-  await writeFile(DOC, doc.slice(0, begin) + block + doc.slice(end + '<!-- bench:results:end -->'.length));
-  const svg = chartSvg(rows.map(({ devices, ours, node }) => ({ devices, ours, node })), `${CONNECTIONS} connections, ${PORTS_PER_DEVICE} ports per device, same sysfs tree for both; ${new Date().toISOString().slice(0, 10)}`);
-  const svgFile = path.join(os.tmpdir(), `ibx-bench-${process.pid}.svg`);
-  await writeFile(svgFile, svg);
-  try {
-    await run('rsvg-convert', ['-o', PNG, svgFile]);
-  } catch (error) {
-    throw new Error(`rsvg-convert failed (apt-get install -y librsvg2-bin): ${error.message}`);
-  } finally {
-    await rm(svgFile, { force: true });
-  }
-  log(`wrote ${path.relative(PROJECT, DOC)} and ${path.relative(PROJECT, PNG)}`);
-  process.stdout.write(`${table}\n\n${targets.join('\n')}\n`);
-}
-
-async function stopAll() {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-}
-process.on('SIGINT', () => void stopAll().then(() => process.exit(130)));
-main().catch(async (error) => {
-  await stopAll();
+process.on('SIGINT', () => {
+  stopAll();
+  process.exit(130);
+});
+main().catch((error) => {
+  stopAll();
   process.stderr.write(`bench: ${error.stack ?? error}\n`);
   process.exit(1);
 });
