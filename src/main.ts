@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The process: parse the command line, log, listen, and shut down cleanly on SIGTERM/SIGINT.
+// First of all, the V8 flags (before fastify and the rest are loaded): see runtime-flags.ts.
+import './runtime-flags.js';
 import { buildInfo } from './build-info.js';
 import { UsageError } from './config/errors.js';
 import { helpText, parseCommandLine, type Settings } from './config/settings.js';

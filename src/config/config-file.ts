@@ -1,7 +1,8 @@
 // The YAML config file (--config.file): every key optional, unknown keys and wrong types are
 // errors that name the file, the line and what was expected.
 import { readFileSync } from 'node:fs';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import type { LineCounter, Node } from 'yaml';
+import { yaml } from './yaml.js';
 import { LINK_SPEEDS, LINK_WIDTHS, type LinkSpeed, type LinkWidth } from '../infiniband/link-rate.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
@@ -80,8 +81,8 @@ export class FileContext {
 
 /** Parse YAML text; a syntax error becomes a UsageError naming the file and line. Null for an empty document. */
 export function parseYaml(text: string, file: string, kind = 'config file'): { root: Node | null; ctx: FileContext } {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
+  const lines = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
   const firstError = doc.errors[0];
   if (firstError) {
     const line = firstError.linePos?.[0]?.line;
@@ -89,18 +90,18 @@ export function parseYaml(text: string, file: string, kind = 'config file'): { r
     throw new UsageError(`${kind} ${line === undefined ? file : `${file}:${line}`}: not valid YAML: ${message}`);
   }
   const root = doc.contents;
-  return { root: root === null || (isScalar(root) && root.value === null) ? null : root, ctx: new FileContext(file, lines, kind) };
+  return { root: root === null || (yaml().isScalar(root) && root.value === null) ? null : root, ctx: new FileContext(file, lines, kind) };
 }
 
 export function describe(node: unknown): string {
-  if (isMap(node)) return 'a mapping';
-  if (isSeq(node)) return 'a list';
-  if (isScalar(node)) return node.value === null ? 'an empty value' : JSON.stringify(node.value);
+  if (yaml().isMap(node)) return 'a mapping';
+  if (yaml().isSeq(node)) return 'a list';
+  if (yaml().isScalar(node)) return node.value === null ? 'an empty value' : JSON.stringify(node.value);
   return 'nothing';
 }
 
 export function keyName(ctx: FileContext, key: unknown): string {
-  if (isScalar(key) && typeof key.value === 'string') return key.value;
+  if (yaml().isScalar(key) && typeof key.value === 'string') return key.value;
   throw ctx.error(key as Node, `keys must be plain words, got ${describe(key)}`);
 }
 
@@ -151,7 +152,7 @@ export function parseConfigText(text: string, file: string): FileSettings {
   const { root, ctx } = parseYaml(text, file);
   const settings: FileSettings = { values: new Map(), expectations: [] };
   if (root === null) return settings;
-  if (!isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
+  if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
 
   for (const pair of root.items) {
     const section = keyName(ctx, pair.key);
@@ -162,13 +163,13 @@ export function parseConfigText(text: string, file: string): FileSettings {
     const fields = FIELDS[section];
     if (!fields) throw ctx.error(pair.key as Node, `unknown section "${section}", expected one of: ${SECTIONS.join(', ')}`);
     const body = pair.value as Node | null;
-    if (!isMap(body)) throw ctx.error(body ?? (pair.key as Node), `section "${section}" must be a mapping of ${Object.keys(fields).join(', ')}, got ${describe(body)}`);
+    if (!yaml().isMap(body)) throw ctx.error(body ?? (pair.key as Node), `section "${section}" must be a mapping of ${Object.keys(fields).join(', ')}, got ${describe(body)}`);
     for (const item of body.items) {
       const key = keyName(ctx, item.key);
       const field = fields[key];
       if (!field) throw ctx.error(item.key as Node, `unknown key "${section}.${key}", expected one of: ${Object.keys(fields).map((k) => `${section}.${k}`).join(', ')}`);
       const valueNode = item.value as Node | null;
-      const checked = validateScalar(field.type, isScalar(valueNode) ? valueNode.value : undefined);
+      const checked = validateScalar(field.type, yaml().isScalar(valueNode) ? valueNode.value : undefined);
       if (!checked.ok) throw ctx.error(valueNode ?? (item.key as Node), `"${section}.${key}" must be ${checked.expected}, got ${describe(valueNode)}`);
       settings.values.set(field.flag, checked.value);
     }
@@ -177,16 +178,16 @@ export function parseConfigText(text: string, file: string): FileSettings {
 }
 
 function parseExpectations(ctx: FileContext, node: Node | null): ExpectationRule[] {
-  if (node === null || (isScalar(node) && node.value === null)) return [];
-  if (!isSeq(node)) throw ctx.error(node, `"expectations" must be a list of {device, port, width, speed}, got ${describe(node)}`);
+  if (node === null || (yaml().isScalar(node) && node.value === null)) return [];
+  if (!yaml().isSeq(node)) throw ctx.error(node, `"expectations" must be a list of {device, port, width, speed}, got ${describe(node)}`);
   return node.items.map((item) => {
     const entry = item as Node;
-    if (!isMap(entry)) throw ctx.error(entry, `each expectation must be a mapping with device and width and/or speed, got ${describe(entry)}`);
+    if (!yaml().isMap(entry)) throw ctx.error(entry, `each expectation must be a mapping with device and width and/or speed, got ${describe(entry)}`);
     const rule: ExpectationRule = { device: '', port: undefined, width: undefined, speed: undefined };
     for (const pair of entry.items) {
       const key = keyName(ctx, pair.key);
       const valueNode = pair.value as Node | null;
-      const value = isScalar(valueNode) ? valueNode.value : undefined;
+      const value = yaml().isScalar(valueNode) ? valueNode.value : undefined;
       switch (key) {
         case 'device':
           if (typeof value !== 'string' || value === '') throw ctx.error(valueNode ?? (pair.key as Node), `"device" must be a glob such as "mlx5_*", got ${describe(valueNode)}`);

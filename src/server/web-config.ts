@@ -4,15 +4,27 @@
 // every connection and request: certificates rotate and users change without a restart.
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Server as HttpServer } from 'node:http';
 import path from 'node:path';
 import { Server as TlsServer, createSecureContext, type SecureContextOptions, type SecureVersion, type TLSSocket } from 'node:tls';
-import bcrypt from 'bcryptjs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { isMap, isScalar, isSeq, type Node } from 'yaml';
+import type { Node } from 'yaml';
 import { describe, keyName, parseYaml, type FileContext } from '../config/config-file.js';
+import { yaml } from '../config/yaml.js';
 import { UsageError } from '../config/errors.js';
+
+// bcryptjs, loaded with the first password check: only a file with basic_auth_users needs it.
+interface Bcrypt {
+  compare(password: string, hash: string): Promise<boolean>;
+}
+const require = createRequire(import.meta.url);
+let loadedBcrypt: Bcrypt | undefined;
+function bcrypt(): Bcrypt {
+  loadedBcrypt ??= require('bcryptjs') as Bcrypt;
+  return loadedBcrypt;
+}
 
 const KIND = 'web config file';
 
@@ -71,29 +83,29 @@ export interface WebConfig {
 }
 
 function string(ctx: FileContext, node: Node | null, what: string): string {
-  if (isScalar(node) && typeof node.value === 'string' && node.value !== '') return node.value;
+  if (yaml().isScalar(node) && typeof node.value === 'string' && node.value !== '') return node.value;
   throw ctx.error(node, `"${what}" must be a non-empty string, got ${describe(node)}`);
 }
 
 function strings(ctx: FileContext, node: Node | null, what: string): string[] {
-  if (!isSeq(node)) throw ctx.error(node, `"${what}" must be a list of strings, got ${describe(node)}`);
+  if (!yaml().isSeq(node)) throw ctx.error(node, `"${what}" must be a list of strings, got ${describe(node)}`);
   return node.items.map((item) => string(ctx, item as Node, what));
 }
 
 function choice<T extends string>(ctx: FileContext, node: Node | null, what: string, allowed: readonly T[]): T {
-  const value = isScalar(node) ? node.value : undefined;
+  const value = yaml().isScalar(node) ? node.value : undefined;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   throw ctx.error(node, `"${what}" must be one of ${allowed.join(', ')}, got ${describe(node)}`);
 }
 
 function isEmpty(node: Node | null): boolean {
-  return node === null || (isScalar(node) && node.value === null);
+  return node === null || (yaml().isScalar(node) && node.value === null);
 }
 
 /** The key/value pairs of a mapping section, each key checked against what is allowed. */
 function entries(ctx: FileContext, node: Node | null, section: string, allowed: readonly string[] | undefined): [string, Node | null, Node][] {
   if (isEmpty(node)) return [];
-  if (!isMap(node)) throw ctx.error(node, `"${section}" must be a mapping, got ${describe(node)}`);
+  if (!yaml().isMap(node)) throw ctx.error(node, `"${section}" must be a mapping, got ${describe(node)}`);
   return node.items.map((pair) => {
     const key = keyName(ctx, pair.key);
     if (allowed && !allowed.includes(key)) {
@@ -140,7 +152,7 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
     ciphers = [TLS13_SUITES, ...names.flatMap((name) => CIPHER_SUITES[name] ?? [])].join(':');
   }
   const prefer = get('prefer_server_cipher_suites');
-  if (fields.has('prefer_server_cipher_suites') && !(isScalar(prefer) && typeof prefer.value === 'boolean')) {
+  if (fields.has('prefer_server_cipher_suites') && !(yaml().isScalar(prefer) && typeof prefer.value === 'boolean')) {
     throw ctx.error(prefer, `"tls_server_config.prefer_server_cipher_suites" must be true or false, got ${describe(prefer)}`);
   }
   let ecdhCurve: string | undefined;
@@ -152,7 +164,7 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
   }
   return {
     cert, key, clientAuth, clientCa, clientAllowedSans, minVersion, maxVersion, ciphers,
-    honorCipherOrder: isScalar(prefer) && prefer.value === true, ecdhCurve,
+    honorCipherOrder: yaml().isScalar(prefer) && prefer.value === true, ecdhCurve,
   };
 }
 
@@ -160,7 +172,7 @@ function parseHttp(ctx: FileContext, node: Node | null): Record<string, string> 
   const headers: Record<string, string> = {};
   for (const [key, value] of entries(ctx, node, 'http_server_config', ['http2', 'headers'])) {
     if (key === 'http2') {
-      if (isScalar(value) && value.value === false) continue;
+      if (yaml().isScalar(value) && value.value === false) continue;
       throw ctx.error(value, `"http_server_config.http2": this exporter serves HTTP/1.1 only; remove the key or set it to false (got ${describe(value)})`);
     }
     for (const [name, headerValue] of entries(ctx, value, 'http_server_config.headers', HEADERS)) {
@@ -174,7 +186,7 @@ function parseUsers(ctx: FileContext, node: Node | null): Map<string, string> {
   const users = new Map<string, string>();
   for (const [user, value] of entries(ctx, node, 'basic_auth_users', undefined)) {
     if (user.includes(':')) throw ctx.error(value, `user name "${user}" must not contain ":"`);
-    const hash = isScalar(value) ? value.value : undefined;
+    const hash = yaml().isScalar(value) ? value.value : undefined;
     if (typeof hash !== 'string' || !BCRYPT_HASH.test(hash)) {
       throw ctx.error(value, `the password of "${user}" must be a bcrypt hash ($2y$…, from htpasswd -nBC 10 "" | tr -d ':\\n'), got ${typeof hash === 'string' ? 'something else' : describe(value)}`);
     }
@@ -187,7 +199,7 @@ export function parseWebConfigText(text: string, file: string): WebConfig {
   const { root, ctx } = parseYaml(text, file, KIND);
   const config: WebConfig = { tls: undefined, users: new Map(), headers: {} };
   if (root === null) return config;
-  if (!isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
+  if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
   const dir = path.dirname(path.resolve(file));
   let { tls, users, headers } = config;
   for (const pair of root.items) {
@@ -391,7 +403,7 @@ export class WebSecurity {
     const cacheKey = createHash('sha256').update(`${user}\0${hash ?? ''}\0${password}`).digest('hex');
     if (hash !== undefined && this.goodLogins.has(cacheKey)) return true;
     // One bcrypt at a time: a flood of bad passwords costs one core, not all of them.
-    const check = this.bcryptQueue.then(() => bcrypt.compare(password, hash ?? UNKNOWN_USER_HASH));
+    const check = this.bcryptQueue.then(() => bcrypt().compare(password, hash ?? UNKNOWN_USER_HASH));
     this.bcryptQueue = check.catch(() => false);
     const matches = (await check.catch(() => false)) && hash !== undefined;
     if (matches) {

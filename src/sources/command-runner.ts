@@ -5,7 +5,6 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { execa } from 'execa';
 
 export type CommandOutcome =
   /** The tool ran to its end; see `exitCode`. */
@@ -97,6 +96,14 @@ export interface ExecaRunnerOptions<Tool extends string> {
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
+// execa is loaded with the first command: a host where no tool runs (the diag collector off, or no
+// port it could query) never loads it (about 13 MiB of resident memory, docs/benchmarks.md).
+let execaModule: Promise<typeof import('execa')> | undefined;
+function loadExeca(): Promise<typeof import('execa')> {
+  execaModule ??= import('execa');
+  return execaModule;
+}
+
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
@@ -129,6 +136,8 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
   private async spawn(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>> {
     const started = performance.now();
     const base = { command, args, stdout: '', stderr: '' };
+    if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
+    const { execa } = await loadExeca();
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
     const subprocess = execa(this.options.paths[command], [...args], {
       detached: true,

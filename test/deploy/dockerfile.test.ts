@@ -118,7 +118,8 @@ describe('Dockerfile', () => {
     const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.js') ? [path.join(dir, e.name)] : []));
     const imported = new Set<string>();
     for (const file of walk(path.join(PROJECT, 'dist'))) {
-      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*'([^'.][^']*)'/g)) {
+      // Static imports, dynamic imports and createRequire()'s require (modules loaded only when used).
+      for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/(?:from|import\(|require\()\s*'([^'.][^']*)'/g)) {
         if (specifier!.startsWith('node:')) continue;
         const parts = specifier!.split('/');
         imported.add(specifier!.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!);
