@@ -1,14 +1,27 @@
-// The collection loop's state: the latest reading of each source, the totals that only grow while
-// the exporter runs, and the current snapshot, replaced whole when a cycle finishes.
+// The collection's state: the latest reading of each source, the totals that only grow while the
+// exporter runs, and the current snapshot, replaced whole when a reading finishes.
+//
+// How often each sysfs file is read (docs/benchmarks.md, "What changed"):
+//   - `state` and `phys_state` of every port: every --collection.interval (sampleStates), so that
+//     flaps between scrapes are counted in infiniband_port_state_changes_total;
+//   - everything else that changes (rate, LIDs, PMA and hw counters, IPoIB): in a full reading
+//     (collectHost), which the exporter runs at start and whenever a scrape finds the last one
+//     older than one interval, or a sample saw a port change state or the device list change;
+//   - device identity and port layout (node type, GUIDs, firmware, board, description, link layer,
+//     port GUID, SM SL, LMC, capability mask, which counter files exist): with the first full
+//     reading of a device, then again when one of its ports changed state, when the last reading
+//     of it had errors, and every IDENTITY_MAX_AGE_MS.
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ExpectationRule } from '../config/config-file.js';
 import type { RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
-import { readInfinibandClass } from '../sources/infiniband.js';
-import { readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
-import { readIpoib } from '../sources/ipoib.js';
+import { listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
+import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
+import { listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
+import { readUmadPorts } from '../sources/umad.js';
 import { ExpectationRules } from './expectation-rules.js';
 import {
   portKey,
@@ -23,6 +36,9 @@ import {
   type Snapshot,
 } from '../snapshot/types.js';
 
+/** Identity and port layout are read again at least this often (firmware updates, node_desc). */
+export const IDENTITY_MAX_AGE_MS = 300_000;
+
 export interface CollectionOptions {
   files: SysfsFiles;
   devices: DeviceFilter;
@@ -34,13 +50,36 @@ export interface CollectionOptions {
   commands: readonly DiagCommand[];
   /** How to run the infiniband-diags tools; absent when the diag collector is off. */
   diag?: Omit<DiagOptions, 'signal'>;
+  /**
+   * Makes the host reading fresh (at most one interval old) before a diag cycle queries ports:
+   * which ports are linked and their LIDs come from it. Without it the latest reading is used.
+   */
+  freshHost?: () => Promise<void>;
   now?: () => number;
+}
+
+interface KnownIdentity {
+  identity: DeviceIdentity;
+  readAt: number;
+  /** A port changed state since it was read, or it was read with errors: read it again. */
+  stale: boolean;
+  /** Read in the full reading under way. */
+  readNow: boolean;
+}
+
+interface KnownInterface {
+  identity: InterfaceIdentity;
+  readAt: number;
+  stale: boolean;
+  carrier: 0 | 1 | undefined;
 }
 
 export class Collection {
   private devices: readonly Device[] = [];
+  private readonly interfaces = new Map<string, KnownInterface>();
   private ipoib: readonly IpoibInterface[] = [];
   private diag: ReadonlyMap<string, DiagPort> = new Map();
+  private readonly identities = new Map<string, KnownIdentity>();
   private readonly firstHostCycle: Promise<void>;
   private hostCycleDone: () => void = () => undefined;
   private readonly reports = new Map<CollectorName, CollectorReport>();
@@ -52,7 +91,14 @@ export class Collection {
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private current: Snapshot | undefined;
   private announcedNoDevices = false;
+  private announcedDiagSkips = '';
   private readonly now: () => number;
+  /** When the last full host reading finished (ms), and whether a sample found it outdated. */
+  private hostReadAt: number | undefined;
+  private hostOutdated = false;
+  /** When port states were last read, by a full reading or a sample (ms). */
+  private statesReadAt: number | undefined;
+  private readingHost = false;
 
   constructor(private readonly options: CollectionOptions) {
     this.rules = new ExpectationRules(options.expectations);
@@ -72,33 +118,165 @@ export class Collection {
     this.listeners.push(listener);
   }
 
-  /** One sysfs + IPoIB cycle. Results are dropped when `signal` aborted (deadline passed). */
+  /** Unix time (ms) at which port states were last read; undefined before the first full reading. */
+  get lastReadingAt(): number | undefined {
+    return this.statesReadAt;
+  }
+
+  /** The last full host reading is younger than `maxAgeMs` and no sample found it outdated since. */
+  hostFresh(maxAgeMs: number): boolean {
+    return this.hostReadAt !== undefined && !this.hostOutdated && this.now() - this.hostReadAt < maxAgeMs;
+  }
+
+  /**
+   * One full sysfs + IPoIB reading. Reads are synchronous; the event loop gets a turn between
+   * devices. Results are dropped when `signal` aborted (deadline passed).
+   */
   async collectHost(signal?: AbortSignal): Promise<void> {
     const { files, devices: filter } = this.options;
-    const sysfsStart = performance.now();
-    const infiniband = await readInfinibandClass(files, filter);
-    const sysfsSeconds = (performance.now() - sysfsStart) / 1000;
-    const ipoibStart = performance.now();
-    const ipoib = await readIpoib(files, infiniband.devices);
-    const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
-    if (signal?.aborted) return;
+    this.readingHost = true;
+    try {
+      const sysfsStart = performance.now();
+      const listing = listInfinibandDevices(files, filter);
+      const devices: Device[] = [];
+      const errors: ReadError[] = [];
+      for (const name of [...this.identities.keys()]) if (!listing.names.includes(name)) this.identities.delete(name);
+      for (const [index, name] of listing.names.entries()) {
+        if (index > 0) await yieldToEventLoop();
+        if (signal?.aborted) return;
+        const identityErrors: ReadError[] = [];
+        let known = this.knownIdentity(name, identityErrors);
+        let reading = known && readDevice(files, known.identity);
+        // Errors against a layout read in an earlier pass may only say that the layout changed (a
+        // counters/ directory that is a file now): read the identity again and judge against it.
+        if (known && reading && reading.errors.length > 0 && !known.readNow) {
+          known.stale = true;
+          known = this.knownIdentity(name, identityErrors);
+          reading = known && readDevice(files, known.identity);
+        }
+        errors.push(...identityErrors);
+        if (!known || !reading) continue;
+        known.readNow = false;
+        errors.push(...reading.errors);
+        if (!reading.device) {
+          this.identities.delete(name);
+          continue;
+        }
+        if (reading.errors.length > 0) known.stale = true;
+        devices.push(reading.device);
+      }
+      const sysfsSeconds = (performance.now() - sysfsStart) / 1000;
+      const ipoibStart = performance.now();
+      const ipoib = this.readIpoib(devices);
+      const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
+      if (signal?.aborted) return;
 
-    const finishedAt = this.now() / 1000;
-    this.devices = infiniband.devices;
-    this.ipoib = ipoib.interfaces;
-    this.hostCycleDone();
-    this.countStateChanges(infiniband.devices);
-    this.finish('sysfs', infiniband.failure, infiniband.errors, sysfsSeconds, finishedAt);
-    this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt);
-    if (!this.announcedNoDevices && infiniband.failure === undefined) {
-      this.announcedNoDevices = true;
-      if (infiniband.devices.length === 0) {
-        this.options.logger.info({ path: files.resolve('class/infiniband') }, 'no InfiniBand devices found; serving the exporter\'s own metrics only');
-      } else {
-        this.options.logger.info({ devices: infiniband.devices.map((device) => device.name) }, `found ${infiniband.devices.length} InfiniBand device(s)`);
+      const finishedAt = this.now();
+      this.devices = devices;
+      this.ipoib = ipoib.interfaces;
+      this.hostReadAt = finishedAt;
+      this.statesReadAt = finishedAt;
+      this.hostOutdated = false;
+      this.hostCycleDone();
+      this.countStateChanges(devices);
+      this.finish('sysfs', listing.failure, errors, sysfsSeconds, finishedAt / 1000);
+      this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt / 1000);
+      if (!this.announcedNoDevices && listing.failure === undefined) {
+        this.announcedNoDevices = true;
+        if (devices.length === 0) {
+          this.options.logger.info({ path: files.resolve('class/infiniband') }, 'no InfiniBand devices found; serving the exporter\'s own metrics only');
+        } else {
+          this.options.logger.info({ devices: devices.map((device) => device.name) }, `found ${devices.length} InfiniBand device(s)`);
+        }
+      }
+      this.publish();
+    } finally {
+      this.readingHost = false;
+    }
+  }
+
+  /**
+   * The IPoIB interfaces: carriers every reading, identities when new, due, read with errors, after
+   * their carrier changed, or when the InfiniBand devices changed (the HCA ports they map to).
+   */
+  private readIpoib(devices: readonly Device[]): { interfaces: IpoibInterface[]; errors: ReadError[]; failure: string | undefined } {
+    const { files } = this.options;
+    const listing = listInterfaces(files);
+    const errors: ReadError[] = [];
+    const interfaces: IpoibInterface[] = [];
+    const names = new Set(listing.names);
+    for (const name of [...this.interfaces.keys()]) if (!names.has(name)) this.interfaces.delete(name);
+    const devicesChanged = devices.length !== this.devices.length || devices.some((device, i) => device.name !== this.devices[i]?.name || device.ports.length !== this.devices[i]?.ports.length);
+    let placement: HcaPlacement | undefined;
+    for (const name of listing.names) {
+      let known = this.interfaces.get(name);
+      if (!known || known.stale || devicesChanged || this.now() - known.readAt >= IDENTITY_MAX_AGE_MS) {
+        placement ??= placeHcas(files, devices);
+        const reading = readInterfaceIdentity(files, name, placement);
+        errors.push(...reading.errors);
+        if (!reading.identity) {
+          this.interfaces.delete(name);
+          continue;
+        }
+        known = { identity: reading.identity, readAt: this.now(), stale: reading.errors.length > 0, carrier: known?.carrier };
+        this.interfaces.set(name, known);
+      }
+      if (!known.identity.ipoib) continue;
+      const carrier = readCarrier(files, name);
+      if (carrier === undefined) {
+        this.interfaces.delete(name);
+        continue;
+      }
+      // Up or down again: it may have come back with other settings (mode, MTU).
+      if (known.carrier !== undefined && carrier !== known.carrier) known.stale = true;
+      known.carrier = carrier;
+      interfaces.push({ ...known.identity.settings, carrier });
+    }
+    return { interfaces, errors, failure: listing.failure };
+  }
+
+  /** The identity of `name`, read again when it is due; undefined when the device vanished. */
+  private knownIdentity(name: string, errors: ReadError[]): KnownIdentity | undefined {
+    const known = this.identities.get(name);
+    if (known && !known.stale && this.now() - known.readAt < IDENTITY_MAX_AGE_MS) return known;
+    const reading = readDeviceIdentity(this.options.files, name);
+    errors.push(...reading.errors);
+    if (!reading.identity) {
+      this.identities.delete(name);
+      return undefined;
+    }
+    const fresh: KnownIdentity = { identity: reading.identity, readAt: this.now(), stale: reading.errors.length > 0, readNow: true };
+    this.identities.set(name, fresh);
+    return fresh;
+  }
+
+  /**
+   * Read the state and physical state of every known port, and count logical state changes. A
+   * change, or a device that appeared or vanished, makes the next scrape read the host again.
+   * Skipped while a full reading runs (it reads the states itself) and shortly after one.
+   */
+  sampleStates(minimumAgeMs = 0): void {
+    if (this.readingHost || this.hostReadAt === undefined) return;
+    if (this.statesReadAt !== undefined && this.now() - this.statesReadAt < minimumAgeMs) return;
+    const { files, devices: filter } = this.options;
+    const listing = listInfinibandDevices(files, filter);
+    const known = this.devices.map((device) => device.name);
+    if (listing.names.length !== known.length || listing.names.some((name, i) => name !== known[i])) this.hostOutdated = true;
+    for (const name of listing.names) {
+      const entry = this.identities.get(name);
+      if (!entry) continue;
+      for (const sample of readPortStates(files, entry.identity)) {
+        const key = portKey(sample.device, sample.port);
+        const state = sample.state?.id;
+        const before = this.lastState.get(key);
+        if (state === undefined || before === undefined || state === before) continue;
+        this.lastState.set(key, state);
+        this.stateChanges.set(key, (this.stateChanges.get(key) ?? 0) + 1);
+        entry.stale = true;
+        this.hostOutdated = true;
       }
     }
-    this.publish();
+    this.statesReadAt = this.now();
   }
 
   /**
@@ -110,7 +288,12 @@ export class Collection {
     const options = this.options.diag;
     if (!options) return;
     await this.firstHostCycle;
-    const reading = await readDiag(this.devices, { ...options, signal });
+    let targets = this.diagTargets();
+    if (targets.size > 0 && this.options.freshHost) {
+      await this.options.freshHost();
+      targets = this.diagTargets();
+    }
+    const reading = await readDiag(this.devices, { ...options, signal }, targets);
     if (signal?.aborted) return;
     const finishedAt = this.now() / 1000;
     this.diag = new Map(reading.ports.map((port) => [portKey(port.device, port.port), port]));
@@ -119,6 +302,33 @@ export class Collection {
       this.finish(command, undefined, result.errors, result.durationSeconds, finishedAt, true);
     }
     this.publish();
+  }
+
+  /**
+   * The ports the diag tools can query: linked InfiniBand ports with a umad device. Ports left
+   * out for want of one are named in the log once, and again whenever that set changes.
+   */
+  private diagTargets(): ReadonlySet<string> {
+    const umad = readUmadPorts(this.options.files);
+    const targets = new Set<string>();
+    const skipped: string[] = [];
+    for (const device of this.devices) {
+      for (const port of device.ports.filter(isQueriedPort)) {
+        const key = portKey(device.name, port.port);
+        if (umad.ports.has(key)) targets.add(key);
+        else skipped.push(key);
+      }
+    }
+    const summary = skipped.join(' ');
+    if (summary !== this.announcedDiagSkips) {
+      this.announcedDiagSkips = summary;
+      if (skipped.length > 0) {
+        this.options.logger.info({ ports: skipped, reason: umad.reason }, 'diag collector skips these linked ports: they have no umad device, so infiniband-diags cannot reach the fabric through them');
+      } else {
+        this.options.logger.info('diag collector queries every linked InfiniBand port');
+      }
+    }
+    return targets;
   }
 
   /** A diag cycle passed its deadline: its readings are dropped, not served as fresh. */
@@ -171,7 +381,12 @@ export class Collection {
         if (state === undefined) continue;
         const before = this.lastState.get(key);
         if (!this.stateChanges.has(key)) this.stateChanges.set(key, 0);
-        if (before !== undefined && before !== state) this.stateChanges.set(key, this.stateChanges.get(key)! + 1);
+        if (before !== undefined && before !== state) {
+          this.stateChanges.set(key, this.stateChanges.get(key)! + 1);
+          // The subnet manager may have set the port up differently (SM SL, LMC, capabilities).
+          const known = this.identities.get(device.name);
+          if (known) known.stale = true;
+        }
         this.lastState.set(key, state);
       }
     }

@@ -1,5 +1,11 @@
 // The sysfs source: /sys/class/infiniband/<device>/… into Device and Port records. It never throws
 // for one bad file, port or device: the failure is recorded against that item and the rest is read.
+//
+// A device is read in two parts, so the collection can read each as often as it needs:
+//   identity  what changes rarely: node type, GUIDs, firmware, board, description, and per port the
+//             link layer, port GUID, SM SL, LMC, capability mask, and which counter files exist;
+//   state     per port `state` and `phys_state`, sampled often so that flaps are counted;
+//   device    the rest, read when a scrape needs it: state, rate, LIDs, PMA and hw counters.
 import { normaliseGuid, portGuidFromGid } from '../infiniband/guid.js';
 import { parseLinkRate } from '../infiniband/link-rate.js';
 import {
@@ -11,13 +17,53 @@ import {
   parseCounterValue,
   type PmaCounter,
 } from '../infiniband/pma-counters.js';
-import { parsePhysicalState, parsePortState } from '../infiniband/port-state.js';
+import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../infiniband/port-state.js';
 import type { Device, Port, PortCounter, ReadError } from '../snapshot/types.js';
 import { deviceSelected, type DeviceFilter } from './device-filter.js';
-import { mapLimited } from './concurrency.js';
 import type { SysfsFiles } from './sysfs-files.js';
 
 export const INFINIBAND_CLASS = 'class/infiniband';
+
+/** Rarely-changing facts of a port, and the counter files it has. */
+export interface PortLayout {
+  port: number;
+  linkLayer: string | undefined;
+  portGuid: string | undefined;
+  smSl: number | undefined;
+  lmc: number | undefined;
+  capabilityMask: number | undefined;
+  /** Known PMA counter files in `counters/`. */
+  counterFiles: readonly string[];
+  /** Known legacy 64-bit files in `counters_ext/` (pre-4.5 kernels, MLNX_OFED). */
+  legacyCounterFiles: readonly string[];
+  /** Files of `hw_counters/` but `lifespan`, in byte order. */
+  hwCounterFiles: readonly string[];
+}
+
+/** Rarely-changing facts of a device, with the layout of its ports. */
+export interface DeviceIdentity extends Omit<Device, 'ports'> {
+  ports: readonly PortLayout[];
+}
+
+export interface IdentityReading {
+  /** Undefined when the device vanished while it was read. */
+  identity: DeviceIdentity | undefined;
+  errors: ReadError[];
+}
+
+export interface DeviceReading {
+  /** Undefined when the device vanished while it was read (or is not a directory any more). */
+  device: Device | undefined;
+  errors: ReadError[];
+}
+
+/** One port's logical and physical state, as sampled between full readings. */
+export interface PortStateSample {
+  device: string;
+  port: number;
+  state: StateReading<PortStateName> | undefined;
+  physicalState: StateReading<PhysicalStateName> | undefined;
+}
 
 export interface InfinibandReading {
   devices: Device[];
@@ -44,11 +90,14 @@ function excerpt(text: string): string {
 /** Reads files of one device, collecting errors with their sysfs-relative path. */
 class DeviceReader {
   readonly errors: ReadError[] = [];
+  readonly base: string;
 
   constructor(
     private readonly files: SysfsFiles,
-    readonly base: string,
-  ) {}
+    readonly name: string,
+  ) {
+    this.base = `${INFINIBAND_CLASS}/${name}`;
+  }
 
   private fail(relative: string, message: string): undefined {
     this.errors.push({ collector: 'sysfs', item: `${this.base}/${relative}`, message });
@@ -56,99 +105,161 @@ class DeviceReader {
   }
 
   /** Read and parse one attribute; absent files are silently undefined (optional attributes). */
-  async attribute<T>(relative: string, parse: Parser<T>, expected: string): Promise<T | undefined> {
-    const result = await this.files.read(`${this.base}/${relative}`);
+  attribute<T>(relative: string, parse: Parser<T>, expected: string): T | undefined {
+    const result = this.files.read(`${this.base}/${relative}`);
     if (!result.ok) return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
     const value = parse(result.text);
     return value === undefined ? this.fail(relative, `unexpected content ${excerpt(result.text)}, expected ${expected}`) : value;
   }
 
-  async text(relative: string): Promise<string | undefined> {
+  text(relative: string): string | undefined {
     return this.attribute(relative, parseLine, 'text');
   }
 
   /** Counter files: `N/A (no PMA)` (legacy kernels) means no value, not an error. */
-  async counter(relative: string): Promise<bigint | undefined> {
-    const result = await this.files.read(`${this.base}/${relative}`);
+  counter(relative: string): bigint | undefined {
+    const result = this.files.readDecimal(`${this.base}/${relative}`);
     if (!result.ok) return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
+    if ('value' in result) return result.value;
     if (isNoPmaText(result.text)) return undefined;
     const value = parseCounterValue(result.text);
     return value === undefined ? this.fail(relative, `unexpected content ${excerpt(result.text)}, expected an unsigned decimal`) : value;
   }
 
-  async list(relative: string, directoriesOnly = false): Promise<string[] | undefined> {
-    const result = await this.files.list(`${this.base}/${relative}`, { directoriesOnly });
+  list(relative: string, directoriesOnly = false): string[] | undefined {
+    const result = this.files.list(`${this.base}/${relative}`, { directoriesOnly });
     if (result.ok) return result.names;
     return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
   }
+
+  /**
+   * Still there after every read means every read saw it present: a device hot-unplugged while it
+   * was read gave a partial reading (absent files are not errors), so it is simply gone. Not a
+   * directory at all (ENOTDIR): no device either, but a broken tree, so its errors stay.
+   */
+  present(): { present: boolean; errors: ReadError[] } {
+    const still = this.files.directoryPresent(this.base);
+    if (still.ok) return { present: true, errors: this.errors };
+    return { present: false, errors: still.failure.kind === 'missing' ? [] : this.errors };
+  }
 }
 
-export async function readInfinibandClass(files: SysfsFiles, filter: DeviceFilter): Promise<InfinibandReading> {
-  const listing = await files.list(INFINIBAND_CLASS);
+/** The devices of the class directory that pass the filter; a missing directory is no devices. */
+export function listInfinibandDevices(files: SysfsFiles, filter: DeviceFilter): { names: string[]; failure: string | undefined } {
+  const listing = files.list(INFINIBAND_CLASS);
   if (!listing.ok) {
     // No InfiniBand stack loaded is a normal host, not a failure.
-    if (listing.failure.kind === 'missing') return { devices: [], errors: [], failure: undefined };
-    return { devices: [], errors: [], failure: `cannot list ${files.resolve(INFINIBAND_CLASS)}: ${listing.failure.message}` };
+    if (listing.failure.kind === 'missing') return { names: [], failure: undefined };
+    return { names: [], failure: `cannot list ${files.resolve(INFINIBAND_CLASS)}: ${listing.failure.message}` };
   }
-  const selected = listing.names.filter((name) => deviceSelected(name, filter));
-  const readings = await mapLimited(selected, 8, (name) => readDevice(files, name));
+  return { names: listing.names.filter((name) => deviceSelected(name, filter)), failure: undefined };
+}
+
+/** Read everything of every selected device at once (the check command, tests). */
+export function readInfinibandClass(files: SysfsFiles, filter: DeviceFilter): InfinibandReading {
+  const { names, failure } = listInfinibandDevices(files, filter);
   const devices: Device[] = [];
   const errors: ReadError[] = [];
-  for (const reading of readings) {
+  for (const name of names) {
+    const first = readDeviceIdentity(files, name);
+    if (!first.identity) {
+      errors.push(...first.errors);
+      continue;
+    }
+    const reading = readDevice(files, first.identity);
+    if (reading.device) {
+      devices.push(reading.device);
+      errors.push(...first.errors);
+    }
     errors.push(...reading.errors);
-    if (reading.device) devices.push(reading.device);
   }
-  return { devices, errors, failure: undefined };
+  return { devices, errors, failure };
 }
 
-async function readDevice(files: SysfsFiles, name: string): Promise<{ device: Device | undefined; errors: ReadError[] }> {
-  const reader = new DeviceReader(files, `${INFINIBAND_CLASS}/${name}`);
-  const [nodeType, nodeGuid, sysImageGuid, firmwareVersion, hcaType, boardId, hwRev, nodeDesc, portNames] = await Promise.all([
-    reader.attribute('node_type', parseNodeType, 'like "1: CA"'),
-    reader.attribute('node_guid', normaliseGuid, 'a GUID like "0002:c903:0031:fdc0"'),
-    reader.attribute('sys_image_guid', normaliseGuid, 'a GUID like "0002:c903:0031:fdc3"'),
-    reader.text('fw_ver'),
-    reader.text('hca_type'),
-    reader.text('board_id'),
-    reader.text('hw_rev'),
-    reader.text('node_desc'),
-    reader.list('ports', true),
-  ]);
-  const ports: Port[] = [];
-  for (const portName of portNames ?? []) {
+/** The rarely-changing part of a device. */
+export function readDeviceIdentity(files: SysfsFiles, name: string): IdentityReading {
+  const reader = new DeviceReader(files, name);
+  const nodeType = reader.attribute('node_type', parseNodeType, 'like "1: CA"');
+  const nodeGuid = reader.attribute('node_guid', normaliseGuid, 'a GUID like "0002:c903:0031:fdc0"');
+  const sysImageGuid = reader.attribute('sys_image_guid', normaliseGuid, 'a GUID like "0002:c903:0031:fdc3"');
+  const firmwareVersion = reader.text('fw_ver');
+  const hcaType = reader.text('hca_type');
+  const boardId = reader.text('board_id');
+  const hwRev = reader.text('hw_rev');
+  const nodeDesc = reader.text('node_desc');
+  const ports: PortLayout[] = [];
+  for (const portName of reader.list('ports', true) ?? []) {
     if (!/^\d{1,3}$/.test(portName)) continue;
-    ports.push(await readPort(reader, name, Number(portName)));
+    ports.push(readPortLayout(reader, Number(portName)));
   }
-  // Hot-unplugged while it was read: what was read is partial (absent files are not errors), so
-  // the device is simply gone. Still there after every read means every read saw it present.
-  // Not a directory at all (ENOTDIR): no device either, but a broken tree, so its errors stay.
-  const still = await files.list(reader.base);
-  if (!still.ok) return { device: undefined, errors: still.failure.kind === 'missing' ? [] : reader.errors };
-  const device: Device = { name, nodeType, nodeGuid, sysImageGuid, firmwareVersion, hcaType, boardId, hwRev, nodeDesc, ports };
-  return { device, errors: reader.errors };
+  const { present, errors } = reader.present();
+  const identity: DeviceIdentity = { name, nodeType, nodeGuid, sysImageGuid, firmwareVersion, hcaType, boardId, hwRev, nodeDesc, ports };
+  return { identity: present ? identity : undefined, errors };
 }
 
-async function readPort(reader: DeviceReader, device: string, port: number): Promise<Port> {
+function readPortLayout(reader: DeviceReader, port: number): PortLayout {
   const dir = `ports/${port}`;
-  const [state, physicalState, rate, lid, smLid, smSl, lmc, capabilityMask, linkLayer, gid0, counters, hwCounters] = await Promise.all([
-    reader.attribute(`${dir}/state`, parsePortState, 'like "4: ACTIVE"'),
-    reader.attribute(`${dir}/phys_state`, parsePhysicalState, 'like "5: LinkUp"'),
-    reader.attribute(`${dir}/rate`, parseLinkRate, 'like "100 Gb/sec (4X EDR)"'),
-    reader.attribute(`${dir}/lid`, parseHex, 'hex like "0x1a"'),
-    reader.attribute(`${dir}/sm_lid`, parseHex, 'hex like "0x1"'),
-    reader.attribute(`${dir}/sm_sl`, parseSmallDecimal, 'a decimal'),
-    reader.attribute(`${dir}/lid_mask_count`, parseSmallDecimal, 'a decimal'),
-    reader.attribute(`${dir}/cap_mask`, parseHex, 'hex like "0x2651e848"'),
-    reader.text(`${dir}/link_layer`),
-    readGid0(reader, dir),
-    readPmaCounters(reader, dir),
-    readHwCounters(reader, `${dir}/hw_counters`),
-  ]);
+  const smSl = reader.attribute(`${dir}/sm_sl`, parseSmallDecimal, 'a decimal');
+  const lmc = reader.attribute(`${dir}/lid_mask_count`, parseSmallDecimal, 'a decimal');
+  const capabilityMask = reader.attribute(`${dir}/cap_mask`, parseHex, 'hex like "0x2651e848"');
+  const linkLayer = reader.text(`${dir}/link_layer`);
+  // Some drivers refuse to show unused GID entries; the port GUID is then simply unknown.
+  const gid0 = reader.list(`${dir}/gids`)?.includes('0') ? reader.text(`${dir}/gids/0`) : undefined;
+  const counterFiles = (reader.list(`${dir}/counters`) ?? []).filter((file) => PMA_COUNTER_BY_FILE.has(file));
+  const legacyCounterFiles = (reader.list(`${dir}/counters_ext`) ?? []).filter((file) => LEGACY_EXTENDED_FILES.has(file));
+  const hwCounterFiles = (reader.list(`${dir}/hw_counters`) ?? []).filter((file) => file !== 'lifespan').sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {
-    device,
     port,
     linkLayer,
     portGuid: gid0 === undefined ? undefined : portGuidFromGid(gid0),
+    smSl,
+    lmc,
+    capabilityMask,
+    counterFiles,
+    legacyCounterFiles,
+    hwCounterFiles,
+  };
+}
+
+/** The logical and physical state of every port of a device (unreadable ones left out). */
+export function readPortStates(files: SysfsFiles, identity: DeviceIdentity): PortStateSample[] {
+  const reader = new DeviceReader(files, identity.name);
+  return identity.ports.map(({ port }) => ({
+    device: identity.name,
+    port,
+    state: reader.attribute(`ports/${port}/state`, parsePortState, 'like "4: ACTIVE"'),
+    physicalState: reader.attribute(`ports/${port}/phys_state`, parsePhysicalState, 'like "5: LinkUp"'),
+  }));
+}
+
+/** Everything that changes of a device whose identity was read, joined with that identity. */
+export function readDevice(files: SysfsFiles, identity: DeviceIdentity): DeviceReading {
+  const reader = new DeviceReader(files, identity.name);
+  const ports = identity.ports.map((layout) => readPort(reader, identity.name, layout));
+  const { present, errors } = reader.present();
+  if (!present) return { device: undefined, errors };
+  const { ports: _layouts, ...facts } = identity;
+  return { device: { ...facts, ports }, errors };
+}
+
+function readPort(reader: DeviceReader, device: string, layout: PortLayout): Port {
+  const dir = `ports/${layout.port}`;
+  const state = reader.attribute(`${dir}/state`, parsePortState, 'like "4: ACTIVE"');
+  const physicalState = reader.attribute(`${dir}/phys_state`, parsePhysicalState, 'like "5: LinkUp"');
+  const rate = reader.attribute(`${dir}/rate`, parseLinkRate, 'like "100 Gb/sec (4X EDR)"');
+  const lid = reader.attribute(`${dir}/lid`, parseHex, 'hex like "0x1a"');
+  const smLid = reader.attribute(`${dir}/sm_lid`, parseHex, 'hex like "0x1"');
+  const counters = readPmaCounters(reader, dir, layout);
+  const hwCounters = new Map<string, number>();
+  for (const name of layout.hwCounterFiles) {
+    const value = reader.counter(`${dir}/hw_counters/${name}`);
+    if (value !== undefined) hwCounters.set(name, Number(value));
+  }
+  return {
+    device,
+    port: layout.port,
+    linkLayer: layout.linkLayer,
+    portGuid: layout.portGuid,
     state,
     physicalState,
     rateGbps: rate?.gbps,
@@ -156,41 +267,29 @@ async function readPort(reader: DeviceReader, device: string, port: number): Pro
     speed: rate?.speed,
     lid,
     smLid,
-    smSl,
-    lmc,
-    capabilityMask,
+    smSl: layout.smSl,
+    lmc: layout.lmc,
+    capabilityMask: layout.capabilityMask,
     counters,
     hwCounters,
   };
 }
 
-async function readGid0(reader: DeviceReader, dir: string): Promise<string | undefined> {
-  // Some drivers refuse to show unused GID entries; the port GUID is then simply unknown.
-  const result = await reader.list(`${dir}/gids`);
-  return result?.includes('0') ? reader.text(`${dir}/gids/0`) : undefined;
-}
-
-async function readPmaCounters(reader: DeviceReader, dir: string): Promise<PortCounter[]> {
-  const [names, legacyNames] = await Promise.all([reader.list(`${dir}/counters`), reader.list(`${dir}/counters_ext`)]);
+function readPmaCounters(reader: DeviceReader, dir: string, layout: PortLayout): PortCounter[] {
   const raw = new Map<string, bigint>();
   const fromLegacy = new Set<string>();
-  await Promise.all([
-    ...(names ?? [])
-      .filter((file) => PMA_COUNTER_BY_FILE.has(file))
-      .map(async (file) => {
-        const value = await reader.counter(`${dir}/counters/${file}`);
-        if (value !== undefined && !fromLegacy.has(file)) raw.set(file, value);
-      }),
-    ...(legacyNames ?? [])
-      .filter((file) => LEGACY_EXTENDED_FILES.has(file))
-      .map(async (file) => {
-        const value = await reader.counter(`${dir}/counters_ext/${file}`);
-        if (value === undefined) return;
-        const target = LEGACY_EXTENDED_FILES.get(file)!;
-        raw.set(target, value);
-        fromLegacy.add(target);
-      }),
-  ]);
+  for (const file of layout.legacyCounterFiles) {
+    const value = reader.counter(`${dir}/counters_ext/${file}`);
+    if (value === undefined) continue;
+    const target = LEGACY_EXTENDED_FILES.get(file)!;
+    raw.set(target, value);
+    fromLegacy.add(target);
+  }
+  for (const file of layout.counterFiles) {
+    if (fromLegacy.has(file)) continue;
+    const value = reader.counter(`${dir}/counters/${file}`);
+    if (value !== undefined) raw.set(file, value);
+  }
   return pmaCountersFromRaw(raw, fromLegacy);
 }
 
@@ -222,16 +321,3 @@ export function exportCounter(counter: PmaCounter, value: bigint, bits: number):
   };
 }
 
-async function readHwCounters(reader: DeviceReader, dir: string): Promise<Map<string, number>> {
-  const names = (await reader.list(dir)) ?? [];
-  const values = new Map<string, number>();
-  await Promise.all(
-    names
-      .filter((name) => name !== 'lifespan')
-      .map(async (name) => {
-        const value = await reader.counter(`${dir}/${name}`);
-        if (value !== undefined) values.set(name, Number(value));
-      }),
-  );
-  return new Map([...values].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}

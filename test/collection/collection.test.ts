@@ -8,7 +8,7 @@ import { RecurringErrors } from '../../src/log/recurring-errors.js';
 import { renderSnapshot } from '../../src/metrics/render.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
-import { Collection } from '../../src/collection/collection.js';
+import { Collection, IDENTITY_MAX_AGE_MS } from '../../src/collection/collection.js';
 import { copyTree, ZOO, type TempTree } from '../support/trees.js';
 import { rm } from 'node:fs/promises';
 
@@ -117,5 +117,61 @@ describe('Collection', () => {
     const sysfs = c.snapshot!.reports.find((r) => r.collector === 'sysfs')!;
     expect(sysfs.success).toBe(false);
     expect(sysfs.errors[0]!.message).toMatch(/cannot list/);
+  });
+});
+
+describe('Collection, between full readings', () => {
+  it('samples port states every interval, so a flap between two scrapes is counted', async () => {
+    const c = collection();
+    await c.collectHost();
+    expect(c.hostFresh(10_000)).toBe(true);
+    await writeFile(stateFile('mlx5_0'), '1: DOWN\n');
+    c.sampleStates();
+    await writeFile(stateFile('mlx5_0'), '4: ACTIVE\n');
+    c.sampleStates();
+    // The served snapshot is outdated by the change: the next scrape reads the host again.
+    expect(c.hostFresh(10_000)).toBe(false);
+    expect(c.snapshot!.totals.stateChanges.get('mlx5_0/1')).toBe(0);
+    await c.collectHost();
+    expect(c.snapshot!.totals.stateChanges.get('mlx5_0/1')).toBe(2);
+    expect(c.snapshot!.devices.find((d) => d.name === 'mlx5_0')!.ports[0]!.state?.name).toBe('ACTIVE');
+  });
+
+  it('a sample that finds a device gone or new outdates the snapshot; one that finds nothing new does not', async () => {
+    let now = 1_700_000_000_000;
+    const c = collection(() => now);
+    await c.collectHost();
+    now += 6_000;
+    c.sampleStates();
+    expect(c.hostFresh(10_000)).toBe(true);
+    expect(c.lastReadingAt).toBe(now);
+    await rm(path.join(tree.root, 'class/infiniband/mlx5_7'), { recursive: true });
+    now += 1_000;
+    c.sampleStates();
+    expect(c.hostFresh(10_000)).toBe(false);
+    now += 10_000;
+    expect(c.hostFresh(10_000)).toBe(false);
+  });
+
+  it('reads identity files again after IDENTITY_MAX_AGE_MS or a state change, not at every reading', async () => {
+    let now = 1_700_000_000_000;
+    const c = collection(() => now);
+    const description = () => c.snapshot!.devices.find((d) => d.name === 'mlx5_0')!.nodeDesc;
+    await c.collectHost();
+    const before = description();
+    await writeFile(path.join(tree.root, 'class/infiniband/mlx5_0/node_desc'), 'renamed host\n');
+    now += 10_000;
+    await c.collectHost();
+    expect(description()).toBe(before);
+    now += IDENTITY_MAX_AGE_MS;
+    await c.collectHost();
+    expect(description()).toBe('renamed host');
+
+    // A port that changes state has its device's identity read again at the next reading.
+    await writeFile(path.join(tree.root, 'class/infiniband/mlx5_0/node_desc'), 'renamed again\n');
+    await writeFile(stateFile('mlx5_0'), '1: DOWN\n');
+    c.sampleStates();
+    await c.collectHost();
+    expect(description()).toBe('renamed again');
   });
 });

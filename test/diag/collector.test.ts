@@ -32,6 +32,8 @@ async function sysfsTree(ib: PortFiles): Promise<string> {
     'class/infiniband/ibsim0/ports/1/sm_lid': ib.smLid,
     'class/infiniband/ibsim0/ports/1/cap_mask': ib.capMask,
     'class/infiniband/ibsim0/ports/1/gids/0': 'fe80:0000:0000:0000:0002:c903:00a1:b3d1\n',
+    'class/infiniband_mad/umad0/ibdev': 'ibsim0\n',
+    'class/infiniband_mad/umad0/port': '1\n',
     'class/infiniband/mlx5_1/node_type': '1: CA\n',
     'class/infiniband/mlx5_1/ports/1/state': '4: ACTIVE\n',
     'class/infiniband/mlx5_1/ports/1/phys_state': '5: LinkUp\n',

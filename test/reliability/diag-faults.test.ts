@@ -22,7 +22,7 @@ beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-diagfaults-'));
   root = path.join(dir, 'sys');
   pids = path.join(dir, 'pids');
-  await generateTree(root, 2, 1);
+  await generateTree(root, 2, 1, { umad: true });
   // mlx5_0 has no PMA counters in sysfs, so perfquery is asked for them.
   await rm(path.join(root, 'class/infiniband/mlx5_0/ports/1/counters'), { recursive: true });
 });

@@ -6,6 +6,7 @@ import { open, mkdir, mkdtemp, rename, rm, writeFile, type FileHandle } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { IDENTITY_MAX_AGE_MS } from '../../src/collection/collection.js';
 import type { Exporter } from '../../src/exporter.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { generateTree } from '../support/generate-tree.js';
@@ -15,12 +16,15 @@ let dir: string;
 let root: string;
 let exporter: Exporter;
 let writer: FileHandle | undefined;
+// Identity files (node_guid among them) are read again every IDENTITY_MAX_AGE_MS, not every
+// reading: each scrape here comes that much later, so that every odd file is met in every round.
+let clock = Date.now();
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-filetypes-'));
   root = path.join(dir, 'sys');
   await generateTree(root, 3, 2);
-  exporter = exporterFromFlags(['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics']);
+  exporter = exporterFromFlags(['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics'], () => clock);
 });
 afterEach(async () => {
   await writer?.close();
@@ -32,6 +36,7 @@ afterEach(async () => {
 const ib = (relative: string) => path.join(root, 'class/infiniband', relative);
 
 async function scrape(): Promise<Map<string, number>> {
+  clock += IDENTITY_MAX_AGE_MS;
   await exporter.collectOnce();
   const response = await exporter.app.inject({ url: '/metrics' });
   expect(response.statusCode).toBe(200);

@@ -1,7 +1,8 @@
 // Devices unplugged and plugged back while cycles run. A cycle that meets a vanishing device
 // finishes, the text it renders is complete, the device's series go with the device, and it comes
 // back as a new device (its state-change count starts again at 0).
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { renameSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -17,12 +18,16 @@ import { parseExposition } from './support.js';
 
 /** SysfsFiles that runs a hook before every read: the test unplugs devices at exact points. */
 class HookedFiles extends SysfsFiles {
-  beforeRead: ((relative: string) => Promise<void>) | undefined;
+  beforeRead: ((relative: string) => void) | undefined;
 
-  override async read(relative: string): Promise<ReadResult> {
-    const hook = this.beforeRead;
-    if (hook) await hook(relative);
+  override read(relative: string): ReadResult {
+    this.beforeRead?.(relative);
     return super.read(relative);
+  }
+
+  override readDecimal(relative: string): ReturnType<SysfsFiles['readDecimal']> {
+    this.beforeRead?.(relative);
+    return super.readDecimal(relative);
   }
 }
 
@@ -56,14 +61,15 @@ const device = (name: string) => path.join(root, 'class/infiniband', name);
 // generateTree gives device d the interfaces ib(2d) and ib(2d+1).
 const interfacesOf = (d: number) => [`ib${2 * d}`, `ib${2 * d + 1}`];
 
-async function unplug(d: number): Promise<void> {
-  await rename(device(`mlx5_${d}`), parked(`mlx5_${d}`));
-  for (const name of interfacesOf(d)) await rename(path.join(root, 'class/net', name), parked(name));
+// Synchronous, as the reads they interrupt are.
+function unplug(d: number): void {
+  renameSync(device(`mlx5_${d}`), parked(`mlx5_${d}`));
+  for (const name of interfacesOf(d)) renameSync(path.join(root, 'class/net', name), parked(name));
 }
 
-async function plugBack(d: number): Promise<void> {
-  await rename(parked(`mlx5_${d}`), device(`mlx5_${d}`));
-  for (const name of interfacesOf(d)) await rename(parked(name), path.join(root, 'class/net', name));
+function plugBack(d: number): void {
+  renameSync(parked(`mlx5_${d}`), device(`mlx5_${d}`));
+  for (const name of interfacesOf(d)) renameSync(parked(name), path.join(root, 'class/net', name));
 }
 
 async function cycle(): Promise<Map<string, number>> {
@@ -87,10 +93,10 @@ describe('hot-unplug', () => {
     expect(before.get('infiniband_port_state_changes_total{device="mlx5_2",port="1"}')).toBe(1);
 
     let unplugged = false;
-    files.beforeRead = async (relative) => {
+    files.beforeRead = (relative) => {
       if (!unplugged && relative === trigger) {
         unplugged = true;
-        await unplug(2);
+        unplug(2);
       }
     };
     const during = await cycle();
@@ -106,7 +112,7 @@ describe('hot-unplug', () => {
     expect(seriesOf(gone, 'mlx5_2')).toEqual([]);
     for (const name of interfacesOf(2)) expect(seriesOf(gone, name)).toEqual([]);
 
-    await plugBack(2);
+    plugBack(2);
     const back = await cycle();
     expect(seriesOf(back, 'mlx5_2')).toEqual(seriesOf(before, 'mlx5_2'));
     expect(back.get('infiniband_port_state_changes_total{device="mlx5_2",port="1"}')).toBe(0);
@@ -117,13 +123,13 @@ describe('hot-unplug', () => {
     const present = [true, true, true, true, true, true];
     let reads = 0;
     let toggles = 0;
-    files.beforeRead = async () => {
+    files.beforeRead = () => {
       reads += 1;
       // Every 97th read toggles one device (a fixed sequence: the test is deterministic).
       if (reads % 97 !== 0) return;
       const d = (reads / 97) % 6;
-      if (present[d]) await unplug(d);
-      else await plugBack(d);
+      if (present[d]) unplug(d);
+      else plugBack(d);
       present[d] = !present[d];
       toggles += 1;
     };

@@ -15,7 +15,7 @@ let dir: string;
 beforeAll(async () => {
   buildOnce();
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-sigterm-'));
-  await generateTree(path.join(dir, 'sys'), 2, 2);
+  await generateTree(path.join(dir, 'sys'), 2, 2, { umad: true });
 }, 120_000);
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

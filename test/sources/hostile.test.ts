@@ -1,6 +1,7 @@
 // A tree full of things that are not sysfs attributes: every one is a read error for that file
 // only, nothing blocks, and the rest of the host is still read.
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -96,10 +97,10 @@ describe('hostile sysfs trees', () => {
   it('drops a device that vanishes between listing and reading, without an error', async () => {
     const files = new SysfsFiles(tree.root);
     const list = files.list.bind(files);
-    files.list = async (relative, options) => {
-      const result = await list(relative, options);
+    files.list = (relative, options) => {
+      const result = list(relative, options);
       // Hot-unplug mlx5_3 right after the class directory was listed.
-      if (relative === 'class/infiniband') await rm(ib('mlx5_3'), { recursive: true, force: true });
+      if (relative === 'class/infiniband') rmSync(ib('mlx5_3'), { recursive: true, force: true });
       return result;
     };
     const reading = await readInfinibandClass(files, NO_DEVICE_FILTER);

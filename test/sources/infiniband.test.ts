@@ -110,13 +110,19 @@ describe('sysfs source on the zoo host', () => {
     const files = new SysfsFiles(ZOO);
     const reads: string[] = [];
     const read = files.read.bind(files);
-    files.read = async (relative) => {
+    const readDecimal = files.readDecimal.bind(files);
+    files.read = (relative) => {
       reads.push(relative);
       return read(relative);
+    };
+    files.readDecimal = (relative) => {
+      reads.push(relative);
+      return readDecimal(relative);
     };
     const reading = await readInfinibandClass(files, { include: /^mlx5_/, exclude: /^mlx5_[1-7]$/ });
     expect(reading.devices.map((d) => d.name)).toEqual(['mlx5_0']);
     expect(reads.every((file) => file.startsWith('class/infiniband/mlx5_0/'))).toBe(true);
+    expect(reads.filter((file) => file.includes('/counters/'))).not.toEqual([]);
   });
 
   it('treats a host without /sys/class/infiniband as no devices, not a failure', async () => {

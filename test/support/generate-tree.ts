@@ -22,9 +22,19 @@ async function file(root: string, relative: string, content: string): Promise<vo
   await writeFile(full, `${content}\n`);
 }
 
+export interface TreeOptions {
+  /**
+   * Also a umad device per port (class/infiniband_mad/umad<N>, as ib_umad makes them), without
+   * which the diag collector does not query a port. Off by default: the benchmark's hosts, like a
+   * host without ib_umad, have none.
+   */
+  umad?: boolean;
+}
+
 /** Write a tree of `devices` HCAs under `root` (which becomes the sysfs root). */
-export async function generateTree(root: string, devices: number, portsPerDevice: 1 | 2 = 2): Promise<void> {
+export async function generateTree(root: string, devices: number, portsPerDevice: 1 | 2 = 2, options: TreeOptions = {}): Promise<void> {
   let netIndex = 0;
+  let umadIndex = 0;
   for (let d = 0; d < devices; d++) {
     const name = `mlx5_${d}`;
     const pci = `devices/pci0000:00/0000:${(d + 1).toString(16).padStart(2, '0')}:00.0`;
@@ -60,6 +70,12 @@ export async function generateTree(root: string, devices: number, portsPerDevice
       for (const counter of PMA_COUNTERS) files.push([`${port}/counters/${counter.file}`, String((d + 1) * 1000 + p * 17)]);
       for (const counter of HW_COUNTERS) files.push([`${port}/hw_counters/${counter}`, String(d * 31 + p)]);
       files.push([`${port}/hw_counters/lifespan`, '10']);
+
+      if (options.umad) {
+        const umad = `class/infiniband_mad/umad${umadIndex++}`;
+        await file(root, `${umad}/ibdev`, name);
+        await file(root, `${umad}/port`, String(p));
+      }
 
       const ifname = `ib${netIndex++}`;
       const net = `class/net/${ifname}`;

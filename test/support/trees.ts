@@ -36,6 +36,9 @@ export const SIMULATED_HOST: Record<string, string> = {
   'class/infiniband/ibsim0/ports/1/sm_lid': '0x1\n',
   'class/infiniband/ibsim0/ports/1/cap_mask': '0x0050c04a\n',
   'class/infiniband/ibsim0/ports/1/gids/0': 'fe80:0000:0000:0000:0002:c903:00a1:b3d1\n',
+  // umad2sim shows the port's umad device too: the diag collector queries only such ports.
+  'class/infiniband_mad/umad0/ibdev': 'ibsim0\n',
+  'class/infiniband_mad/umad0/port': '1\n',
 };
 
 /** Write `files` (path relative to `root` → content) as a sysfs tree. */

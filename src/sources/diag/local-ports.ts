@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { PMA_COUNTERS } from '../../infiniband/pma-counters.js';
 import { physicalLinkIsUp } from '../../infiniband/port-state.js';
-import type { CollectorName, Device, DiagCommand, DiagPort, LinkPeer, Port, ReadError, SubnetManagerReading } from '../../snapshot/types.js';
+import { portKey, type CollectorName, type Device, type DiagCommand, type DiagPort, type LinkPeer, type Port, type ReadError, type SubnetManagerReading } from '../../snapshot/types.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from './sminfo.js';
@@ -91,9 +91,15 @@ class DiagCycle {
   }
 }
 
-export async function readDiag(devices: readonly Device[], options: DiagOptions): Promise<DiagReading> {
+/**
+ * Query the linked InfiniBand ports of `devices`; with `reachable`, only those whose
+ * `portKey(device, port)` it holds (the ports with a umad device: see umad.ts).
+ */
+export async function readDiag(devices: readonly Device[], options: DiagOptions, reachable?: ReadonlySet<string>): Promise<DiagReading> {
   const cycle = new DiagCycle(options);
-  const targets = devices.flatMap((device) => device.ports.filter(isQueriedPort).map((port) => ({ device, port })));
+  const targets = devices.flatMap((device) =>
+    device.ports.filter((port) => isQueriedPort(port) && (reachable === undefined || reachable.has(portKey(device.name, port.port)))).map((port) => ({ device, port })),
+  );
   // The runner's semaphore bounds the commands in flight; ports are walked concurrently.
   const ports = await Promise.all(targets.map(({ device, port }) => readPort(cycle, options, device, port)));
   return { ports, collectors: cycle.results };
