@@ -34,13 +34,21 @@ async function threads(pid) {
   return result;
 }
 
-/** Self time of a .cpuprofile summed by where the code lives: a package, node internals, ours. */
-function summarise(profile) {
+/**
+ * Self time of a .cpuprofile summed by where the code lives: a package, node internals, ours; only
+ * the samples taken `skipMs` after the profile started or later (the window).
+ */
+function summarise(profile, skipMs) {
   const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map();
-  const total = profile.endTime - profile.startTime;
+  const functions = new Map();
+  const from = profile.startTime + skipMs * 1000;
+  const total = profile.endTime - from;
   const deltas = profile.timeDeltas;
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += deltas[i] ?? 0;
+    if (at < from) continue;
     const node = byNode.get(profile.samples[i]);
     const { url, functionName } = node.callFrame;
     let where;
@@ -50,9 +58,12 @@ function summarise(profile) {
     else if (url.includes('/dist/')) where = `dist/${url.slice(url.lastIndexOf('/dist/') + 6)}`;
     else where = url || `(native ${functionName})`;
     self.set(where, (self.get(where) ?? 0) + (deltas[i] ?? 0));
+    const fn = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${node.callFrame.lineNumber + 1}`;
+    functions.set(fn, (functions.get(fn) ?? 0) + (deltas[i] ?? 0));
   }
   const busy = [...self].filter(([where]) => where !== '(idle)').reduce((sum, [, us]) => sum + us, 0);
-  return { totalMs: total / 1000, busyMs: busy / 1000, top: [...self].filter(([where]) => where !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, 25).map(([where, us]) => [where, us / 1000]) };
+  const top = (map, n) => [...map].filter(([where]) => !where.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, n).map(([where, us]) => [where, us / 1000]);
+  return { totalMs: total / 1000, busyMs: busy / 1000, top: top(self, 25), functions: top(functions, 30) };
 }
 
 async function importOnly(modules, flags = []) {
@@ -65,9 +76,11 @@ async function importOnly(modules, flags = []) {
 /** Start the exporter with `nodeArgs`, scrape it every 15 s for the window, read /proc around it. */
 async function observe(root, nodeArgs) {
   const port = await freePort();
+  const spawnedAt = Date.now();
   const server = await startServer('ours', process.execPath, [...nodeArgs, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${port}`, ...exporterArgs], port, '/ready');
   try {
     await sleep(10_000);
+    const windowAfterMs = Date.now() - spawnedAt;
     const ticksBefore = await cpuTicks(server.pid);
     const before = await threads(server.pid);
     for (let at = 0; at < seconds * 1000; at += SCRAPE_EVERY_MS) {
@@ -78,7 +91,7 @@ async function observe(root, nodeArgs) {
     const ticksAfter = await cpuTicks(server.pid);
     const memory = await memoryKiB(server.pid);
     const own = (await scrape(server.url, { plain: true })).text;
-    return { ticksBefore, ticksAfter, before, after, memory, own };
+    return { ticksBefore, ticksAfter, before, after, memory, own, windowAfterMs };
   } finally {
     await server.stop();
   }
@@ -94,16 +107,20 @@ async function main() {
     // switches are counted in a run without it.
     const plain = await observe(root, []);
     const profiles = path.join(dir, 'profiles');
-    await observe(root, ['--cpu-prof', '--cpu-prof-dir', profiles]);
+    const profiled = await observe(root, ['--cpu-prof', '--cpu-prof-dir', profiles]);
     const [file] = await readdir(profiles);
-    const profile = summarise(JSON.parse(await readFile(path.join(profiles, file), 'utf8')));
+    // The profile starts a little after the process; the window is taken as starting that much
+    // later, which counts a few milliseconds of start-up at most.
+    const profile = summarise(JSON.parse(await readFile(path.join(profiles, file), 'utf8')), profiled.windowAfterMs);
     const { ticksBefore, ticksAfter, before, after, memory, own } = plain;
     const lines = [`# ${devices} devices, ${seconds} s window after 10 s, scraped every ${SCRAPE_EVERY_MS / 1000} s; exporter flags: ${exporterArgs.join(' ') || 'none'}`, ''];
     lines.push(`CPU in the window (/proc): ${((ticksAfter.own - ticksBefore.own) / CLK_TCK).toFixed(2)} s own, ${((ticksAfter.children - ticksBefore.children) / CLK_TCK).toFixed(2)} s children`);
     lines.push('', 'Context switches by thread in the window:');
     for (const [name, count] of after) lines.push(`  ${name}: ${count - (before.get(name) ?? 0)}`);
-    lines.push('', `CPU profile (second run, start-up included): ${profile.busyMs.toFixed(0)} ms busy of ${profile.totalMs.toFixed(0)} ms; self time by place:`);
+    lines.push('', `CPU profile of the window (second run): ${profile.busyMs.toFixed(0)} ms busy of ${profile.totalMs.toFixed(0)} ms; self time by place:`);
     for (const [where, ms] of profile.top) lines.push(`  ${ms.toFixed(1).padStart(8)} ms  ${where}`);
+    lines.push('', 'Self time by function:');
+    for (const [where, ms] of profile.functions) lines.push(`  ${ms.toFixed(1).padStart(8)} ms  ${where}`);
     lines.push('', `RSS ${(memory.rss / 1024).toFixed(1)} MiB, peak ${(memory.hwm / 1024).toFixed(1)} MiB`);
     for (const name of ['nodejs_heap_size_total_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes']) {
       const value = new RegExp(`^${name} (\\S+)`, 'm').exec(own)?.[1];

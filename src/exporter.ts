@@ -2,50 +2,19 @@
 // concerns here (signals, exit codes): those live in main.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
-import { buildInfo, type BuildInfo } from './build-info.js';
+import { buildInfo } from './build-info.js';
 import type { Settings } from './config/settings.js';
 import { RecurringErrors } from './log/recurring-errors.js';
-import { renderSnapshot, type RenderOptions } from './metrics/render.js';
-import { buildApp, type MetricsSource } from './server/app.js';
+import { EncodedPart, RenderedPart, TimedPart } from './metrics/exposition-parts.js';
+import { processRegistry } from './metrics/process.js';
+import { renderSnapshot } from './metrics/render.js';
+import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
 import { ExecaRunner, locateTools, type CommandRunner } from './sources/command-runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
 import { Collection } from './collection/collection.js';
 import { Periodic } from './collection/periodic.js';
 import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
-
-/** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
-class RenderedSnapshot implements MetricsSource {
-  private rendered: { text: string; takenAt: number } | undefined;
-  private sequence = 0;
-
-  constructor(
-    private readonly build: BuildInfo,
-    private readonly options: RenderOptions,
-    private readonly logger: Logger,
-    private readonly now: () => number,
-  ) {}
-
-  update(snapshot: Snapshot): Promise<void> {
-    const mine = ++this.sequence;
-    const takenAt = this.now();
-    return renderSnapshot(snapshot, this.build, this.options).then(
-      (text) => {
-        if (mine === this.sequence) this.rendered = { text, takenAt };
-      },
-      (error: unknown) => this.logger.error({ err: error }, 'rendering metrics failed; serving the previous snapshot'),
-    );
-  }
-
-  text(): string | undefined {
-    return this.rendered?.text;
-  }
-
-  takenAt(): number | undefined {
-    return this.rendered?.takenAt;
-  }
-}
 
 export interface ExporterOptions {
   settings: Settings;
@@ -79,16 +48,18 @@ function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<D
 export class Exporter {
   readonly app: FastifyInstance;
   readonly collection: Collection;
-  private readonly rendered: RenderedSnapshot;
-  private readonly host: Periodic;
+  /** The full host reading: at start, and when a scrape or a diag cycle finds the last too old. */
+  private readonly hostReading: Periodic;
+  /** Port states, every --collection.interval. */
+  private readonly stateSampler: Periodic;
   private readonly diag: Periodic | undefined;
-  private pendingRender: Promise<void> = Promise.resolve();
+  private readonly intervalMs: number;
 
   constructor(options: ExporterOptions) {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
     const build = buildInfo();
-    this.rendered = new RenderedSnapshot(build, { portStateSeries: settings.portStateSeries }, logger, now);
+    this.intervalMs = settings.collectionIntervalMs;
     const diag = setUpDiag(settings, logger, options.diagRunner);
     const diagTools = diag ? [...diag.tools] : [];
     this.collection = new Collection({
@@ -106,16 +77,21 @@ export class Exporter {
         // The tools try 3 times: a quarter of the limit per try lets them report "no answer" themselves.
         madTimeoutMs: Math.max(10, Math.floor(settings.diag.timeoutMs / 4)),
       },
+      freshHost: () => this.freshHost(),
       now,
     });
-    this.collection.subscribe((snapshot) => {
-      this.pendingRender = this.rendered.update(snapshot);
-    });
-    this.host = new Periodic({
+    this.hostReading = new Periodic({
       intervalMs: settings.collectionIntervalMs,
       task: (signal) => this.collection.collectHost(signal),
       onOverrun: (deadlineMs) => this.collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
       onError: (error) => logger.error({ err: error }, 'sysfs collection cycle failed'),
+    });
+    this.stateSampler = new Periodic({
+      intervalMs: settings.collectionIntervalMs,
+      // A full reading within the last half interval read the states already.
+      task: async () => this.collection.sampleStates(settings.collectionIntervalMs / 2),
+      onOverrun: (deadlineMs) => logger.warn({ deadlineMs }, 'sampling the port states took longer than the collection interval'),
+      onError: (error) => logger.error({ err: error }, 'sampling the port states failed'),
     });
     this.diag = diag && new Periodic({
       intervalMs: settings.diag.intervalMs,
@@ -127,22 +103,26 @@ export class Exporter {
       onError: (error) => logger.error({ err: error }, 'diag collection cycle failed'),
     });
 
-    let processRegistry: Registry | undefined;
-    if (!settings.disableExporterMetrics) {
-      processRegistry = new Registry();
-      collectDefaultMetrics({ register: processRegistry });
-      // These three are gauges named like counters (promtool flags them); the per-type
-      // nodejs_active_handles/requests/resources gauges carry the same numbers.
-      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-        processRegistry.removeSingleMetric(name);
-      }
-    }
+    // The parts of /metrics: the host snapshot, rendered once per snapshot that is scraped, then
+    // the process's own metrics, read at most once a second.
+    const hostPart = new RenderedPart<Snapshot>((snapshot) => renderSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }));
+    const registry = settings.disableExporterMetrics ? undefined : processRegistry();
+    const ownPart = registry && new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, now);
+    const source: MetricsSource = {
+      parts: async () => {
+        await this.freshHost();
+        const snapshot = this.collection.snapshot;
+        const parts: EncodedPart[] = snapshot ? [hostPart.of(snapshot)] : [];
+        if (ownPart) parts.push(await ownPart.current());
+        return parts;
+      },
+      takenAt: () => this.collection.lastReadingAt,
+    };
     // --web.config.file: a broken file is a UsageError here, before anything listens.
     const web = settings.webConfigFile === undefined ? undefined : WebSecurity.load(settings.webConfigFile, logger);
     this.app = buildApp({
-      source: this.rendered,
+      source,
       telemetryPath: settings.telemetryPath,
-      processRegistry,
       maxSnapshotAgeMs: 3 * settings.collectionIntervalMs,
       version: build.version,
       logger,
@@ -152,26 +132,33 @@ export class Exporter {
     web?.attach(this.app.server);
   }
 
-  /** Start the collection loops; the first cycle runs at once. */
+  /**
+   * Make the host reading at most one collection interval old: counters are never served older.
+   * Concurrent callers share one reading; callers within the interval share the snapshot.
+   */
+  async freshHost(): Promise<void> {
+    if (!this.collection.hostFresh(this.intervalMs)) await this.hostReading.runNow();
+  }
+
+  /** Start collecting: a full host reading at once, then port states every interval, and diag. */
   start(): void {
-    this.host.start();
+    void this.hostReading.runNow();
+    this.stateSampler.start();
     this.diag?.start();
   }
 
-  /** Run one host cycle now and wait until its metrics are rendered (tests, --demo warm-up). */
+  /** Run one full host reading now (tests, --demo warm-up). */
   async collectOnce(): Promise<void> {
-    await this.host.runNow();
-    await this.pendingRender;
+    await this.hostReading.runNow();
   }
 
-  /** Run one diag cycle now (after a host cycle) and wait until its metrics are rendered. */
+  /** Run one diag cycle now (after a host reading). */
   async collectDiagOnce(): Promise<void> {
     await this.diag?.runNow();
-    await this.pendingRender;
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.host.stop(), this.diag?.stop()]);
+    await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop()]);
     await this.app.close();
   }
 }

@@ -1,27 +1,27 @@
 // The HTTP application, built from options and free of process concerns (signals, listen, exit):
-// tests drive it through inject(). It serves the last rendered snapshot; a scrape never waits for
-// a collection cycle.
+// tests drive it through inject(). A scrape serves the cached parts of the exposition (see
+// metrics/exposition-parts.ts), gzip-compressed when the client accepts it; it waits only when the
+// host reading is older than one collection interval (see exporter.ts).
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { joinParts, type EncodedPart } from '../metrics/exposition-parts.js';
+import { guardSlowClients } from './slow-clients.js';
 
 export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** What the server needs to know about collection. */
 export interface MetricsSource {
-  /** Exposition text of the last snapshot; undefined before the first cycle finished. */
-  text(): string | undefined;
-  /** Unix time (ms) at which the last snapshot was taken; undefined before the first. */
+  /** The parts of the exposition, in order, fresh enough to serve. */
+  parts(): Promise<readonly EncodedPart[]>;
+  /** Unix time (ms) at which the collection last read the host; undefined before the first. */
   takenAt(): number | undefined;
 }
 
 export interface AppOptions {
   source: MetricsSource;
   telemetryPath: string;
-  /** The exporter's own process_* and nodejs_* metrics; undefined when disabled. */
-  processRegistry: Registry | undefined;
   /** /ready fails when the last snapshot is older than this. */
   maxSnapshotAgeMs: number;
   version: string;
@@ -42,12 +42,33 @@ export const SERVER_LIMITS = {
   maxHeaderSize: 8192,
   /** Headers complete within this or the connection is answered 408 and closed (slowloris). */
   headersTimeout: 5_000,
-  /** How often Node checks those deadlines (its default, 30 s, would let a slow client hang on). */
-  connectionsCheckingInterval: 1_000,
+  /**
+   * How often Node checks those deadlines, waking the process every time whether anyone is
+   * connected or not. Node's default, 30 s, is the backstop: headersTimeout is enforced within a
+   * second by guardSlowClients (slow-clients.ts), whose timer runs only while connections are open.
+   */
+  connectionsCheckingInterval: 30_000,
 } as const;
 
 /** How long one reading of the process's own metrics serves scrapes. */
 export const OWN_METRICS_MAX_AGE_MS = 1000;
+
+/**
+ * Whether an Accept-Encoding header accepts gzip: `gzip` (or `x-gzip`, or `*` when gzip is not
+ * named) with a quality above 0. Prometheus sends `Accept-Encoding: gzip`.
+ */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let wildcard = false;
+  for (const item of header.split(',')) {
+    const [coding = '', ...parameters] = item.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === 'gzip' || coding === 'x-gzip') return accepted;
+    if (coding === '*') wildcard = accepted;
+  }
+  return wildcard;
+}
 
 /** Only reading methods: anything else is refused before a body is read or a password checked. */
 export const ALLOWED_METHODS = 'GET, HEAD';
@@ -123,6 +144,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ...withLimits(options.serverOptions),
   });
 
+  guardSlowClients(app.server, {
+    refuse: (socket) => refuseConnection(Object.assign(new Error('request headers took too long'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
+  });
+
   // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
   const paths = new Set(['/', options.telemetryPath, '/healthz', '/ready']);
   app.addHook('onRequest', async (request, reply) => {
@@ -135,36 +160,23 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage(options)));
 
-  // The process's own metrics are read at most once per OWN_METRICS_MAX_AGE_MS and shared by the
-  // scrapes in between: reading them (/proc, heap statistics, an event-loop turn) costs more than
-  // serving a whole host's snapshot, and a second-old CPU or memory reading tells the same.
-  let own: { at: number; bytes: Promise<Buffer> } | undefined;
-  const ownMetrics = (registry: Registry): Promise<Buffer> => {
-    const at = now();
-    if (own === undefined || at - own.at >= OWN_METRICS_MAX_AGE_MS || at < own.at) {
-      const reading = { at, bytes: registry.metrics().then((text) => Buffer.from(text)) };
-      reading.bytes.catch(() => {
-        if (own === reading) own = undefined;
-      });
-      own = reading;
-    }
-    return own.bytes;
+  // The parts are encoded once each; the last body joined from them (plain and gzip) is kept, so
+  // the scrapes of one snapshot share it instead of allocating it again.
+  const joined: Record<'plain' | 'gzip', { parts: readonly EncodedPart[]; body: Buffer }> = {
+    plain: { parts: [], body: Buffer.alloc(0) },
+    gzip: { parts: [], body: Buffer.alloc(0) },
   };
-
-  // The snapshot's text encoded once per snapshot, not once per scrape: at 256 devices it is 4 MB,
-  // and joining and encoding it for every scrape was most of a scrape's cost.
-  let encoded: { text: string; bytes: Buffer } = { text: '', bytes: Buffer.alloc(0) };
-  let joined: { snapshot: Buffer | undefined; own: Buffer | undefined; bytes: Buffer } = { snapshot: undefined, own: undefined, bytes: Buffer.alloc(0) };
-  app.get(options.telemetryPath, async (_request, reply) => {
-    const text = options.source.text() ?? '';
-    if (text !== encoded.text) encoded = { text, bytes: Buffer.from(text) };
-    const own = options.processRegistry ? await ownMetrics(options.processRegistry) : undefined;
-    // Joined once per snapshot or own-metrics reading too: a scrape then allocates nothing.
-    if (own !== undefined && (joined.snapshot !== encoded.bytes || joined.own !== own)) {
-      joined = { snapshot: encoded.bytes, own, bytes: Buffer.concat([encoded.bytes, own]) };
+  app.get(options.telemetryPath, async (request, reply) => {
+    const parts = await options.source.parts();
+    const gzip = acceptsGzip(request.headers['accept-encoding']);
+    const last = gzip ? joined.gzip : joined.plain;
+    if (last.parts.length !== parts.length || last.parts.some((part, i) => part !== parts[i])) {
+      last.parts = parts;
+      last.body = joinParts(parts, gzip);
     }
-    const body = own === undefined ? encoded.bytes : joined.bytes;
-    return reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').send(body);
+    void reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').header('vary', 'Accept-Encoding');
+    if (gzip) void reply.header('content-encoding', 'gzip');
+    return reply.send(last.body);
   });
 
   app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('ok\n'));

@@ -31,7 +31,7 @@ beforeAll(async () => {
   // The same rendering the exporter does, of every snapshot it publishes: the texts a scrape may serve.
   const build = buildInfo();
   exporter.collection.subscribe((snapshot) => {
-    void renderSnapshot(snapshot, build, { portStateSeries: false }).then((text) => rendered.add(text));
+    rendered.add(renderSnapshot(snapshot, build, { portStateSeries: false }));
   });
   await prepareCycle(0);
   await exporter.collectOnce();

@@ -59,13 +59,57 @@ describe('HTTP app through inject()', () => {
     }
   });
 
-  it('serves the exporter\'s own metrics before the first collection', async () => {
+  it('reads the host for a scrape that comes before any collection finished', async () => {
     const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag']);
     try {
       const response = await exporter.app.inject({ url: '/metrics' });
       expect(response.statusCode).toBe(200);
       expect(response.body).toContain('process_cpu_user_seconds_total');
-      expect(response.body).not.toContain('infiniband_port_');
+      expect(response.body).toContain('infiniband_port_state_id{device="mlx5_2",port="1"} 2');
+    } finally {
+      await exporter.stop();
+    }
+  });
+});
+
+describe('how fresh a scrape is', () => {
+  const sysfsTime = (body: string): number => Number(/^infiniband_exporter_last_collection_timestamp_seconds\{collector="sysfs"\} (\S+)$/m.exec(body)?.[1]);
+
+  it('scrapes within one interval share a host reading; concurrent ones share one; a later one reads again', async () => {
+    // Every look at the clock moves it on a millisecond, so that two readings never share a time.
+    let now = 1_700_000_000_000;
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s', '--web.disable-exporter-metrics'], () => (now += 1));
+    try {
+      const first = await Promise.all(Array.from({ length: 20 }, () => exporter.app.inject({ url: '/metrics' })));
+      const times = new Set(first.map((response) => sysfsTime(response.body)));
+      expect(times.size).toBe(1);
+      const [read] = times;
+      expect(read).toBeGreaterThan(1_700_000_000);
+
+      now += 9_000;
+      expect(sysfsTime((await exporter.app.inject({ url: '/metrics' })).body)).toBe(read);
+      now += 1_000;
+      const again = sysfsTime((await exporter.app.inject({ url: '/metrics' })).body);
+      expect(again).toBeGreaterThan(read!);
+      // Never older than one interval when served.
+      expect(now / 1000 - again).toBeLessThan(10);
+    } finally {
+      await exporter.stop();
+    }
+  });
+
+  it('/ready follows the port-state samples, which run whether anyone scrapes or not', async () => {
+    let now = 1_700_000_000_000;
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s'], () => now);
+    try {
+      await exporter.collectOnce();
+      for (let step = 0; step < 6; step++) {
+        now += 10_000;
+        exporter.collection.sampleStates();
+        expect((await exporter.app.inject({ url: '/ready' })).statusCode).toBe(200);
+      }
+      now += 30_001;
+      expect((await exporter.app.inject({ url: '/ready' })).statusCode).toBe(503);
     } finally {
       await exporter.stop();
     }

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALLOWED_METHODS, SERVER_LIMITS, buildApp, type AppOptions } from '../../src/server/app.js';
 import type { FastifyInstance } from 'fastify';
+import { EncodedPart } from '../../src/metrics/exposition-parts.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -15,9 +16,8 @@ const SECRET_PATH = '/srv/secret/infiniband/sys/class/infiniband/mlx5_0/ports/1/
 
 function app(overrides: Partial<AppOptions> = {}): FastifyInstance {
   const built = buildApp({
-    source: { text: () => '# HELP x y\n', takenAt: () => Date.now() },
+    source: { parts: async () => [new EncodedPart('# HELP x y\n')], takenAt: () => Date.now() },
     telemetryPath: '/metrics',
-    processRegistry: undefined,
     maxSnapshotAgeMs: 30_000,
     version: '0.0.0-test',
     logger: pino({ level: 'silent' }),
@@ -75,7 +75,7 @@ describe('errors say nothing about internals', () => {
     const server = app({
       logger,
       source: {
-        text: () => {
+        parts: async () => {
           throw new Error(`EACCES: permission denied, open '${SECRET_PATH}'`);
         },
         takenAt: () => undefined,
@@ -124,8 +124,9 @@ async function connect(server: FastifyInstance): Promise<{ socket: net.Socket; c
 }
 
 describe('over a raw socket', () => {
-  // Short deadlines so the test does not wait the production 5 s; the mechanism is the same.
-  const quick = (): FastifyInstance => app({ serverOptions: { requestTimeout: 2_000, http: { headersTimeout: 300, connectionsCheckingInterval: 50 } } });
+  // Short deadlines so the test does not wait the production 5 s; the mechanism is the same: Node's
+  // own check stays at 30 s, so what cuts the client off within a second is guardSlowClients.
+  const quick = (): FastifyInstance => app({ serverOptions: { requestTimeout: 2_000, http: { headersTimeout: 300 } } });
 
   it('cuts off a client whose headers never finish (slowloris) with 408', async () => {
     const server = quick();
@@ -142,6 +143,31 @@ describe('over a raw socket', () => {
       expect(received.split('\r\n\r\n')[1]).toBe('request timeout\n');
     } finally {
       clearInterval(drip);
+    }
+  });
+
+  it('cuts off a kept-alive client whose next request\'s headers never finish, but not an idle one', async () => {
+    const server = quick();
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const idle = await connect(server);
+    idle.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const slow = await connect(server);
+    slow.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    slow.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (!slow.socket.destroyed) slow.socket.write(`X-Slow-${sent++}: still coming\r\n`);
+    }, 20);
+    try {
+      const received = await slow.closed;
+      const responses = received.split(/(?=HTTP\/1\.1 )/);
+      expect(responses.map((response) => response.split(' ', 2)[1])).toEqual(['200', '408']);
+      // The idle connection is left to keepAliveTimeout (5 s): no 408 was written on it.
+      expect(idle.socket.destroyed).toBe(false);
+    } finally {
+      clearInterval(drip);
+      idle.socket.destroy();
     }
   });
 

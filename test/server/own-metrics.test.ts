@@ -1,8 +1,12 @@
-// The exporter's own process_* / nodejs_* metrics: one reading serves the scrapes of one second.
-import pino from 'pino';
+// The exporter's own process_* / nodejs_* metrics: read when a scrape asks and at most once per
+// second, with nothing running between scrapes.
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { OWN_METRICS_MAX_AGE_MS, buildApp } from '../../src/server/app.js';
+import { TimedPart } from '../../src/metrics/exposition-parts.js';
+import { processRegistry } from '../../src/metrics/process.js';
+import { OWN_METRICS_MAX_AGE_MS } from '../../src/server/app.js';
+
+const timers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
 describe('own metrics', () => {
   it('are read once per second however many scrapes come, and a failed reading is not kept', async () => {
@@ -23,34 +27,38 @@ describe('own metrics', () => {
         this.set(readings);
       },
     });
-    const app = buildApp({
-      source: { text: () => 'snapshot 1\n', takenAt: () => now },
-      telemetryPath: '/metrics',
-      processRegistry: registry,
-      maxSnapshotAgeMs: 30_000,
-      version: 'test',
-      logger: pino({ level: 'silent' }),
-      now: () => now,
-    });
-    try {
-      const bodies = await Promise.all(Array.from({ length: 20 }, () => app.inject({ url: '/metrics' }).then((r) => r.body)));
-      expect(new Set(bodies)).toEqual(new Set([expect.stringContaining('bench_readings 1\n')]));
-      expect(bodies[0]!.startsWith('snapshot 1\n')).toBe(true);
-      now += OWN_METRICS_MAX_AGE_MS - 1;
-      expect((await app.inject({ url: '/metrics' })).body).toContain('bench_readings 1\n');
-      now += 1;
-      expect((await app.inject({ url: '/metrics' })).body).toContain('bench_readings 2\n');
-      expect(readings).toBe(2);
+    const part = new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, () => now);
+    const text = async (): Promise<string> => (await part.current()).plain.toString();
 
-      now += OWN_METRICS_MAX_AGE_MS;
-      failNext = true;
-      const failed = await app.inject({ url: '/metrics' });
-      expect(failed.statusCode).toBe(500);
-      expect(failed.body).toBe('internal error\n');
-      // The next scrape reads again instead of serving the failure for the rest of the second.
-      expect((await app.inject({ url: '/metrics' })).body).toContain('bench_readings 3\n');
-    } finally {
-      await app.close();
+    const texts = await Promise.all(Array.from({ length: 20 }, text));
+    expect(new Set(texts)).toEqual(new Set([expect.stringContaining('bench_readings 1\n')]));
+    now += OWN_METRICS_MAX_AGE_MS - 1;
+    expect(await text()).toContain('bench_readings 1\n');
+    now += 1;
+    expect(await text()).toContain('bench_readings 2\n');
+    expect(readings).toBe(2);
+
+    now += OWN_METRICS_MAX_AGE_MS;
+    failNext = true;
+    await expect(part.current()).rejects.toThrow(/proc/);
+    // The next scrape reads again instead of serving the failure for the rest of the second.
+    expect(await text()).toContain('bench_readings 3\n');
+  });
+
+  it('start no timer and leave out the event-loop histogram, which samples every 10 ms', async () => {
+    const before = timers();
+    const registry = processRegistry();
+    const text = await registry.metrics();
+    expect(timers()).toBe(before);
+    for (const name of ['process_cpu_user_seconds_total', 'process_cpu_system_seconds_total', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'process_start_time_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_heap_space_size_used_bytes', 'nodejs_gc_duration_seconds', 'nodejs_version_info', 'nodejs_eventloop_lag_seconds']) {
+      expect(text, name).toContain(`# TYPE ${name} `);
     }
+    expect(text).not.toMatch(/nodejs_eventloop_lag_(min|max|mean|stddev|p50|p90|p99)_seconds/);
+    expect(text).not.toMatch(/nodejs_active_(handles|requests|resources)_total/);
+    const cpu = Number(/^process_cpu_seconds_total (\S+)$/m.exec(text)?.[1]);
+    const usage = process.cpuUsage();
+    expect(cpu).toBeGreaterThan(0);
+    expect(cpu).toBeLessThanOrEqual((usage.user + usage.system) / 1e6);
+    expect(Number(/^nodejs_eventloop_lag_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(0);
   });
 });

@@ -1,0 +1,71 @@
+// /metrics is assembled from parts, each cached on its own: its exposition text, encoded once, and
+// that text as one gzip member, compressed once, the first time a scrape asks for gzip. A part is
+// rendered again only when its source changes (the host snapshot, the process's own metrics once a
+// second, ...). Concatenated gzip members are one valid gzip stream (RFC 1952, 2.2), which
+// Prometheus's Go reader, curl and zlib read whole, so a scrape only joins cached bytes.
+// A metric family never spans two parts.
+import { constants, gzipSync } from 'node:zlib';
+
+/** The exposition text of one part, plain and as one gzip member. */
+export class EncodedPart {
+  readonly plain: Buffer;
+  private compressed: Buffer | undefined;
+
+  constructor(text: string) {
+    this.plain = Buffer.from(text);
+  }
+
+  /**
+   * Compressed at the fastest level: at 8 devices 0.3 ms for 8.4 KB against 0.8 ms for 7.3 KB at
+   * the default level, and the CPU is what a compute node pays for.
+   */
+  get gzip(): Buffer {
+    this.compressed ??= gzipSync(this.plain, { level: constants.Z_BEST_SPEED });
+    return this.compressed;
+  }
+}
+
+/** A part rendered from a source value (a snapshot), once per distinct value, when first asked for. */
+export class RenderedPart<Source extends object> {
+  private cached: { source: Source; part: EncodedPart } | undefined;
+
+  constructor(private readonly render: (source: Source) => string) {}
+
+  of(source: Source): EncodedPart {
+    if (this.cached?.source !== source) this.cached = { source, part: new EncodedPart(this.render(source)) };
+    return this.cached.part;
+  }
+}
+
+/**
+ * A part read at most once per `maxAgeMs` and shared by the scrapes in between (the process's own
+ * metrics: a second-old CPU or memory reading tells the same). A failed reading is not kept: the
+ * next scrape reads again.
+ */
+export class TimedPart {
+  private reading: { at: number; part: Promise<EncodedPart> } | undefined;
+
+  constructor(
+    private readonly read: () => Promise<string>,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  current(): Promise<EncodedPart> {
+    const at = this.now();
+    if (this.reading === undefined || at - this.reading.at >= this.maxAgeMs || at < this.reading.at) {
+      const reading = { at, part: this.read().then((text) => new EncodedPart(text)) };
+      reading.part.catch(() => {
+        if (this.reading === reading) this.reading = undefined;
+      });
+      this.reading = reading;
+    }
+    return this.reading.part;
+  }
+}
+
+/** Join parts as one body: their plain texts, or their gzip members. */
+export function joinParts(parts: readonly EncodedPart[], gzip: boolean): Buffer {
+  const buffers = parts.map((part) => (gzip ? part.gzip : part.plain));
+  return buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers);
+}
