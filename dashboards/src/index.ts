@@ -2,6 +2,7 @@
 // Regenerate the JSON with `npm run generate:dashboards`; test/dashboards/generated.test.ts fails
 // when a committed file differs from what these sources build.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import { fabric } from './fabric.js';
 import { host } from './host.js';
 import { overview } from './overview.js';
 
@@ -10,4 +11,5 @@ export { render } from './panels.js';
 export const DASHBOARDS: Record<string, () => dashboard.Dashboard> = {
   'infiniband-overview.json': overview,
   'infiniband-host.json': host,
+  'infiniband-fabric.json': fabric,
 };
