@@ -65,7 +65,7 @@ describe('hand-written manifests', () => {
     const resources = kustomization.resources as string[];
     const yamlFiles = readdirSync(DIR).filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml');
     expect([...resources].sort()).toEqual(yamlFiles.filter((name) => name !== 'diag-patch.yaml').sort());
-    expect(readFileSync(path.join(DIR, 'kustomization.yaml'), 'utf8')).toContain('#   - path: diag-patch.yaml');
+    expect(readFileSync(path.join(DIR, 'kustomization.yaml'), 'utf8')).toContain('# patchesStrategicMerge:\n#   - diag-patch.yaml');
     for (const name of yamlFiles) expect(manifests(name).length, name).toBeGreaterThan(0);
   });
 
