@@ -232,6 +232,13 @@ describe('alert rules against the contract', () => {
     expect(runbooks).toContain(sed);
   });
 
+  it('lists every alert in the README tables with its severity and summary', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const rows = new Map([...readme.matchAll(/^\| `(InfiniBand\w+)` \| (\w+) \| (.+) \|$/gm)].map((m) => [m[1]!, `${m[2]} ${m[3]}`]));
+    expect([...rows.keys()].sort()).toEqual(alerts.map((rule) => rule.alert).sort());
+    for (const rule of alerts) expect(rows.get(rule.alert), rule.alert).toBe(`${rule.labels.severity} ${rule.annotations.summary}`);
+  });
+
   it('has a runbook section for every runbook_url anchor', () => {
     for (const rule of alerts) expect(runbookAnchors, rule.alert).toContain(rule.alert.toLowerCase());
   });
