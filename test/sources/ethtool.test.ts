@@ -89,7 +89,7 @@ describe('readTcpSegmentationOffload', () => {
     expect(runner.calls).toEqual(['ethtool -k ib0', 'ethtool -k ib0.8001', 'ethtool -k ib1', 'ethtool -k ib2', 'ethtool -k ib3']);
     expect(readings.get('ib0')).toEqual({ state: 'on', fixed: false });
     expect(readings.get('ib0.8001')).toEqual({ state: 'off', fixed: true });
-    expect(readings.get('ib1')).toEqual({ state: 'unknown', reason: 'ethtool -k ib1: exit code 1: netlink error: no device matches name (offset 24)\nnetlink error: No such device' });
+    expect(readings.get('ib1')).toEqual({ state: 'unknown', reason: 'ethtool -k ib1: exit code 1: netlink error: no device matches name (offset 24) | netlink error: No such device' });
     expect(readings.get('ib2')).toEqual({ state: 'unknown', reason: `ethtool -k ib2: killed after ${ETHTOOL_TIMEOUT_MS} ms time limit` });
     expect(readings.get('ib3')).toMatchObject({ state: 'unknown', reason: expect.stringContaining('no tcp-segmentation-offload line') });
     expect(errors.map((error) => [error.collector, error.item])).toEqual([
