@@ -44,8 +44,9 @@ export async function collectOnce(settings: Settings, logger: Logger, runners: T
   if (diagTools.length > 0) {
     await new Periodic({
       intervalMs: settings.diag.intervalMs,
-      // As the server: up to three commands in a row per port, each bounded by the time limit.
-      deadlineMs: Math.max(settings.diag.intervalMs, 4 * settings.diag.timeoutMs),
+      // Up to three commands in a row per port, each bounded by the time limit (the server also
+      // allows a whole interval; a health check has no interval to wait for).
+      deadlineMs: 4 * settings.diag.timeoutMs,
       task: (signal) => collection.collectDiag(signal),
       onOverrun: (deadlineMs) => collection.recordDiagOverrun(deadlineMs),
       onError,

@@ -13,8 +13,8 @@ import { Collection } from './collection.js';
 export interface ToolRunners {
   /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
   diag?: CommandRunner<DiagCommand>;
-  /** Runs ethtool; by default the real one when it is installed. */
-  ethtool?: CommandRunner<EthtoolCommand>;
+  /** Runs ethtool; by default the real one when it is installed ('not-installed': as if it were not). */
+  ethtool?: CommandRunner<EthtoolCommand> | 'not-installed';
 }
 
 export interface CollectionSetup {
@@ -72,7 +72,7 @@ export function collectionFromSettings(settings: Settings, logger: Logger, runne
       // The tools try 3 times: a quarter of the limit per try lets them report "no answer" themselves.
       madTimeoutMs: Math.max(10, Math.floor(settings.diag.timeoutMs / 4)),
     },
-    ethtool: runners.ethtool ?? ethtoolRunner(),
+    ethtool: runners.ethtool === 'not-installed' ? undefined : (runners.ethtool ?? ethtoolRunner()),
     ...(now ? { now } : {}),
   });
   return { collection, diagTools, diagOff: typeof diag === 'string' ? diag : undefined };
