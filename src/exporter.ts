@@ -111,6 +111,7 @@ export class Exporter {
       version: build.version,
       logger,
       now,
+      currentSnapshot: () => this.collection.snapshot,
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);
