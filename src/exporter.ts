@@ -5,15 +5,15 @@ import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { buildInfo, type BuildInfo } from './build-info.js';
 import type { Settings } from './config/settings.js';
-import { RecurringErrors } from './log/recurring-errors.js';
 import { renderSnapshot, type RenderOptions } from './metrics/render.js';
 import { buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
-import { ExecaRunner, locateTools, type CommandRunner } from './sources/command-runner.js';
-import { SysfsFiles } from './sources/sysfs-files.js';
-import { Collection } from './collection/collection.js';
+import type { CommandRunner } from './sources/command-runner.js';
+import type { EthtoolCommand } from './sources/ethtool.js';
+import type { Collection } from './collection/collection.js';
+import { collectionFromSettings } from './collection/from-settings.js';
 import { Periodic } from './collection/periodic.js';
-import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
+import type { DiagCommand, Snapshot } from './snapshot/types.js';
 
 /** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
 class RenderedSnapshot implements MetricsSource {
@@ -52,28 +52,9 @@ export interface ExporterOptions {
   logger: Logger;
   /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
   diagRunner?: CommandRunner<DiagCommand>;
+  /** Runs ethtool; by default the real one when it is installed. */
+  ethtoolRunner?: CommandRunner<EthtoolCommand>;
   now?: () => number;
-}
-
-interface DiagSetup {
-  runner: CommandRunner<DiagCommand>;
-  tools: ReadonlySet<DiagCommand>;
-}
-
-/** The diag runner, or undefined (with one log line) when diag is off or no tool is installed. */
-function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<DiagCommand> | undefined): DiagSetup | undefined {
-  if (!settings.diag.enabled) return undefined;
-  if (injected) return { runner: injected, tools: new Set(DIAG_COMMANDS) };
-  const { found, missing } = locateTools(DIAG_COMMANDS, settings.diag.paths);
-  const tools = new Set(DIAG_COMMANDS.filter((tool) => found[tool] !== undefined));
-  if (tools.size === 0) {
-    logger.warn({ missing }, 'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)');
-    return undefined;
-  }
-  if (missing.length > 0) logger.warn({ missing }, `diag collector partly off: ${missing.join('; ')}`);
-  const paths = { perfquery: found.perfquery ?? 'perfquery', sminfo: found.sminfo ?? 'sminfo', smpquery: found.smpquery ?? 'smpquery' };
-  const runner = new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.diag.maxConcurrent });
-  return { runner, tools };
 }
 
 export class Exporter {
@@ -89,25 +70,8 @@ export class Exporter {
     const now = options.now ?? Date.now;
     const build = buildInfo();
     this.rendered = new RenderedSnapshot(build, { portStateSeries: settings.portStateSeries }, logger, now);
-    const diag = setUpDiag(settings, logger, options.diagRunner);
-    const diagTools = diag ? [...diag.tools] : [];
-    this.collection = new Collection({
-      files: new SysfsFiles(settings.sysfsPath),
-      devices: settings.devices,
-      expectations: settings.expectations,
-      logger,
-      errors: new RecurringErrors(logger),
-      collectors: ['sysfs', 'ipoib', ...diagTools],
-      commands: diagTools,
-      diag: diag && {
-        runner: diag.runner,
-        tools: diag.tools,
-        timeoutMs: settings.diag.timeoutMs,
-        // The tools try 3 times: a quarter of the limit per try lets them report "no answer" themselves.
-        madTimeoutMs: Math.max(10, Math.floor(settings.diag.timeoutMs / 4)),
-      },
-      now,
-    });
+    const { collection, diagTools } = collectionFromSettings(settings, logger, { diag: options.diagRunner, ethtool: options.ethtoolRunner }, now);
+    this.collection = collection;
     this.collection.subscribe((snapshot) => {
       this.pendingRender = this.rendered.update(snapshot);
     });
@@ -117,7 +81,7 @@ export class Exporter {
       onOverrun: (deadlineMs) => this.collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
       onError: (error) => logger.error({ err: error }, 'sysfs collection cycle failed'),
     });
-    this.diag = diag && new Periodic({
+    this.diag = diagTools.length === 0 ? undefined : new Periodic({
       intervalMs: settings.diag.intervalMs,
       // A cycle waits for up to three commands in a row per port (node info, then the peer's
       // port info, then its counters), each bounded by the time limit.
@@ -147,6 +111,7 @@ export class Exporter {
       version: build.version,
       logger,
       now,
+      currentSnapshot: () => this.collection.snapshot,
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);

@@ -8,6 +8,9 @@ import type { DeviceFilter } from '../sources/device-filter.js';
 import { readInfinibandClass } from '../sources/infiniband.js';
 import { readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
 import { readIpoib } from '../sources/ipoib.js';
+import { readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
+import type { CommandRunner } from '../sources/command-runner.js';
+import { hasTsoErratum } from '../infiniband/tso-erratum.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { ExpectationRules } from './expectation-rules.js';
 import {
@@ -21,6 +24,7 @@ import {
   type LinkExpectation,
   type ReadError,
   type Snapshot,
+  type TsoReading,
 } from '../snapshot/types.js';
 
 export interface CollectionOptions {
@@ -34,12 +38,15 @@ export interface CollectionOptions {
   commands: readonly DiagCommand[];
   /** How to run the infiniband-diags tools; absent when the diag collector is off. */
   diag?: Omit<DiagOptions, 'signal'>;
+  /** Runs `ethtool -k` for IPoIB interfaces on adapters with the TSO erratum; absent when ethtool is not installed. */
+  ethtool?: CommandRunner<EthtoolCommand>;
   now?: () => number;
 }
 
 export class Collection {
   private devices: readonly Device[] = [];
   private ipoib: readonly IpoibInterface[] = [];
+  private tso: ReadonlyMap<string, TsoReading> = new Map();
   private diag: ReadonlyMap<string, DiagPort> = new Map();
   private readonly firstHostCycle: Promise<void>;
   private hostCycleDone: () => void = () => undefined;
@@ -80,16 +87,21 @@ export class Collection {
     const sysfsSeconds = (performance.now() - sysfsStart) / 1000;
     const ipoibStart = performance.now();
     const ipoib = await readIpoib(files, infiniband.devices);
+    // Only hosts with an affected adapter ever run ethtool (see infiniband/tso-erratum.ts).
+    const affected = new Set(infiniband.devices.filter(hasTsoErratum).map((device) => device.name));
+    const tsoInterfaces = ipoib.interfaces.filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
+    const tso = tsoInterfaces.length === 0 ? { readings: new Map<string, TsoReading>(), errors: [] } : await readTcpSegmentationOffload(this.options.ethtool, tsoInterfaces, signal);
     const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
     if (signal?.aborted) return;
 
     const finishedAt = this.now() / 1000;
     this.devices = infiniband.devices;
     this.ipoib = ipoib.interfaces;
+    this.tso = tso.readings;
     this.hostCycleDone();
     this.countStateChanges(infiniband.devices);
     this.finish('sysfs', infiniband.failure, infiniband.errors, sysfsSeconds, finishedAt);
-    this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt);
+    this.finish('ipoib', ipoib.failure, [...ipoib.errors, ...tso.errors], ipoibSeconds, finishedAt);
     if (!this.announcedNoDevices && infiniband.failure === undefined) {
       this.announcedNoDevices = true;
       if (infiniband.devices.length === 0) {
@@ -193,6 +205,7 @@ export class Collection {
     const snapshot: Snapshot = {
       devices: withDiagCounters(this.devices, this.diag),
       ipoib: this.ipoib,
+      tso: this.tso,
       expectations,
       diag: this.diag,
       reports: [...this.reports.values()],

@@ -66,26 +66,46 @@ export interface Settings {
 
 export type CommandLine = { action: 'help' } | { action: 'version' } | { action: 'run'; settings: Settings };
 
+export const CHECK_FORMATS = ['text', 'json'] as const;
+export type CheckFormat = (typeof CHECK_FORMATS)[number];
+
+/** `infiniband-exporter check [flags]`: the server's flags and config file, plus --format. */
+export type CheckCommandLine = { action: 'help' } | { action: 'check'; settings: Settings; format: CheckFormat };
+
 /** The bundled demo host and its config, shipped in the package. */
 export const DEMO_SYSFS = fileURLToPath(new URL('../../test/fixtures/sys/zoo', import.meta.url));
 export const DEMO_CONFIG = fileURLToPath(new URL('../../test/fixtures/config/zoo.yml', import.meta.url));
 
-export function parseCommandLine(argv: readonly string[]): CommandLine {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
-    help: { type: 'boolean', short: 'h' },
-    version: { type: 'boolean' },
-  };
+type FlagValues = Record<string, string | boolean | undefined>;
+
+/** The flags of FLAGS plus `extra`, strictly: an unknown flag or a positional argument is a usage error. */
+function parseFlags(argv: readonly string[], extra: Record<string, { type: 'string' | 'boolean'; short?: string }>): FlagValues {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' }, ...extra };
   for (const flag of FLAGS) options[flag.name] = { type: flag.type === 'boolean' ? 'boolean' : 'string' };
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }) as typeof parsed;
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }).values as FlagValues;
   } catch (error) {
     throw new UsageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')} (see --help)`);
   }
-  const { values } = parsed;
+}
+
+export function parseCommandLine(argv: readonly string[]): CommandLine {
+  const values = parseFlags(argv, { version: { type: 'boolean' } });
   if (values.help) return { action: 'help' };
   if (values.version) return { action: 'version' };
+  return { action: 'run', settings: settingsFromFlags(values) };
+}
 
+export function parseCheckCommandLine(argv: readonly string[]): CheckCommandLine {
+  const values = parseFlags(argv, { format: { type: 'string' } });
+  if (values.help) return { action: 'help' };
+  const format = (values.format ?? 'text') as string;
+  if (!(CHECK_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format: "${format}" is not ${CHECK_FORMATS.join(' or ')}`);
+  return { action: 'check', settings: settingsFromFlags(values), format: format as CheckFormat };
+}
+
+/** Merge the flags with the config file they name (flags win) and the defaults into Settings. */
+function settingsFromFlags(values: FlagValues): Settings {
   const fromFlags = new Map<string, string | boolean>();
   for (const flag of FLAGS) {
     const value = values[flag.name];
@@ -114,7 +134,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   if (!telemetryPath.startsWith('/') || ['/healthz', '/ready'].includes(telemetryPath)) {
     throw new UsageError(`--web.telemetry-path: "${telemetryPath}" must start with "/" and must not be /healthz or /ready`);
   }
-  const settings: Settings = {
+  return {
     listen: parseListenAddress(listenAddress, '--web.listen-address'),
     listenAddress,
     telemetryPath,
@@ -136,23 +156,45 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     log: { level: str('log.level') as Settings['log']['level'], format: str('log.format') as Settings['log']['format'] },
     demo,
   };
-  return { action: 'run', settings };
+}
+
+function flagLine(flag: FlagSpec): string {
+  // A flag that is on by default is turned off with its --no- form.
+  const name = flag.type === 'boolean' ? (flag.default === true ? `--[no-]${flag.name}` : `--${flag.name}`) : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
+  const fallback = flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`;
+  return `  ${name.padEnd(36)} ${flag.help}${fallback}`;
 }
 
 export function helpText(): string {
   const lines = [
     'usage: infiniband-exporter [flags]',
+    '       infiniband-exporter check [flags] [--format=text|json]   (see check --help)',
     '',
     'Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB.',
     '',
     'Flags:',
+    ...FLAGS.map(flagLine),
   ];
-  for (const flag of FLAGS) {
-    // A flag that is on by default is turned off with its --no- form.
-    const name = flag.type === 'boolean' ? (flag.default === true ? `--[no-]${flag.name}` : `--${flag.name}`) : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
-    const fallback = flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`;
-    lines.push(`  ${name.padEnd(36)} ${flag.help}${fallback}`);
-  }
   lines.push(`  ${'-h, --help'.padEnd(36)} Show this help.`, `  ${'--version'.padEnd(36)} Show the version.`);
   return lines.join('\n') + '\n';
+}
+
+/** Flags that change what `check` reads; it accepts the server's other flags too, so one ARGS line serves both. */
+const CHECK_FLAGS = new Set(['path.sysfs', 'config.file', 'collector.diag', 'diag.timeout', 'diag.max-concurrent', 'perfquery.path', 'sminfo.path', 'smpquery.path', 'device.include', 'device.exclude', 'demo']);
+
+export function checkHelpText(): string {
+  return [
+    'usage: infiniband-exporter check [flags]',
+    '',
+    'Runs one collection cycle, as the server would with the same flags and config file, and prints',
+    'what is wrong and what to do, worst first, then a one-line summary.',
+    'Exit status: 0 nothing critical or warning, 1 something is, 2 usage error.',
+    '',
+    'Flags:',
+    `  ${'--format=<text|json>'.padEnd(36)} text for a person (colour on a terminal unless NO_COLOR is set), json for scripts (default: text)`,
+    ...FLAGS.filter((flag) => CHECK_FLAGS.has(flag.name)).map(flagLine),
+    `  ${'-h, --help'.padEnd(36)} Show this help.`,
+    '',
+    'The server\'s other flags are accepted and have no effect here.',
+  ].join('\n') + '\n';
 }

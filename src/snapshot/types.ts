@@ -72,6 +72,14 @@ export interface IpoibInterface {
   parent: string | undefined;
 }
 
+/**
+ * TCP segmentation offload of an IPoIB interface (`ethtool -k`), read only for interfaces on an
+ * adapter with the TSO erratum (infiniband/tso-erratum.ts).
+ */
+export type TsoReading =
+  | { state: 'on' | 'off'; /** The kernel does not let it change. */ fixed: boolean }
+  | { state: 'unknown'; /** Why: ethtool not installed, or what it said. */ reason: string };
+
 /** What a link should run at, and where that expectation came from. */
 export interface LinkExpectation {
   width: LinkWidth | undefined;
@@ -146,6 +154,8 @@ export interface RunningTotals {
 export interface Snapshot {
   devices: readonly Device[];
   ipoib: readonly IpoibInterface[];
+  /** TSO of the IPoIB interfaces on adapters with the TSO erratum, keyed by interface name; empty elsewhere. */
+  tso: ReadonlyMap<string, TsoReading>;
   /** Keyed by `portKey(device, port)`. */
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** Diag (infiniband-diags) readings keyed by `portKey(device, port)`; empty when diag is off. */

@@ -5,7 +5,6 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { execa } from 'execa';
 
 export type CommandOutcome =
   /** The tool ran to its end; see `exitCode`. */
@@ -97,6 +96,14 @@ export interface ExecaRunnerOptions<Tool extends string> {
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
+// execa and its dependencies take about 75 ms to load: loaded with the first command, so that a
+// process that runs none (`check` on most hosts, a server without diag) never pays for it.
+let execaModule: Promise<typeof import('execa')> | undefined;
+function loadExeca(): Promise<typeof import('execa')> {
+  execaModule ??= import('execa');
+  return execaModule;
+}
+
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
@@ -130,6 +137,8 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     const started = performance.now();
     const base = { command, args, stdout: '', stderr: '' };
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
+    const { execa } = await loadExeca();
+    if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: performance.now() - started };
     const subprocess = execa(this.options.paths[command], [...args], {
       detached: true,
       reject: false,
