@@ -12,13 +12,29 @@ import { WebSecurity } from './server/web-config.js';
 import { ExecaRunner, locateTools, type CommandRunner } from './sources/command-runner.js';
 import { SysfsFiles } from './sources/sysfs-files.js';
 import { Collection } from './collection/collection.js';
+import type { FabricMode } from './collection/fabric.js';
 import { Periodic } from './collection/periodic.js';
-import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
+import type { FabricSnapshot } from './snapshot/fabric.js';
+import { DIAG_COMMANDS, FABRIC_COMMANDS, type CollectorName, type DiagCommand, type FabricCommand, type Snapshot } from './snapshot/types.js';
 
-/** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
+const FABRIC_COLLECTORS: readonly CollectorName[] = ['fabric_discovery', 'fabric_ports', 'fabric_sa'];
+
+/** Fabric-mode commands print up to a few MB per sweep at 2 000 nodes; much more is not a sweep. */
+const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. The
+ * infiniband_fabric_* families are rendered apart, only when the fabric snapshot changed, and
+ * appended.
+ */
 class RenderedSnapshot implements MetricsSource {
   private rendered: { text: string; takenAt: number } | undefined;
   private sequence = 0;
+  private fabric: { snapshot: FabricSnapshot; text: string } | undefined;
+  private fabricSequence = 0;
+  private joined: { host: string; fabric: string; text: string } | undefined;
+  /** Set once fabric mode is loaded. */
+  renderFabric: ((fabric: FabricSnapshot) => Promise<string>) | undefined;
 
   constructor(
     private readonly build: BuildInfo,
@@ -30,16 +46,33 @@ class RenderedSnapshot implements MetricsSource {
   update(snapshot: Snapshot): Promise<void> {
     const mine = ++this.sequence;
     const takenAt = this.now();
-    return renderSnapshot(snapshot, this.build, this.options).then(
+    const host = renderSnapshot(snapshot, this.build, this.options).then(
       (text) => {
         if (mine === this.sequence) this.rendered = { text, takenAt };
       },
       (error: unknown) => this.logger.error({ err: error }, 'rendering metrics failed; serving the previous snapshot'),
     );
+    return Promise.all([host, this.updateFabric(snapshot.fabric)]).then(() => undefined);
+  }
+
+  private updateFabric(fabric: FabricSnapshot | undefined): Promise<void> {
+    if (!fabric || !this.renderFabric || fabric === this.fabric?.snapshot) return Promise.resolve();
+    const mine = ++this.fabricSequence;
+    return this.renderFabric(fabric).then(
+      (text) => {
+        if (mine === this.fabricSequence) this.fabric = { snapshot: fabric, text };
+      },
+      (error: unknown) => this.logger.error({ err: error }, 'rendering fabric metrics failed; serving the previous fabric snapshot'),
+    );
   }
 
   text(): string | undefined {
-    return this.rendered?.text;
+    const host = this.rendered?.text;
+    const fabric = this.fabric?.text ?? '';
+    if (host === undefined || fabric === '') return host;
+    // Joined once per change, not per scrape: the fabric part is megabytes.
+    if (this.joined?.host !== host || this.joined.fabric !== fabric) this.joined = { host, fabric, text: host + fabric };
+    return this.joined.text;
   }
 
   takenAt(): number | undefined {
@@ -52,6 +85,8 @@ export interface ExporterOptions {
   logger: Logger;
   /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
   diagRunner?: CommandRunner<DiagCommand>;
+  /** Runs fabric mode's tools; by default the real ones, found on PATH or at --<tool>.path. */
+  fabricRunner?: CommandRunner<FabricCommand>;
   now?: () => number;
 }
 
@@ -76,6 +111,14 @@ function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<D
   return { runner, tools };
 }
 
+/** Fabric mode's runner over the real tools; a missing tool makes its commands fail visibly (collector_success 0). */
+function fabricRunner(settings: Settings, logger: Logger): CommandRunner<FabricCommand> {
+  const { found, missing } = locateTools(FABRIC_COMMANDS, { ...settings.fabric.paths, sminfo: settings.diag.paths.sminfo });
+  if (missing.length > 0) logger.error({ missing }, `fabric mode cannot run every tool (install infiniband-diags or set --<tool>.path): ${missing.join('; ')}`);
+  const paths = Object.fromEntries(FABRIC_COMMANDS.map((tool) => [tool, found[tool] ?? tool])) as Record<FabricCommand, string>;
+  return new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.fabric.maxConcurrent, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES });
+}
+
 export class Exporter {
   readonly app: FastifyInstance;
   readonly collection: Collection;
@@ -83,8 +126,10 @@ export class Exporter {
   private readonly host: Periodic;
   private readonly diag: Periodic | undefined;
   private pendingRender: Promise<void> = Promise.resolve();
+  private fabricMode: Promise<FabricMode> | undefined;
+  private stopped = false;
 
-  constructor(options: ExporterOptions) {
+  constructor(private readonly options: ExporterOptions) {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
     const build = buildInfo();
@@ -97,8 +142,8 @@ export class Exporter {
       expectations: settings.expectations,
       logger,
       errors: new RecurringErrors(logger),
-      collectors: ['sysfs', 'ipoib', ...diagTools],
-      commands: diagTools,
+      collectors: ['sysfs', 'ipoib', ...diagTools, ...(settings.fabric.enabled ? FABRIC_COLLECTORS : [])],
+      commands: [...diagTools, ...(settings.fabric.enabled ? FABRIC_COMMANDS : [])],
       diag: diag && {
         runner: diag.runner,
         tools: diag.tools,
@@ -156,6 +201,42 @@ export class Exporter {
   start(): void {
     this.host.start();
     this.diag?.start();
+    void this.fabric()?.then((mode) => {
+      if (!this.stopped) mode.start();
+    });
+  }
+
+  /**
+   * Fabric mode, loaded on first use and only with --collector.fabric: without it none of its
+   * modules is even imported.
+   */
+  fabric(): Promise<FabricMode> | undefined {
+    if (!this.options.settings.fabric.enabled) return undefined;
+    this.fabricMode ??= this.loadFabric();
+    return this.fabricMode;
+  }
+
+  private async loadFabric(): Promise<FabricMode> {
+    const { settings, logger } = this.options;
+    const [{ FabricMode: Mode }, { renderFabric }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
+    this.rendered.renderFabric = renderFabric;
+    return new Mode({
+      settings: settings.fabric,
+      timeoutMs: settings.diag.timeoutMs,
+      runner: this.options.fabricRunner ?? fabricRunner(settings, logger),
+      collection: this.collection,
+      logger,
+      ...(this.options.now && { now: this.options.now }),
+    });
+  }
+
+  /** Run one discovery, then one ports and one SA cycle, and wait until their metrics are rendered (tests). */
+  async collectFabricOnce(): Promise<void> {
+    const mode = await this.fabric();
+    if (!mode) return;
+    await mode.discovery.runNow();
+    await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
+    await this.pendingRender;
   }
 
   /** Run one host cycle now and wait until its metrics are rendered (tests, --demo warm-up). */
@@ -171,7 +252,8 @@ export class Exporter {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.host.stop(), this.diag?.stop()]);
+    this.stopped = true;
+    await Promise.all([this.host.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
     await this.app.close();
   }
 }

@@ -18,10 +18,10 @@ import {
   type MetricSpec,
 } from './catalog.js';
 
-type Labels = Record<string, string>;
+export type Labels = Record<string, string>;
 
 /** Samples gathered per metric, turned into prom-client metrics only when there is at least one. */
-class Samples {
+export class Samples {
   private readonly byMetric = new Map<MetricSpec, [Labels, number][]>();
 
   add(spec: MetricSpec, labels: Labels, value: number | undefined): void {

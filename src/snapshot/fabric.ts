@@ -59,8 +59,9 @@ export interface FabricTopology {
 
 /** A port as the last ports cycle read it. */
 export interface FabricPortReading extends PortAddress {
-  state: StateReading<PortStateName>;
-  physicalState: StateReading<PhysicalStateName>;
+  /** Undefined when this cycle's scan failed (the counters may still have been read). */
+  state: StateReading<PortStateName> | undefined;
+  physicalState: StateReading<PhysicalStateName> | undefined;
   /** Active width and speed; undefined while the port is down (PortInfo leaves them undefined then). */
   width: LinkWidth | undefined;
   speed: LinkSpeed | undefined;
@@ -101,6 +102,28 @@ export interface FabricSnapshot {
   expectations: ReadonlyMap<string, LinkExpectation>;
   subnetManagers: readonly FabricSubnetManager[];
   multicastGroups: readonly MulticastGroup[];
+  /** This instance's --fabric.shard: it reports only the nodes of that shard (see `inShard`). */
+  shard: Shard;
+}
+
+/** Shard `index` (from 1) of `count` instances splitting one fabric. */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/**
+ * Whether a node belongs to a shard: FNV-1a (32-bit) of its GUID as exported (`0x` + 16 lower-case
+ * hex digits), modulo the number of shards. Stable across restarts, hosts and versions.
+ */
+export function inShard(guid: string, shard: Shard): boolean {
+  if (shard.count <= 1) return true;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < guid.length; i++) {
+    hash ^= guid.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return (hash % shard.count) + 1 === shard.index;
 }
 
 export function fabricPortKey(nodeGuid: string, port: number): string {

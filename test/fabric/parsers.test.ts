@@ -5,7 +5,7 @@ import { CacheFormatError, parseDiscoveryCache, pruneDiscoveryCache } from '../.
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parseIbqueryerrors } from '../../src/sources/fabric/ibqueryerrors.js';
-import { parseNodeNameMap } from '../../src/sources/fabric/node-name-map.js';
+import { parseNodeNameMap } from '../../src/config/node-name-map.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../../src/sources/fabric/saquery.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2, recordedCache, recording, stdout } from './recordings.js';
 
