@@ -173,6 +173,13 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
   });
 
+  it('a GUID two devices share is counted', async () => {
+    const runner = new FabricReplay(['duplicate-guid', 'healthy']);
+    const text = await cycle(fabricExporter(runner));
+    expect(value(text, 'infiniband_fabric_duplicate_guids')).toBe(1);
+    expect(value(text, 'infiniband_fabric_duplicate_lids')).toBe(0);
+  });
+
   it('no discovery yet: the ports cycle fails and nothing of the fabric is served', async () => {
     const runner = new FabricReplay(['healthy'], (command, args) => (command === 'ibnetdiscover' ? result(command, args, { outcome: 'spawn-error', exitCode: undefined, stderr: 'spawn ibnetdiscover ENOENT' }) : undefined));
     const text = await cycle(fabricExporter(runner));

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { CacheFormatError, parseDiscoveryCache, pruneDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
-import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
+import { parseIbnetdiscover, reportedDuplicateGuids } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parseIbqueryerrors } from '../../src/sources/fabric/ibqueryerrors.js';
 import { parseNodeNameMap } from '../../src/config/node-name-map.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../../src/sources/fabric/saquery.js';
@@ -48,6 +48,15 @@ describe('ibnetdiscover', () => {
   ])('%s', (_name, text, expected) => {
     const parsed = parseIbnetdiscover(text);
     expect({ nodes: parsed.nodes.length, ports: parsed.ports.length, unparsed: parsed.unparsed.length }).toEqual(expected);
+  });
+
+  it('a GUID two devices share: libibnetdisc says so on stderr, and the text shows only one of them', () => {
+    const duplicate = recording('duplicate-guid', 'ibnetdiscover');
+    expect(reportedDuplicateGuids(duplicate.stderr)).toEqual(['0x0002c90300a10011']);
+    expect(reportedDuplicateGuids(recording('healthy', 'ibnetdiscover').stderr)).toEqual([]);
+    const text = parseIbnetdiscover(duplicate.stdout);
+    expect(text.unparsed).toEqual([]);
+    expect(text.nodes.filter((node) => node.type === 'ca')).toHaveLength(8);
   });
 
   it('reads a description with quotes to its end', () => {

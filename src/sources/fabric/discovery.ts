@@ -7,7 +7,7 @@ import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopolog
 import { commandLine } from '../command-runner.js';
 import type { FabricCycle } from './commands.js';
 import { CacheFormatError, parseDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
-import { parseIbnetdiscover, type IbnetdiscoverTopology } from './ibnetdiscover.js';
+import { parseIbnetdiscover, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
 
 /** The cache file of a discovery, for the counter sweeps; absent when it could not be read. */
 export interface TopologyCache {
@@ -43,13 +43,19 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
     cycle.note(cacheFile, `ibnetdiscover cache not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
   }
-  return { topology: buildTopology(text, cache?.parsed, names, now), cache };
+  return { topology: buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)), cache };
 }
 
 /** The topology from ibnetdiscover's text, completed by its cache file when there is one. */
-export function buildTopology(text: IbnetdiscoverTopology, cache: DiscoveryCache | undefined, names: ReadonlyMap<string, string>, now: number): FabricTopology {
+export function buildTopology(
+  text: IbnetdiscoverTopology,
+  cache: DiscoveryCache | undefined,
+  names: ReadonlyMap<string, string>,
+  now: number,
+  reportedDuplicates: readonly string[] = [],
+): FabricTopology {
   const nodes = new Map<string, FabricNode>();
-  const duplicateGuids = new Set<string>();
+  const duplicateGuids = new Set<string>(reportedDuplicates);
   for (const node of text.nodes) {
     if (nodes.has(node.guid)) duplicateGuids.add(node.guid);
     nodes.set(node.guid, {

@@ -115,3 +115,13 @@ export function parseIbnetdiscover(text: string): IbnetdiscoverTopology {
     return found;
   }
 }
+
+// libibnetdisc reaching a GUID it already holds through another path (two devices share it: one of
+// them is hidden from discovery) says so on stderr:
+//   ./libibnetdisc/ibnetdisc.c:667; Duplicate Port: Port with guid 0x0002c90300a10011 already exists in ports DB
+const DUPLICATE = /Duplicate (?:Node|Port): (?:Node|Port) with guid (0x[0-9a-f]{1,16}) already exists/gi;
+
+/** GUIDs ibnetdiscover reported as duplicates on stderr. */
+export function reportedDuplicateGuids(stderr: string): string[] {
+  return [...new Set([...stderr.matchAll(DUPLICATE)].map((match) => normaliseGuid(match[1]!)!))];
+}
