@@ -8,10 +8,11 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
+import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
 import { FIXTURES } from '../support/trees.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from './recordings.js';
-import { FabricReplay, result, type FabricOverride } from './replay.js';
+import { FabricReplay, result } from './replay.js';
 
 const CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 const exporters: Exporter[] = [];
@@ -29,9 +30,6 @@ function fabricExporter(runner: FabricReplay, flags: string[] = [], now?: () => 
   return exporter;
 }
 
-async function scrape(exporter: Exporter): Promise<string> {
-  return (await exporter.app.inject({ url: '/metrics' })).body;
-}
 
 async function cycle(exporter: Exporter): Promise<string> {
   await exporter.collectOnce();
@@ -39,14 +37,7 @@ async function cycle(exporter: Exporter): Promise<string> {
   return scrape(exporter);
 }
 
-function value(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
-function series(text: string, name: string): string[] {
-  return text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
-}
 
 const port = (guid: string, number: number): string => `node_guid="${guid}",port="${number}"`;
 
