@@ -113,7 +113,7 @@ function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<D
 
 /** Fabric mode's runner over the real tools; a missing tool makes its commands fail visibly (collector_success 0). */
 function fabricRunner(settings: Settings, logger: Logger): CommandRunner<FabricCommand> {
-  const { found, missing } = locateTools(FABRIC_COMMANDS, { ...settings.fabric.paths, sminfo: settings.diag.paths.sminfo });
+  const { found, missing } = locateTools(FABRIC_COMMANDS, { ...settings.fabric.paths, sminfo: settings.diag.paths.sminfo, perfquery: settings.diag.paths.perfquery });
   if (missing.length > 0) logger.error({ missing }, `fabric mode cannot run every tool (install infiniband-diags or set --<tool>.path): ${missing.join('; ')}`);
   const paths = Object.fromEntries(FABRIC_COMMANDS.map((tool) => [tool, found[tool] ?? tool])) as Record<FabricCommand, string>;
   return new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.fabric.maxConcurrent, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES });

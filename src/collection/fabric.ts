@@ -27,7 +27,7 @@ import type { CollectorName, FabricCommand, LinkExpectation } from '../snapshot/
 import type { CommandRunner } from '../sources/command-runner.js';
 import { FabricCycle, type FabricCycleReport } from '../sources/fabric/commands.js';
 import { discoverFabric, type TopologyCache } from '../sources/fabric/discovery.js';
-import { readFabricPorts } from '../sources/fabric/ports.js';
+import { readFabricPorts, type CounterSource } from '../sources/fabric/ports.js';
 import { readSubnetAdministration } from '../sources/fabric/sa-records.js';
 import type { Collection } from './collection.js';
 import { FabricExpectationRules, type LinkEnd } from './expectation-rules.js';
@@ -53,6 +53,7 @@ export class FabricMode {
   private multicastGroups: readonly MulticastGroup[] = [];
   private scratch: Promise<string> | undefined;
   private discoveries = 0;
+  private counterSource: CounterSource = 'sweep';
   private lastDiscoveryStart = Number.NEGATIVE_INFINITY;
   private readonly rules: FabricExpectationRules;
   private readonly now: () => number;
@@ -137,6 +138,7 @@ export class FabricMode {
       if (found) {
         this.topology = found.topology;
         this.cache = found.cache;
+        this.counterSource = 'sweep';
         this.expectations = this.expectationsOf(this.ports);
         // A sweep that started a moment ago may still read the previous file: remove the one before.
         await rm(path.join(dir, `topology-${sequence - 2}.cache`), { force: true });
@@ -176,6 +178,7 @@ export class FabricMode {
     }
     const { shard, hcaPorts } = this.options.settings;
     const reading = await readFabricPorts(cycle, {
+      counterSource: this.counterSource,
       topology,
       cache: this.cache,
       covers: (node) => inShard(node.guid, shard),
@@ -183,6 +186,11 @@ export class FabricMode {
       scratch: await this.directory(),
     });
     if (signal?.aborted) return;
+    if (reading.counterSource !== this.counterSource) {
+      this.options.logger.warn('ibqueryerrors cannot run here: reading counters switch by switch with perfquery until the next discovery');
+    }
+    // The sweeps are tried again after each discovery.
+    this.counterSource = reading.counterSource;
     this.ports = reading.ports;
     this.expectations = this.expectationsOf(reading.ports);
     this.report(cycle.report());

@@ -10,8 +10,11 @@ export type CollectorName = (typeof COLLECTORS)[number];
 export const DIAG_COMMANDS = ['perfquery', 'sminfo', 'smpquery'] as const;
 export type DiagCommand = (typeof DIAG_COMMANDS)[number];
 
-/** The tools fabric mode runs (sminfo asks each subnet manager of the SA's list for its own state). */
-export const FABRIC_COMMANDS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo'] as const;
+/**
+ * The tools fabric mode runs: sminfo asks each subnet manager of the SA's list for its own state;
+ * perfquery reads counters switch by switch when the ibqueryerrors sweep cannot run.
+ */
+export const FABRIC_COMMANDS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 export type FabricCommand = (typeof FABRIC_COMMANDS)[number];
 
 /** Any tool whose time-outs are counted in `infiniband_exporter_command_timeouts_total{command}`. */

@@ -235,6 +235,29 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_sa"}')).toBe(1);
   });
 
+  it('where ibqueryerrors cannot run, the counters are read switch by switch with perfquery', async () => {
+    const runner = new FabricReplay(['per-switch', 'healthy'], (command, args) =>
+      (command === 'ibqueryerrors' ? result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' }) : undefined));
+    const exporter = fabricExporter(runner);
+    const text = await cycle(exporter);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
+    // The two failed sweeps are read errors, nothing else.
+    expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(2);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
+    expect(value(text, `infiniband_fabric_port_pma_saturated{${port(SPINE1, 2)},counter="symbol_errors"}`)).toBe(1);
+    expect(value(text, `infiniband_fabric_port_transmit_wait_total{${port(LEAF2, 1)}}`)).toBe(123456);
+    expect(value(text, `infiniband_fabric_port_unicast_receive_packets_total{${port(LEAF3, 8)}}`)).toBe(0);
+    expect(series(text, 'infiniband_fabric_port_transmit_data_bytes_total')).toHaveLength(32);
+    expect(runner.calls.filter((call) => call.startsWith('perfquery'))).toHaveLength(10);
+    // The next cycles go straight to perfquery; after the next discovery the sweeps are tried again.
+    const mode = (await exporter.fabric())!;
+    await mode.portsLoop.runNow();
+    expect(runner.calls.filter((call) => call.startsWith('ibqueryerrors'))).toHaveLength(2);
+    await mode.discovery.runNow();
+    await mode.portsLoop.runNow();
+    expect(runner.calls.filter((call) => call.startsWith('ibqueryerrors'))).toHaveLength(4);
+  });
+
   it('two shards split the nodes without overlap and sweep only their own switches', async () => {
     const texts: string[] = [];
     const sweeps: (readonly string[])[] = [];

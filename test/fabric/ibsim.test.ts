@@ -50,6 +50,7 @@ async function fabricExporter(fabric: Lab, host: string, flags: string[] = []): 
     '--ibqueryerrors.path', paths.ibqueryerrors,
     '--saquery.path', paths.saquery,
     '--sminfo.path', paths.sminfo,
+    '--perfquery.path', paths.perfquery,
     ...flags,
   ]);
   if (command.action !== 'run') throw new Error('unexpected');
@@ -196,6 +197,21 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
       expect(value(healed, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
     }
     expect(series(healed, 'infiniband_fabric_port_state_id')).toHaveLength(32);
+  }, 60_000);
+
+  it('where ibqueryerrors cannot reach the fabric, the counters come from perfquery switch by switch', async () => {
+    const fabric = await lab('fat-tree.net');
+    await fabric.command('PerformanceSet "S2"[3] PortCounters.PortRcvRemotePhysicalErrors=42');
+    await fabric.startSm('sm', 'H11', 0);
+    await fabric.waitActive('H22');
+    // The real ibqueryerrors, not attached to the simulator: it cannot open a port and exits at once.
+    const exporter = await fabricExporter(fabric, 'H22', ['--ibqueryerrors.path', tools.paths.ibqueryerrors!]);
+    await exporter.collectFabricOnce();
+    const text = await scrape(exporter);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
+    expect(value(text, `infiniband_fabric_port_receive_remote_physical_errors_total{${port(SPINE2, 3)}}`)).toBe(42);
+    expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toHaveLength(32);
+    expect(series(text, 'infiniband_fabric_port_multicast_transmit_packets_total')).toHaveLength(32);
   }, 60_000);
 
   it('discovers a generated fat tree whole, in two shards that split its switches', async () => {

@@ -6,6 +6,7 @@ import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover, reportedDuplicateGuids } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parseIbqueryerrors } from '../../src/sources/fabric/ibqueryerrors.js';
 import { parseNodeNameMap } from '../../src/config/node-name-map.js';
+import { parsePerfqueryLoop } from '../../src/sources/fabric/perfquery-counters.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../../src/sources/fabric/saquery.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2, recordedCache, recording, stdout } from './recordings.js';
 
@@ -235,6 +236,26 @@ describe('ibqueryerrors', () => {
     const sweep = parseIbqueryerrors('Errors for 0x1 "sw"\n   GUID 0x1 port 3: [SymbolErrorCounter == 1]\nSegmentation fault\n   GUID zz port 1:\n', '');
     expect(sweep.ports).toHaveLength(1);
     expect(sweep.unparsed).toEqual(['Segmentation fault', '   GUID zz port 1:']);
+  });
+});
+
+describe('perfquery -l (counters switch by switch)', () => {
+  it('one reading per port block, basic and extended', () => {
+    const basic = parsePerfqueryLoop(stdout('per-switch', 'spine-1-basic'));
+    expect(basic.unparsed).toEqual([]);
+    expect([...basic.readings.keys()]).toEqual([1, 2, 3, 4]);
+    expect(basic.readings.get(2)).toMatchObject({ extended: false, lid: 2, port: 2, capabilityMask: 0x1300 });
+    expect(basic.readings.get(2)!.values.get('SymbolErrorCounter')).toBe(65535n);
+    const extended = parsePerfqueryLoop(stdout('per-switch', 'leaf-1-extended'));
+    expect([...extended.readings.keys()]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(extended.readings.get(1)).toMatchObject({ extended: true, lid: 4, port: 1 });
+  });
+
+  it('keeps the ports printed before perfquery stopped at one it could not query', () => {
+    const partial = parsePerfqueryLoop(recording('per-switch', 'bad-port').stdout);
+    expect([...partial.readings.keys()]).toEqual([1, 2, 3, 4]);
+    expect(partial.unparsed).toEqual([]);
+    expect(parsePerfqueryLoop('# Port counters: Lid x\ngarbage\n').unparsed).toEqual(['# Port counters: Lid x']);
   });
 });
 

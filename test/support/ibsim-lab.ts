@@ -16,7 +16,7 @@ import { findExecutable } from './system.js';
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
 export const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
-export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo'] as const;
+export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 
 /** What a wrapper does instead of running its tool (see Lab.fault). */
 export type Fault = 'hang' | 'garbage' | 'fail';

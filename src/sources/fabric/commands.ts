@@ -22,6 +22,9 @@ export interface FabricCycleReport {
   durationSeconds: number;
 }
 
+type Accept = (result: CommandResult<FabricCommand>) => boolean;
+const exitedZero: Accept = (result) => result.exitCode === 0;
+
 export class FabricCycle {
   private readonly started = performance.now();
   private readonly errors: ReadError[] = [];
@@ -41,12 +44,23 @@ export class FabricCycle {
    * Run a command; undefined (recorded) when it could not run, timed out, or exited with a code
    * `accept` does not take (by default only 0).
    */
-  async run(tool: FabricCommand, args: readonly string[], accept: (result: CommandResult<FabricCommand>) => boolean = (r) => r.exitCode === 0): Promise<CommandResult<FabricCommand> | undefined> {
+  async run(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero): Promise<CommandResult<FabricCommand> | undefined> {
+    const { result, ok } = await this.attempt(tool, args, accept, false);
+    return ok ? result : undefined;
+  }
+
+  /**
+   * Run a command the caller can do without (it has another way): its failure is a read error
+   * that does not fail the cycle. The result is returned either way.
+   */
+  async attempt(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, optional = true): Promise<{ result: CommandResult<FabricCommand>; ok: boolean }> {
     const result = await this.options.runner.run(tool, args, this.options.signal);
-    if (result.outcome === 'exited' && accept(result)) return result;
+    if (result.outcome === 'exited' && accept(result)) return { result, ok: true };
     if (result.outcome === 'timeout') this.timeouts.push(tool);
-    this.fail(commandLine(result), commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed');
-    return undefined;
+    const message = commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed';
+    if (optional) this.note(commandLine(result), message);
+    else this.fail(commandLine(result), message);
+    return { result, ok: false };
   }
 
   /** A command's failure, or a fact that makes the cycle's result incomplete. */

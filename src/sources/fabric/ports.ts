@@ -7,7 +7,8 @@
 // pruned to this instance's shard, and to the switches the scan still sees at the same LID (a
 // switch that vanished or was renumbered would only make the sweeps wait on timeouts; such a
 // change also asks for a new discovery). A failed command loses only its own part of the cycle;
-// a switch that does not answer loses only its own counters.
+// a switch that does not answer loses only its own counters. Where ibqueryerrors cannot run at all
+// (missing, or failing at once), the counters are read switch by switch with perfquery instead.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../infiniband/pma-counters.js';
@@ -17,11 +18,17 @@ import { commandLine, type CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import type { FabricCycle } from './commands.js';
 import { pruneDiscoveryCache } from './discovery-cache.js';
+import { readCountersByNode } from './perfquery-counters.js';
 import { nodesByPortGuid, type TopologyCache } from './discovery.js';
 import { parseIblinkinfo, type LinkinfoPort } from './iblinkinfo.js';
 import { parseIbqueryerrors, type SweepReading, type SweepValue } from './ibqueryerrors.js';
 
+/** Where counters come from: the two ibqueryerrors sweeps, or perfquery node by node. */
+export type CounterSource = 'sweep' | 'perfquery';
+
 export interface PortsOptions {
+  /** The source to try first; perfquery is used when the sweeps cannot run. */
+  counterSource: CounterSource;
   topology: FabricTopology;
   cache: TopologyCache | undefined;
   /** The nodes this instance reports (its --fabric.shard); the others are neither queried nor reported. */
@@ -34,6 +41,8 @@ export interface PortsOptions {
 
 export interface PortsReading {
   ports: Map<string, FabricPortReading>;
+  /** The source that delivered this cycle's counters. */
+  counterSource: CounterSource;
   /** The scan saw nodes, GUIDs, LIDs or cables that discovery did not: the topology is out of date. */
   stale: boolean;
 }
@@ -52,33 +61,21 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
   const scan = await scanPorts(cycle, options, nodeOfPort);
   // Nodes the sweeps query: every wanted node the scan still sees at the LID discovery recorded.
   const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid)));
-  const sweptGuids = new Set(swept.map((node) => node.guid));
-  const loadCache = await sweepCache(options, sweptGuids);
-  const typeArgs = options.hcaPorts ? [] : ['--switch'];
-  const [errors, traffic] = await Promise.all([
-    sweep(cycle, ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs]),
-    sweep(cycle, ['--skip-sl', '--counters', ...loadCache, ...typeArgs]),
-  ]);
+  let counterSource = options.counterSource;
+  let counters = counterSource === 'sweep' ? await sweepCounters(cycle, options, swept, nodeOfPort) : undefined;
+  if (!counters) {
+    counterSource = 'perfquery';
+    counters = await readCountersByNode(cycle, swept, topology.ports);
+  }
 
-  const failed = failedQueries(cycle, topology, [errors, traffic]);
-  const errorValues = valuesByPort(errors, nodeOfPort);
-  const trafficValues = valuesByPort(traffic, nodeOfPort);
   const ports = new Map<string, FabricPortReading>();
   for (const node of topology.nodes.values()) {
     if (!wanted(node)) continue;
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
-      const counters: PortCounter[] = [];
-      const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
-      if (errors?.complete && sweptGuids.has(node.guid) && !nodeFailed && !failed.has(key)) {
-        // Every threshold is 0: a counter the sweep did not print is 0.
-        const values = errorValues.get(key);
-        for (const counter of ERROR_COUNTERS) counters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
-      }
-      const values = trafficValues.get(key);
-      if (values) counters.push(...trafficCounters(values));
+      const portCounters = counters.get(key) ?? [];
       const state = scan?.ports.get(key);
-      if (!state && counters.length === 0) continue;
+      if (!state && portCounters.length === 0) continue;
       ports.set(key, {
         nodeGuid: node.guid,
         port,
@@ -87,11 +84,11 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
         width: state?.width,
         speed: state?.speed,
         peer: state?.peer,
-        counters,
+        counters: portCounters,
       });
     }
   }
-  return { ports, stale: scan?.stale ?? false };
+  return { ports, counterSource, stale: scan?.stale ?? false };
 }
 
 interface Scan {
@@ -162,9 +159,53 @@ async function sweepCache(options: PortsOptions, swept: ReadonlySet<string>): Pr
   return ['--load-cache', file];
 }
 
-async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | undefined> {
-  const result = await cycle.run('ibqueryerrors', args, acceptSweep);
-  if (!result) return undefined;
+/**
+ * Counters of every port of the swept nodes from the two sweeps, by port key; undefined when a
+ * sweep could not run at all (the caller then reads them with perfquery).
+ */
+async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: readonly FabricNode[], nodeOfPort: ReadonlyMap<string, string>): Promise<Map<string, PortCounter[]> | undefined> {
+  const sweptGuids = new Set(swept.map((node) => node.guid));
+  const loadCache = await sweepCache(options, sweptGuids);
+  const typeArgs = options.hcaPorts ? [] : ['--switch'];
+  const [errors, traffic] = await Promise.all([
+    sweep(cycle, ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs]),
+    sweep(cycle, ['--skip-sl', '--counters', ...loadCache, ...typeArgs]),
+  ]);
+  if (errors === 'unusable' || traffic === 'unusable') return undefined;
+
+  const failed = failedQueries(cycle, options.topology, [errors, traffic]);
+  const errorValues = valuesByPort(errors, nodeOfPort);
+  const trafficValues = valuesByPort(traffic, nodeOfPort);
+  const counters = new Map<string, PortCounter[]>();
+  for (const node of swept) {
+    const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
+    for (let port = 1; port <= node.portCount; port++) {
+      const key = fabricPortKey(node.guid, port);
+      const portCounters: PortCounter[] = [];
+      if (errors?.complete && !nodeFailed && !failed.has(key)) {
+        // Every threshold is 0: a counter the sweep did not print is 0.
+        const values = errorValues.get(key);
+        for (const counter of ERROR_COUNTERS) portCounters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
+      }
+      const values = trafficValues.get(key);
+      if (values) portCounters.push(...trafficCounters(values));
+      if (portCounters.length > 0) counters.set(key, portCounters);
+    }
+  }
+  return counters;
+}
+
+/**
+ * One sweep. 'unusable': it failed outright (not installed, or exited at once with an error other
+ * than "ports with errors found"); undefined: it ran but was killed or cut short (recorded).
+ */
+async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | 'unusable' | undefined> {
+  const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep);
+  if (!ok) {
+    if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
+    cycle.fail(commandLine(result), 'the sweep did not finish');
+    return undefined;
+  }
   const parsed = parseIbqueryerrors(result.stdout, result.stderr);
   cycle.unparsed(commandLine(result), parsed.unparsed);
   if (!parsed.complete) cycle.fail(commandLine(result), 'output ends before its summary: the sweep did not finish');
