@@ -218,8 +218,8 @@ export class Exporter {
 
   private async loadFabric(): Promise<FabricMode> {
     const { settings, logger } = this.options;
-    const [{ FabricMode: Mode }, { renderFabric }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
-    this.rendered.renderFabric = renderFabric;
+    const [{ FabricMode: Mode }, { createFabricRenderer }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
+    this.rendered.renderFabric = createFabricRenderer();
     return new Mode({
       settings: settings.fabric,
       timeoutMs: settings.diag.timeoutMs,

@@ -22,6 +22,7 @@ import {
   type FabricSubnetManager,
   type FabricTopology,
   type MulticastGroup,
+  type PortAddress,
 } from '../snapshot/fabric.js';
 import type { CollectorName, FabricCommand, LinkExpectation } from '../snapshot/types.js';
 import type { CommandRunner } from '../sources/command-runner.js';
@@ -54,8 +55,11 @@ export class FabricMode {
   private scratch: Promise<string> | undefined;
   private discoveries = 0;
   private counterSource: CounterSource = 'sweep';
+  /** Nodes the last scan did not see at their discovered LID; cleared by each discovery. */
+  private unreachable: ReadonlySet<string> = new Set();
   private lastDiscoveryStart = Number.NEGATIVE_INFINITY;
   private readonly rules: FabricExpectationRules;
+  private expectationCache: { topology: FabricTopology; expectations: ReadonlyMap<string, LinkExpectation> } | undefined;
   private readonly now: () => number;
   private firstDiscoveryDone: () => void = () => undefined;
   private readonly firstDiscovery = new Promise<void>((resolve) => {
@@ -139,6 +143,7 @@ export class FabricMode {
         this.topology = found.topology;
         this.cache = found.cache;
         this.counterSource = 'sweep';
+        this.unreachable = new Set();
         this.expectations = this.expectationsOf(this.ports);
         // A sweep that started a moment ago may still read the previous file: remove the one before.
         await rm(path.join(dir, `topology-${sequence - 2}.cache`), { force: true });
@@ -179,6 +184,7 @@ export class FabricMode {
     const { shard, hcaPorts } = this.options.settings;
     const reading = await readFabricPorts(cycle, {
       counterSource: this.counterSource,
+      unreachable: this.unreachable,
       topology,
       cache: this.cache,
       covers: (node) => inShard(node.guid, shard),
@@ -191,6 +197,7 @@ export class FabricMode {
     }
     // The sweeps are tried again after each discovery.
     this.counterSource = reading.counterSource;
+    this.unreachable = reading.unreachable;
     this.ports = reading.ports;
     this.expectations = this.expectationsOf(reading.ports);
     this.report(cycle.report());
@@ -215,25 +222,43 @@ export class FabricMode {
     const expectations = new Map<string, LinkExpectation>();
     const topology = this.topology;
     if (!topology) return expectations;
+    const discovered = this.discoveredExpectations(topology);
     for (const [key, reading] of ports) {
-      const node = topology.nodes.get(reading.nodeGuid);
-      if (!node) continue;
-      const discovered = topology.ports.get(key);
-      const peer = reading.peer ?? discovered?.peer;
-      const peerNode = peer && topology.nodes.get(peer.nodeGuid);
-      const ends: LinkEnd[] = [{ node, port: reading.port }];
-      if (peer && peerNode) ends.push({ node: peerNode, port: peer.port });
-      const configured = this.rules.forLink(ends);
-      if (configured) {
-        expectations.set(key, configured);
-        continue;
-      }
-      const far = peer && topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port));
-      if (!discovered?.enabled || !far?.enabled) continue;
-      const best = bestCommonEnabled(discovered.enabled, far.enabled);
-      if (best.width !== undefined || best.speed !== undefined) expectations.set(key, { ...best, source: 'peer' });
+      const cabled = topology.ports.get(key)?.peer;
+      const peer = reading.peer ?? cabled;
+      // The same cable as at discovery (nearly always): its expectation is already known.
+      const expectation = peer?.nodeGuid === cabled?.nodeGuid && peer?.port === cabled?.port ? discovered.get(key) : this.expectationOf(topology, reading, peer);
+      if (expectation) expectations.set(key, expectation);
     }
     return expectations;
+  }
+
+  /** The expectation of every discovered port for the cable discovery saw, computed once per topology. */
+  private discoveredExpectations(topology: FabricTopology): ReadonlyMap<string, LinkExpectation> {
+    if (this.expectationCache?.topology !== topology) {
+      const expectations = new Map<string, LinkExpectation>();
+      for (const [key, port] of topology.ports) {
+        const expectation = this.expectationOf(topology, port, port.peer);
+        if (expectation) expectations.set(key, expectation);
+      }
+      this.expectationCache = { topology, expectations };
+    }
+    return this.expectationCache.expectations;
+  }
+
+  private expectationOf(topology: FabricTopology, end: PortAddress, peer: PortAddress | undefined): LinkExpectation | undefined {
+    const node = topology.nodes.get(end.nodeGuid);
+    if (!node) return undefined;
+    const peerNode = peer && topology.nodes.get(peer.nodeGuid);
+    const ends: LinkEnd[] = [{ node, port: end.port }];
+    if (peer && peerNode) ends.push({ node: peerNode, port: peer.port });
+    const configured = this.rules.forLink(ends);
+    if (configured) return configured;
+    const near = topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.enabled;
+    const far = peer && topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.enabled;
+    if (!near || !far) return undefined;
+    const best = bestCommonEnabled(near, far);
+    return best.width === undefined && best.speed === undefined ? undefined : { ...best, source: 'peer' };
   }
 
   private report(report: FabricCycleReport): void {

@@ -31,6 +31,44 @@ export class Samples {
     list.push([labels, value]);
   }
 
+  /**
+   * The exposition text of these samples, written directly: the same text prom-client's registry
+   * renders (families in `order`, label order as given, values as JavaScript prints them), without
+   * a metric object per label set or a string per line. For large sample sets (fabric mode: 170 000
+   * series at 1 900 nodes) it is several times faster and leaves little garbage behind.
+   */
+  text(order: readonly MetricSpec[]): string {
+    // A label object shared by several samples (one per port, across its families) is formatted once.
+    const formatted = new Map<Labels, string>();
+    const format = (labels: Labels): string => {
+      let body = formatted.get(labels);
+      if (body === undefined) {
+        body = '';
+        for (const name in labels) body += `${body === '' ? '' : ','}${name}="${escapeText(labels[name]!).replace(/"/g, '\\"')}"`;
+        body = body === '' ? '' : `{${body}}`;
+        formatted.set(labels, body);
+      }
+      return body;
+    };
+    const out = new TextWriter();
+    let first = true;
+    for (const spec of order) {
+      const samples = this.byMetric.get(spec);
+      if (!samples) continue;
+      out.write(first ? '' : '\n');
+      first = false;
+      out.write(`# HELP ${spec.name} ${escapeText(spec.help)}\n# TYPE ${spec.name} ${spec.type}\n`);
+      for (const [labels, value] of samples) {
+        out.write(spec.name);
+        out.write(format(labels));
+        out.write(' ');
+        out.write(String(value));
+        out.write('\n');
+      }
+    }
+    return out.toString();
+  }
+
   register(order: readonly MetricSpec[]): Registry {
     const registry = new Registry();
     for (const spec of order) {
@@ -50,6 +88,36 @@ export class Samples {
 }
 
 const bit = (flag: boolean): number => (flag ? 1 : 0);
+
+/** Appends text to large buffers: megabytes of exposition without a string per line on the way. */
+class TextWriter {
+  private static readonly CHUNK = 1024 * 1024;
+  private readonly chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(TextWriter.CHUNK);
+  private used = 0;
+  private total = 0;
+
+  write(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.used + text.length * 3 > this.chunk.length) {
+      this.chunks.push(this.chunk.subarray(0, this.used));
+      this.chunk = Buffer.allocUnsafe(Math.max(TextWriter.CHUNK, text.length * 3));
+      this.used = 0;
+    }
+    const bytes = this.chunk.write(text, this.used);
+    this.used += bytes;
+    this.total += bytes;
+  }
+
+  toString(): string {
+    return Buffer.concat([...this.chunks, this.chunk.subarray(0, this.used)], this.total).toString('utf8');
+  }
+}
+
+/** Backslashes and newlines escaped, as the exposition format wants in HELP texts and label values. */
+function escapeText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
 
 export interface RenderOptions {
   /** Also the one-hot infiniband_port_state{state} and infiniband_port_physical_state{state} families. */

@@ -1,6 +1,7 @@
 // Fabric mode end to end on recorded tool outputs (test/fixtures/fabric): discovery, the ports
 // cycle and the SA cycle through a real Exporter, read back from /metrics; then every failure the
 // collectors must survive.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,8 @@ import { Exporter } from '../../src/exporter.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
 import { FIXTURES } from '../support/trees.js';
-import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from './recordings.js';
+import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
+import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2, recording } from './recordings.js';
 import { FabricReplay, result } from './replay.js';
 
 const CONFIG = path.join(FIXTURES, 'config/fabric.yml');
@@ -147,6 +149,28 @@ describe('fabric mode on recorded outputs', () => {
     expect(series(text, 'infiniband_fabric_port_state_id')).toHaveLength(32);
     expect(text).not.toContain(`node_guid="${HOST12}"`);
     expect(runner.calls.filter((call) => call.startsWith('ibnetdiscover'))).toHaveLength(2);
+  });
+
+  it('a switch the scan no longer sees is left out of the next sweeps, which read a pruned cache', async () => {
+    const healthyScan = recording('healthy', 'iblinkinfo-switches').stdout;
+    const withoutSpine2 = healthyScan.split('\n').filter((line) => !line.startsWith(SPINE2)).join('\n');
+    const runner = new FabricReplay(['healthy'], (command, args) => (command === 'iblinkinfo' ? result(command, args, { stdout: withoutSpine2 }) : undefined));
+    const exporter = fabricExporter(runner);
+    await cycle(exporter);
+    const mode = (await exporter.fabric())!;
+    await mode.portsLoop.runNow();
+    const sweeps = runner.rawCalls.filter((call) => call[0] === 'ibqueryerrors');
+    expect(sweeps).toHaveLength(4);
+    // First cycle: discovery's own cache; second: a copy without spine-2.
+    expect(sweeps[0]![sweeps[0]!.indexOf('--load-cache') + 1]).toMatch(/topology-1\.cache$/);
+    const pruned = sweeps[2]![sweeps[2]!.indexOf('--load-cache') + 1]!;
+    expect(pruned).toMatch(/sweep\.cache$/);
+    const nodes = parseDiscoveryCache(new Uint8Array(readFileSync(pruned))).nodes.map((node) => node.guid);
+    expect(nodes).toContain(SPINE1);
+    expect(nodes).not.toContain(SPINE2);
+    const text = await scrape(exporter);
+    expect(value(text, `infiniband_fabric_port_state_id{${port(SPINE2, 1)}}`)).toBeUndefined();
+    expect(value(text, `infiniband_fabric_port_state_id{${port(SPINE1, 1)}}`)).toBe(4);
   });
 
   it('a failed discovery after a good one keeps the topology and says so', async () => {

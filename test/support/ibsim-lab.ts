@@ -66,6 +66,11 @@ export class Lab {
     return lab;
   }
 
+  /** PID of the simulator (for CPU accounting in the benchmark). */
+  get ibsimPid(): number | undefined {
+    return this.ibsim?.pid;
+  }
+
   private get console(): string {
     return path.join(this.dir, 'ctl');
   }

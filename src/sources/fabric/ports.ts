@@ -3,10 +3,10 @@
 //   iblinkinfo --line [--switches-only]     fresh PortInfo of every port (one scan of the fabric)
 //   ibqueryerrors … --threshold-file /dev/null --load-cache C   error counters (and PortXmitWait)
 //   ibqueryerrors … --counters --load-cache C                   64-bit data and packet counters
-// The sweeps read the topology from discovery's cache instead of discovering again; that cache is
-// pruned to this instance's shard, and to the switches the scan still sees at the same LID (a
-// switch that vanished or was renumbered would only make the sweeps wait on timeouts; such a
-// change also asks for a new discovery). A failed command loses only its own part of the cycle;
+// The three run side by side. The sweeps read the topology from discovery's cache instead of
+// discovering again; that cache is pruned to this instance's shard, and to the switches the last
+// scan saw at the same LID (a switch that vanished or was renumbered would only make the sweeps
+// wait on timeouts; such a change also asks for a new discovery). A failed command loses only its own part of the cycle;
 // a switch that does not answer loses only its own counters. Where ibqueryerrors cannot run at all
 // (missing, or failing at once), the counters are read switch by switch with perfquery instead.
 import { writeFile } from 'node:fs/promises';
@@ -29,6 +29,8 @@ export type CounterSource = 'sweep' | 'perfquery';
 export interface PortsOptions {
   /** The source to try first; perfquery is used when the sweeps cannot run. */
   counterSource: CounterSource;
+  /** Nodes the previous cycle's scan did not see (at their discovered LID): the sweeps skip them. */
+  unreachable: ReadonlySet<string>;
   topology: FabricTopology;
   cache: TopologyCache | undefined;
   /** The nodes this instance reports (its --fabric.shard); the others are neither queried nor reported. */
@@ -43,6 +45,8 @@ export interface PortsReading {
   ports: Map<string, FabricPortReading>;
   /** The source that delivered this cycle's counters. */
   counterSource: CounterSource;
+  /** Nodes this cycle's scan did not see at their discovered LID (for the next cycle). */
+  unreachable: Set<string>;
   /** The scan saw nodes, GUIDs, LIDs or cables that discovery did not: the topology is out of date. */
   stale: boolean;
 }
@@ -58,15 +62,24 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
   const nodeOfPort = nodesByPortGuid(topology);
   const wanted = (node: FabricNode | undefined): node is FabricNode => node !== undefined && (options.hcaPorts || node.type === 'switch') && options.covers(node);
 
-  const scan = await scanPorts(cycle, options, nodeOfPort);
-  // Nodes the sweeps query: every wanted node the scan still sees at the LID discovery recorded.
-  const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid)));
+  // The scan and the counter sweeps run side by side; the sweeps leave out the nodes the previous
+  // scan no longer saw at the LID discovery recorded (they would only wait on timeouts).
+  const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !options.unreachable.has(node.guid));
   let counterSource = options.counterSource;
-  let counters = counterSource === 'sweep' ? await sweepCounters(cycle, options, swept, nodeOfPort) : undefined;
+  const [scan, swept1] = await Promise.all([
+    scanPorts(cycle, options, nodeOfPort),
+    counterSource === 'sweep' ? sweepCounters(cycle, options, swept, nodeOfPort) : Promise.resolve(undefined),
+  ]);
+  let counters = swept1;
   if (!counters) {
     counterSource = 'perfquery';
-    counters = await readCountersByNode(cycle, swept, topology.ports);
+    const reachable = scan ? swept.filter((node) => (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid))) : swept;
+    counters = await readCountersByNode(cycle, reachable, topology.ports);
   }
+  // For the next cycle: wanted nodes this scan did not see at their discovered LID.
+  const unreachable = new Set(scan
+    ? [...topology.nodes.values()].filter(wanted).filter((node) => (node.type === 'switch' ? scan.switchLids.get(node.guid) !== node.lid : !scan.nodes.has(node.guid))).map((node) => node.guid)
+    : options.unreachable);
 
   const ports = new Map<string, FabricPortReading>();
   for (const node of topology.nodes.values()) {
@@ -88,7 +101,7 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
       });
     }
   }
-  return { ports, counterSource, stale: scan?.stale ?? false };
+  return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
 }
 
 interface Scan {
