@@ -135,7 +135,7 @@ export const FABRIC_METRICS = {
   subnetManagerInfo: gauge('infiniband_fabric_subnet_manager_info', ['sm_guid', 'sm_lid', 'state', 'priority'],
     'Every subnet manager of the subnet (value always 1), from the SA\'s SMInfoRecords, state and priority as each SM reports them itself: MASTER, STANDBY, DISCOVERING or NOTACTIVE. One MASTER and at least one STANDBY is a redundant subnet; equal top priorities make the election depend on GUIDs.'),
   multicastMtu: gauge('infiniband_fabric_multicast_group_mtu_bytes', ['mgid', 'pkey'],
-    'MTU of a multicast group (SA MCMemberRecord). opensm creates the IPoIB broadcast group (mgid ff12:401b:…) with 2048 bytes unless configured; a fabric whose ports all do 4096 wastes half of every IPoIB datagram.'),
+    'MTU of a multicast group (SA MCMemberRecord). opensm creates the IPoIB broadcast group (mgid ff12:401b:...) with 2048 bytes unless configured; a fabric whose ports all do 4096 wastes half of every IPoIB datagram.'),
   multicastRate: gauge('infiniband_fabric_multicast_group_rate_bytes_per_second', ['mgid', 'pkey'],
     'Rate of a multicast group (Gb/s x 1e9 / 8). Every member sends multicast at this rate: opensm\'s default IPoIB broadcast group is 10 Gb/s whatever the links run at (ibdiagnet\'s "Suboptimal rate for group").'),
   multicastMembers: gauge('infiniband_fabric_multicast_group_members', ['mgid', 'pkey'], 'Ports joined to a multicast group, as the SA lists them.'),

@@ -133,7 +133,9 @@ export function createFabricRenderer(): FabricRenderer {
       ports.render(fabric, [fabric.ports, fabric.expectations, fabric.topology, fabric.shard]),
       sa.render(fabric, [fabric.subnetManagers, fabric.multicastGroups]),
     ];
-    if (parts.some((part, i) => part !== joined.parts[i])) joined = { parts, text: parts.join('') };
+    // Concatenated rather than joined: the engine keeps the pieces and makes its one flat copy when
+    // the text is encoded for a scrape.
+    if (parts.some((part, i) => part !== joined.parts[i])) joined = { parts, text: parts[0]! + parts[1]! + parts[2]! };
     return joined.text;
   };
 }

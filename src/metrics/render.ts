@@ -22,13 +22,16 @@ export type Labels = Record<string, string>;
 
 /** Samples gathered per metric, turned into prom-client metrics only when there is at least one. */
 export class Samples {
-  private readonly byMetric = new Map<MetricSpec, [Labels, number][]>();
+  // Two parallel lists per metric rather than a [labels, value] pair per sample: at 170 000 samples
+  // (fabric mode) the pairs alone were 11 MB of garbage per render.
+  private readonly byMetric = new Map<MetricSpec, { labels: Labels[]; values: number[] }>();
 
   add(spec: MetricSpec, labels: Labels, value: number | undefined): void {
     if (value === undefined || !Number.isFinite(value)) return;
     let list = this.byMetric.get(spec);
-    if (!list) this.byMetric.set(spec, (list = []));
-    list.push([labels, value]);
+    if (!list) this.byMetric.set(spec, (list = { labels: [], values: [] }));
+    list.labels.push(labels);
+    list.values.push(value);
   }
 
   /**
@@ -58,11 +61,11 @@ export class Samples {
       out.write(first ? '' : '\n');
       first = false;
       out.write(`# HELP ${spec.name} ${escapeText(spec.help)}\n# TYPE ${spec.name} ${spec.type}\n`);
-      for (const [labels, value] of samples) {
+      for (let i = 0; i < samples.values.length; i++) {
         out.write(spec.name);
-        out.write(format(labels));
+        out.write(format(samples.labels[i]!));
         out.write(' ');
-        out.write(String(value));
+        out.write(String(samples.values[i]));
         out.write('\n');
       }
     }
@@ -77,10 +80,10 @@ export class Samples {
       const config = { name: spec.name, help: spec.help, labelNames: [...spec.labels], registers: [registry] };
       if (spec.type === 'counter') {
         const metric = new Counter(config);
-        for (const [labels, value] of samples) metric.inc(labels, value);
+        samples.values.forEach((value, i) => metric.inc(samples.labels[i]!, value));
       } else {
         const metric = new Gauge(config);
-        for (const [labels, value] of samples) metric.set(labels, value);
+        samples.values.forEach((value, i) => metric.set(samples.labels[i]!, value));
       }
     }
     return registry;
@@ -95,7 +98,6 @@ class TextWriter {
   private readonly chunks: Buffer[] = [];
   private chunk = Buffer.allocUnsafe(TextWriter.CHUNK);
   private used = 0;
-  private total = 0;
 
   write(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
@@ -104,13 +106,17 @@ class TextWriter {
       this.chunk = Buffer.allocUnsafe(Math.max(TextWriter.CHUNK, text.length * 3));
       this.used = 0;
     }
-    const bytes = this.chunk.write(text, this.used);
-    this.used += bytes;
-    this.total += bytes;
+    this.used += this.chunk.write(text, this.used);
   }
 
+  /**
+   * The text, decoded chunk by chunk and concatenated (no chunk ends inside a character: a string
+   * that does not fit starts a new one), so no buffer of the whole size is made on the way.
+   */
   toString(): string {
-    return Buffer.concat([...this.chunks, this.chunk.subarray(0, this.used)], this.total).toString('utf8');
+    let text = '';
+    for (const chunk of [...this.chunks, this.chunk.subarray(0, this.used)]) text += chunk.toString('utf8');
+    return text;
   }
 }
 
