@@ -179,6 +179,8 @@ export class FabricMode {
     if (!topology) {
       cycle.fail('topology', 'no discovery has succeeded yet: nothing to read');
       this.report(cycle.report());
+      // Without a topology, try again at each ports cycle rather than wait for the discovery interval.
+      this.rediscover();
       return;
     }
     const { shard, hcaPorts } = this.options.settings;
@@ -201,11 +203,15 @@ export class FabricMode {
     this.ports = reading.ports;
     this.expectations = this.expectationsOf(reading.ports);
     this.report(cycle.report());
-    // New or vanished nodes, or new LIDs: discover again now rather than at the next interval.
-    if (reading.stale && this.now() - this.lastDiscoveryStart >= this.options.settings.intervalMs) {
-      this.options.logger.info('fabric changed since the last discovery; discovering again');
-      void this.discovery.runNow();
-    }
+    // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
+    if (reading.stale && this.rediscover()) this.options.logger.info('fabric changed since the last discovery; discovering again');
+  }
+
+  /** Run a discovery now, unless one started less than a ports interval ago; says whether it did. */
+  private rediscover(): boolean {
+    if (this.now() - this.lastDiscoveryStart < this.options.settings.intervalMs) return false;
+    void this.discovery.runNow();
+    return true;
   }
 
   async readSubnetAdministration(signal?: AbortSignal): Promise<void> {

@@ -206,6 +206,25 @@ describe('fabric mode on recorded outputs', () => {
     expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(2);
   });
 
+  it('without a topology, each ports cycle asks for a discovery instead of waiting for the discovery interval', async () => {
+    let discoveries = 0;
+    const runner = new FabricReplay(['healthy'], (command, args) =>
+      (command === 'ibnetdiscover' && ++discoveries === 1 ? result(command, args, { exitCode: 255, stdout: 'ibnetdiscover: iberror: failed: discover failed\n' }) : undefined));
+    let clock = 1_000_000;
+    const exporter = fabricExporter(runner, [], () => clock);
+    await cycle(exporter);
+    expect(series(await scrape(exporter), 'infiniband_fabric_node_info')).toEqual([]);
+    clock += 60_000;
+    const mode = (await exporter.fabric())!;
+    await mode.portsLoop.runNow();
+    await waitFor('a second discovery', () => (discoveries === 2 ? true : undefined));
+    await mode.discovery.runNow();
+    await mode.portsLoop.runNow();
+    const text = await scrape(exporter);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
+  });
+
   it('a scan that hangs loses only the states: the counters are read, the time-out counted', async () => {
     const runner = new FabricReplay(['healthy'], (command, args) => (command === 'iblinkinfo' ? result(command, args, { outcome: 'timeout', exitCode: undefined }) : undefined));
     const text = await cycle(fabricExporter(runner));
@@ -280,6 +299,24 @@ describe('fabric mode on recorded outputs', () => {
     await mode.discovery.runNow();
     await mode.portsLoop.runNow();
     expect(runner.calls.filter((call) => call.startsWith('ibqueryerrors'))).toHaveLength(4);
+  });
+
+  it('a switch whose perfquery fails at first is tried once more, alone', async () => {
+    let failed = false;
+    const runner = new FabricReplay(['per-switch', 'healthy'], (command, args) => {
+      if (command === 'ibqueryerrors') return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
+      // ibsim's 11th client is refused at once: the first perfquery to spine-1 cannot attach.
+      if (command === 'perfquery' && args.join(' ') === '-l 2 1-4' && !failed) {
+        failed = true;
+        return result(command, args, { exitCode: 255, stderr: 'sim_ctl: ctl error\n' });
+      }
+      return undefined;
+    });
+    const text = await cycle(fabricExporter(runner));
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
+    expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(3);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
+    expect(runner.calls.filter((call) => call === 'perfquery -l 2 1-4')).toHaveLength(2);
   });
 
   it('two shards split the nodes without overlap and sweep only their own switches', async () => {

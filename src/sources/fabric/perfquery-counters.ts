@@ -25,9 +25,10 @@ export function parsePerfqueryLoop(stdout: string): { readings: Map<number, Perf
 /** perfquery stops at the first port that fails: what it printed before still stands. */
 const acceptPartial = (result: CommandResult): boolean => result.exitCode === 0 || /^# Port /m.test(result.stdout);
 
-async function loop(cycle: FabricCycle, args: string[]): Promise<Map<number, PerfqueryReading>> {
-  const result = await cycle.run('perfquery', args, acceptPartial);
-  if (!result) return new Map();
+/** One perfquery run; undefined when it failed (a first try's failure does not fail the cycle). */
+async function loop(cycle: FabricCycle, args: string[], firstTry: boolean): Promise<Map<number, PerfqueryReading> | undefined> {
+  const { result, ok } = await cycle.attempt('perfquery', args, acceptPartial, firstTry);
+  if (!ok) return undefined;
   if (result.exitCode !== 0) cycle.note(commandLine(result), `stopped early: ${result.stdout.trim().split('\n').at(-1) ?? ''}`);
   const { readings, unparsed } = parsePerfqueryLoop(result.stdout);
   cycle.unparsed(commandLine(result), unparsed);
@@ -51,14 +52,20 @@ export async function readCountersByNode(cycle: FabricCycle, nodes: readonly Fab
     }
   }
   const counters = new Map<string, PortCounter[]>();
-  await Promise.all(targets.map(async (target) => {
+  const read = async (target: (typeof targets)[number], firstTry: boolean): Promise<boolean> => {
     const [basic, extended] = await Promise.all([
-      loop(cycle, ['-l', String(target.lid), target.ports]),
-      loop(cycle, ['-x', '-l', String(target.lid), target.ports]),
+      loop(cycle, ['-l', String(target.lid), target.ports], firstTry),
+      loop(cycle, ['-x', '-l', String(target.lid), target.ports], firstTry),
     ]);
-    for (const port of new Set([...basic.keys(), ...extended.keys()])) {
-      counters.set(fabricPortKey(target.nodeGuid, port), countersFromPerfquery(basic.get(port), extended.get(port)));
+    if (firstTry && (!basic || !extended)) return false;
+    for (const port of new Set([...(basic?.keys() ?? []), ...(extended?.keys() ?? [])])) {
+      counters.set(fabricPortKey(target.nodeGuid, port), countersFromPerfquery(basic?.get(port), extended?.get(port)));
     }
-  }));
+    return true;
+  };
+  const done = await Promise.all(targets.map((target) => read(target, true)));
+  // A failed node gets one more try, alone, once the others are done (a process that could not
+  // start or attach while many ran at once usually can then); only that try's failure counts.
+  for (const [index, target] of targets.entries()) if (!done[index]) await read(target, false);
   return counters;
 }
