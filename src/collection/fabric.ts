@@ -54,6 +54,9 @@ export class FabricMode {
   private multicastGroups: readonly MulticastGroup[] = [];
   private scratch: Promise<string> | undefined;
   private discoveries = 0;
+  /** The file of the current topology, and the one before it (removed at the next discovery). */
+  private cacheFile: string | undefined;
+  private retiredCacheFile: string | undefined;
   private counterSource: CounterSource = 'sweep';
   /** Nodes the last scan did not see at their discovered LID; cleared by each discovery. */
   private unreachable: ReadonlySet<string> = new Set();
@@ -145,8 +148,10 @@ export class FabricMode {
         this.counterSource = 'sweep';
         this.unreachable = new Set();
         this.expectations = this.expectationsOf(this.ports);
-        // A sweep that started a moment ago may still read the previous file: remove the one before.
-        await rm(path.join(dir, `topology-${sequence - 2}.cache`), { force: true });
+        // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
+        if (this.retiredCacheFile !== undefined) await rm(this.retiredCacheFile, { force: true });
+        this.retiredCacheFile = this.cacheFile;
+        this.cacheFile = file;
       } else {
         await rm(file, { force: true });
       }

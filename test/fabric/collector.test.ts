@@ -1,7 +1,7 @@
 // Fabric mode end to end on recorded tool outputs (test/fixtures/fabric): discovery, the ports
 // cycle and the SA cycle through a real Exporter, read back from /metrics; then every failure the
 // collectors must survive.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -171,6 +171,22 @@ describe('fabric mode on recorded outputs', () => {
     const text = await scrape(exporter);
     expect(value(text, `infiniband_fabric_port_state_id{${port(SPINE2, 1)}}`)).toBeUndefined();
     expect(value(text, `infiniband_fabric_port_state_id{${port(SPINE1, 1)}}`)).toBe(4);
+  });
+
+  it('keeps the current discovery cache and the one before, and removes its directory at stop', async () => {
+    let discoveries = 0;
+    const runner = new FabricReplay(['healthy'], (command, args) =>
+      (command === 'ibnetdiscover' && ++discoveries === 3 ? result(command, args, { exitCode: 255, stdout: 'ibnetdiscover: iberror: failed: discover failed\n' }) : undefined));
+    const exporter = fabricExporter(runner);
+    await cycle(exporter);
+    const mode = (await exporter.fabric())!;
+    for (let i = 0; i < 4; i++) await mode.discovery.runNow();
+    const first = runner.rawCalls.find((call) => call[0] === 'ibnetdiscover')!;
+    const dir = path.dirname(first[first.indexOf('--cache') + 1]!);
+    // Discoveries 1, 2, 4 and 5 succeeded (3 failed): 4 and 5 are kept.
+    expect(readdirSync(dir).filter((name) => name.startsWith('topology-')).sort()).toEqual(['topology-4.cache', 'topology-5.cache']);
+    await exporter.stop();
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('a failed discovery after a good one keeps the topology and says so', async () => {

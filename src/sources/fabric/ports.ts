@@ -66,20 +66,18 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
   // scan no longer saw at the LID discovery recorded (they would only wait on timeouts).
   const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !options.unreachable.has(node.guid));
   let counterSource = options.counterSource;
-  const [scan, swept1] = await Promise.all([
+  const [scan, fromSweeps] = await Promise.all([
     scanPorts(cycle, options, nodeOfPort),
     counterSource === 'sweep' ? sweepCounters(cycle, options, swept, nodeOfPort) : Promise.resolve(undefined),
   ]);
-  let counters = swept1;
+  // Seen by this scan at the LID discovery recorded (a switch answers at its own; a CA port at its own).
+  const seen = (node: FabricNode): boolean => !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid));
+  let counters = fromSweeps;
   if (!counters) {
     counterSource = 'perfquery';
-    const reachable = scan ? swept.filter((node) => (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid))) : swept;
-    counters = await readCountersByNode(cycle, reachable, topology.ports);
+    counters = await readCountersByNode(cycle, swept.filter(seen), topology.ports);
   }
-  // For the next cycle: wanted nodes this scan did not see at their discovered LID.
-  const unreachable = new Set(scan
-    ? [...topology.nodes.values()].filter(wanted).filter((node) => (node.type === 'switch' ? scan.switchLids.get(node.guid) !== node.lid : !scan.nodes.has(node.guid))).map((node) => node.guid)
-    : options.unreachable);
+  const unreachable = scan ? new Set([...topology.nodes.values()].filter(wanted).filter((node) => !seen(node)).map((node) => node.guid)) : new Set(options.unreachable);
 
   const ports = new Map<string, FabricPortReading>();
   for (const node of topology.nodes.values()) {
