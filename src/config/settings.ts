@@ -193,6 +193,10 @@ function checkedNodeNameMap(file: string | undefined): string | undefined {
 }
 
 export function helpText(): string {
+  const name = (flag: FlagSpec): string =>
+    // A flag that is on by default is turned off with its --no- form.
+    flag.type === 'boolean' ? (flag.default === true ? `--[no-]${flag.name}` : `--${flag.name}`) : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
+  const width = Math.max(...FLAGS.map((flag) => name(flag).length)) + 1;
   const lines = [
     'usage: infiniband-exporter [flags]',
     '',
@@ -201,11 +205,9 @@ export function helpText(): string {
     'Flags:',
   ];
   for (const flag of FLAGS) {
-    // A flag that is on by default is turned off with its --no- form.
-    const name = flag.type === 'boolean' ? (flag.default === true ? `--[no-]${flag.name}` : `--${flag.name}`) : `--${flag.name}=<${flag.type === 'integer' ? 'n' : flag.type}>`;
     const fallback = flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`;
-    lines.push(`  ${name.padEnd(36)} ${flag.help}${fallback}`);
+    lines.push(`  ${name(flag).padEnd(width)} ${flag.help}${fallback}`);
   }
-  lines.push(`  ${'-h, --help'.padEnd(36)} Show this help.`, `  ${'--version'.padEnd(36)} Show the version.`);
+  lines.push(`  ${'-h, --help'.padEnd(width)} Show this help.`, `  ${'--version'.padEnd(width)} Show the version.`);
   return lines.join('\n') + '\n';
 }
