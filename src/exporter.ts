@@ -11,14 +11,25 @@ import { WebSecurity } from './server/web-config.js';
 import type { CommandRunner } from './sources/command-runner.js';
 import type { EthtoolCommand } from './sources/ethtool.js';
 import type { Collection } from './collection/collection.js';
-import { collectionFromSettings } from './collection/from-settings.js';
+import type { FabricMode } from './collection/fabric.js';
+import { collectionFromSettings, fabricRunnerFromSettings } from './collection/from-settings.js';
 import { Periodic } from './collection/periodic.js';
-import type { DiagCommand, Snapshot } from './snapshot/types.js';
+import type { FabricSnapshot } from './snapshot/fabric.js';
+import type { DiagCommand, FabricCommand, Snapshot } from './snapshot/types.js';
 
-/** Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. */
+/**
+ * Holds the rendered text of the newest snapshot; renders finishing out of order are dropped. The
+ * infiniband_fabric_* families are rendered apart, only when the fabric snapshot changed, and
+ * appended.
+ */
 class RenderedSnapshot implements MetricsSource {
   private rendered: { text: string; takenAt: number } | undefined;
   private sequence = 0;
+  private fabric: { snapshot: FabricSnapshot; text: string } | undefined;
+  private fabricSequence = 0;
+  private joined: { host: string; fabric: string; text: string } | undefined;
+  /** Set once fabric mode is loaded. */
+  renderFabric: ((fabric: FabricSnapshot) => Promise<string>) | undefined;
 
   constructor(
     private readonly build: BuildInfo,
@@ -30,16 +41,33 @@ class RenderedSnapshot implements MetricsSource {
   update(snapshot: Snapshot): Promise<void> {
     const mine = ++this.sequence;
     const takenAt = this.now();
-    return renderSnapshot(snapshot, this.build, this.options).then(
+    const host = renderSnapshot(snapshot, this.build, this.options).then(
       (text) => {
         if (mine === this.sequence) this.rendered = { text, takenAt };
       },
       (error: unknown) => this.logger.error({ err: error }, 'rendering metrics failed; serving the previous snapshot'),
     );
+    return Promise.all([host, this.updateFabric(snapshot.fabric)]).then(() => undefined);
+  }
+
+  private updateFabric(fabric: FabricSnapshot | undefined): Promise<void> {
+    if (!fabric || !this.renderFabric || fabric === this.fabric?.snapshot) return Promise.resolve();
+    const mine = ++this.fabricSequence;
+    return this.renderFabric(fabric).then(
+      (text) => {
+        if (mine === this.fabricSequence) this.fabric = { snapshot: fabric, text };
+      },
+      (error: unknown) => this.logger.error({ err: error }, 'rendering fabric metrics failed; serving the previous fabric snapshot'),
+    );
   }
 
   text(): string | undefined {
-    return this.rendered?.text;
+    const host = this.rendered?.text;
+    const fabric = this.fabric?.text ?? '';
+    if (host === undefined || fabric === '') return host;
+    // Joined once per change, not per scrape: the fabric part is megabytes.
+    if (this.joined?.host !== host || this.joined.fabric !== fabric) this.joined = { host, fabric, text: host + fabric };
+    return this.joined.text;
   }
 
   takenAt(): number | undefined {
@@ -54,6 +82,8 @@ export interface ExporterOptions {
   diagRunner?: CommandRunner<DiagCommand>;
   /** Runs ethtool; by default the real one when it is installed. */
   ethtoolRunner?: CommandRunner<EthtoolCommand>;
+  /** Runs fabric mode's tools; by default the real ones, found on PATH or at --<tool>.path. */
+  fabricRunner?: CommandRunner<FabricCommand>;
   now?: () => number;
 }
 
@@ -64,8 +94,10 @@ export class Exporter {
   private readonly host: Periodic;
   private readonly diag: Periodic | undefined;
   private pendingRender: Promise<void> = Promise.resolve();
+  private fabricMode: Promise<FabricMode> | undefined;
+  private stopped = false;
 
-  constructor(options: ExporterOptions) {
+  constructor(private readonly options: ExporterOptions) {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
     const build = buildInfo();
@@ -121,6 +153,42 @@ export class Exporter {
   start(): void {
     this.host.start();
     this.diag?.start();
+    void this.fabric()?.then((mode) => {
+      if (!this.stopped) mode.start();
+    });
+  }
+
+  /**
+   * Fabric mode, loaded on first use and only with --collector.fabric: without it none of its
+   * modules is even imported.
+   */
+  fabric(): Promise<FabricMode> | undefined {
+    if (!this.options.settings.fabric.enabled) return undefined;
+    this.fabricMode ??= this.loadFabric();
+    return this.fabricMode;
+  }
+
+  private async loadFabric(): Promise<FabricMode> {
+    const { settings, logger } = this.options;
+    const [{ FabricMode: Mode }, { createFabricRenderer }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
+    this.rendered.renderFabric = createFabricRenderer();
+    return new Mode({
+      settings: settings.fabric,
+      timeoutMs: settings.diag.timeoutMs,
+      runner: this.options.fabricRunner ?? fabricRunnerFromSettings(settings, logger),
+      collection: this.collection,
+      logger,
+      ...(this.options.now && { now: this.options.now }),
+    });
+  }
+
+  /** Run one discovery, then one ports and one SA cycle, and wait until their metrics are rendered (tests). */
+  async collectFabricOnce(): Promise<void> {
+    const mode = await this.fabric();
+    if (!mode) return;
+    await mode.discovery.runNow();
+    await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
+    await this.pendingRender;
   }
 
   /** Run one host cycle now and wait until its metrics are rendered (tests, --demo warm-up). */
@@ -136,7 +204,8 @@ export class Exporter {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.host.stop(), this.diag?.stop()]);
+    this.stopped = true;
+    await Promise.all([this.host.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
     await this.app.close();
   }
 }

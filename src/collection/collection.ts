@@ -18,7 +18,7 @@ import {
   type CollectorName,
   type CollectorReport,
   type Device,
-  type DiagCommand,
+  type CommandName,
   type DiagPort,
   type IpoibInterface,
   type LinkExpectation,
@@ -26,6 +26,7 @@ import {
   type Snapshot,
   type TsoReading,
 } from '../snapshot/types.js';
+import type { FabricSnapshot } from '../snapshot/fabric.js';
 
 export interface CollectionOptions {
   files: SysfsFiles;
@@ -35,7 +36,8 @@ export interface CollectionOptions {
   errors: RecurringErrors;
   /** Collectors whose counters are pre-initialised to 0 (the enabled ones). */
   collectors: readonly CollectorName[];
-  commands: readonly DiagCommand[];
+  /** Commands whose time-outs are counted (pre-initialised to 0): the enabled diag and fabric tools. */
+  commands: readonly CommandName[];
   /** How to run the infiniband-diags tools; absent when the diag collector is off. */
   diag?: Omit<DiagOptions, 'signal'>;
   /** Runs `ethtool -k` for IPoIB interfaces on adapters with the TSO erratum; absent when ethtool is not installed. */
@@ -54,10 +56,11 @@ export class Collection {
   private readonly lastState = new Map<string, number>();
   private readonly stateChanges = new Map<string, number>();
   private readonly readErrors = new Map<CollectorName, number>();
-  private readonly commandTimeouts = new Map<DiagCommand, number>();
+  private readonly commandTimeouts = new Map<CommandName, number>();
   private readonly rules: ExpectationRules;
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private current: Snapshot | undefined;
+  private fabric: FabricSnapshot | undefined;
   private announcedNoDevices = false;
   private readonly now: () => number;
 
@@ -77,6 +80,11 @@ export class Collection {
 
   subscribe(listener: (snapshot: Snapshot) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Fabric mode's hook: its latest snapshot rides along in the next published host snapshot. */
+  setFabric(fabric: FabricSnapshot): void {
+    this.fabric = fabric;
   }
 
   /** One sysfs + IPoIB cycle. Results are dropped when `signal` aborted (deadline passed). */
@@ -149,8 +157,8 @@ export class Collection {
     this.publish();
   }
 
-  /** Count a diag command that was killed at its timeout. */
-  countTimeout(command: DiagCommand): void {
+  /** Count a command that was killed at its timeout. */
+  countTimeout(command: CommandName): void {
     this.commandTimeouts.set(command, (this.commandTimeouts.get(command) ?? 0) + 1);
   }
 
@@ -214,6 +222,7 @@ export class Collection {
         readErrors: new Map(this.readErrors),
         commandTimeouts: new Map(this.commandTimeouts),
       },
+      ...(this.fabric && { fabric: this.fabric }),
     };
     this.current = snapshot;
     for (const listener of this.listeners) listener(snapshot);

@@ -7,7 +7,7 @@ import { RecurringErrors } from '../log/recurring-errors.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import { ETHTOOL_MAX_OUTPUT_BYTES, ETHTOOL_TIMEOUT_MS, type EthtoolCommand } from '../sources/ethtool.js';
 import { SysfsFiles } from '../sources/sysfs-files.js';
-import { DIAG_COMMANDS, type DiagCommand } from '../snapshot/types.js';
+import { DIAG_COMMANDS, FABRIC_COMMANDS, type CollectorName, type DiagCommand, type FabricCommand } from '../snapshot/types.js';
 import { Collection } from './collection.js';
 
 export interface ToolRunners {
@@ -53,6 +53,19 @@ function ethtoolRunner(): CommandRunner<EthtoolCommand> | undefined {
   return new ExecaRunner({ paths: { ethtool: path }, timeoutMs: ETHTOOL_TIMEOUT_MS, maxConcurrent: 1, maxOutputBytes: ETHTOOL_MAX_OUTPUT_BYTES });
 }
 
+const FABRIC_COLLECTORS: readonly CollectorName[] = ['fabric_discovery', 'fabric_ports', 'fabric_sa'];
+
+/** Fabric-mode commands print up to a few MB per sweep at 2 000 nodes; much more is not a sweep. */
+const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/** Fabric mode's runner over the real tools; a missing tool makes its commands fail visibly (collector_success 0). */
+export function fabricRunnerFromSettings(settings: Settings, logger: Logger): CommandRunner<FabricCommand> {
+  const { found, missing } = locateTools(FABRIC_COMMANDS, { ...settings.fabric.paths, sminfo: settings.diag.paths.sminfo, perfquery: settings.diag.paths.perfquery });
+  if (missing.length > 0) logger.error({ missing }, `fabric mode cannot run every tool (install infiniband-diags or set --<tool>.path): ${missing.join('; ')}`);
+  const paths = Object.fromEntries(FABRIC_COMMANDS.map((tool) => [tool, found[tool] ?? tool])) as Record<FabricCommand, string>;
+  return new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.fabric.maxConcurrent, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES });
+}
+
 export function collectionFromSettings(settings: Settings, logger: Logger, runners: ToolRunners = {}, now?: () => number): CollectionSetup {
   const diag = setUpDiag(settings, logger, runners.diag);
   const diagSetup = typeof diag === 'object' ? diag : undefined;
@@ -63,8 +76,8 @@ export function collectionFromSettings(settings: Settings, logger: Logger, runne
     expectations: settings.expectations,
     logger,
     errors: new RecurringErrors(logger),
-    collectors: ['sysfs', 'ipoib', ...diagTools],
-    commands: diagTools,
+    collectors: ['sysfs', 'ipoib', ...diagTools, ...(settings.fabric.enabled ? FABRIC_COLLECTORS : [])],
+    commands: [...diagTools, ...(settings.fabric.enabled ? FABRIC_COMMANDS : [])],
     diag: diagSetup && {
       runner: diagSetup.runner,
       tools: diagSetup.tools,

@@ -106,8 +106,13 @@ export const LEGACY_EXTENDED_FILES: ReadonlyMap<string, string> = new Map([
   ['port_multicast_rcv_packets', 'multicast_rcv_packets'],
 ]);
 
+const MAXIMA = new Map<number, bigint>();
+
+/** 2^bits - 1, the value a counter of that width saturates at. */
 export function counterMaximum(bits: number): bigint {
-  return (1n << BigInt(bits)) - 1n;
+  let maximum = MAXIMA.get(bits);
+  if (maximum === undefined) MAXIMA.set(bits, (maximum = (1n << BigInt(bits)) - 1n));
+  return maximum;
 }
 
 /** A counter's value as read: exact (bigint) for saturation checks, plus the exported number. */

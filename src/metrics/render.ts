@@ -18,17 +18,58 @@ import {
   type MetricSpec,
 } from './catalog.js';
 
-type Labels = Record<string, string>;
+export type Labels = Record<string, string>;
 
 /** Samples gathered per metric, turned into prom-client metrics only when there is at least one. */
-class Samples {
-  private readonly byMetric = new Map<MetricSpec, [Labels, number][]>();
+export class Samples {
+  // Two parallel lists per metric rather than a [labels, value] pair per sample: at 170 000 samples
+  // (fabric mode) the pairs alone were 11 MB of garbage per render.
+  private readonly byMetric = new Map<MetricSpec, { labels: Labels[]; values: number[] }>();
 
   add(spec: MetricSpec, labels: Labels, value: number | undefined): void {
     if (value === undefined || !Number.isFinite(value)) return;
     let list = this.byMetric.get(spec);
-    if (!list) this.byMetric.set(spec, (list = []));
-    list.push([labels, value]);
+    if (!list) this.byMetric.set(spec, (list = { labels: [], values: [] }));
+    list.labels.push(labels);
+    list.values.push(value);
+  }
+
+  /**
+   * The exposition text of these samples, written directly: the same text prom-client's registry
+   * renders (families in `order`, label order as given, values as JavaScript prints them), without
+   * a metric object per label set or a string per line. For large sample sets (fabric mode: 170 000
+   * series at 1 900 nodes) it is several times faster and leaves little garbage behind.
+   */
+  text(order: readonly MetricSpec[]): string {
+    // A label object shared by several samples (one per port, across its families) is formatted once.
+    const formatted = new Map<Labels, string>();
+    const format = (labels: Labels): string => {
+      let body = formatted.get(labels);
+      if (body === undefined) {
+        body = '';
+        for (const name in labels) body += `${body === '' ? '' : ','}${name}="${escapeText(labels[name]!).replace(/"/g, '\\"')}"`;
+        body = body === '' ? '' : `{${body}}`;
+        formatted.set(labels, body);
+      }
+      return body;
+    };
+    const out = new TextWriter();
+    let first = true;
+    for (const spec of order) {
+      const samples = this.byMetric.get(spec);
+      if (!samples) continue;
+      out.write(first ? '' : '\n');
+      first = false;
+      out.write(`# HELP ${spec.name} ${escapeText(spec.help)}\n# TYPE ${spec.name} ${spec.type}\n`);
+      for (let i = 0; i < samples.values.length; i++) {
+        out.write(spec.name);
+        out.write(format(samples.labels[i]!));
+        out.write(' ');
+        out.write(String(samples.values[i]));
+        out.write('\n');
+      }
+    }
+    return out.toString();
   }
 
   register(order: readonly MetricSpec[]): Registry {
@@ -39,10 +80,10 @@ class Samples {
       const config = { name: spec.name, help: spec.help, labelNames: [...spec.labels], registers: [registry] };
       if (spec.type === 'counter') {
         const metric = new Counter(config);
-        for (const [labels, value] of samples) metric.inc(labels, value);
+        samples.values.forEach((value, i) => metric.inc(samples.labels[i]!, value));
       } else {
         const metric = new Gauge(config);
-        for (const [labels, value] of samples) metric.set(labels, value);
+        samples.values.forEach((value, i) => metric.set(samples.labels[i]!, value));
       }
     }
     return registry;
@@ -50,6 +91,39 @@ class Samples {
 }
 
 const bit = (flag: boolean): number => (flag ? 1 : 0);
+
+/** Appends text to large buffers: megabytes of exposition without a string per line on the way. */
+class TextWriter {
+  private static readonly CHUNK = 1024 * 1024;
+  private readonly chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(TextWriter.CHUNK);
+  private used = 0;
+
+  write(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.used + text.length * 3 > this.chunk.length) {
+      this.chunks.push(this.chunk.subarray(0, this.used));
+      this.chunk = Buffer.allocUnsafe(Math.max(TextWriter.CHUNK, text.length * 3));
+      this.used = 0;
+    }
+    this.used += this.chunk.write(text, this.used);
+  }
+
+  /**
+   * The text, decoded chunk by chunk and concatenated (no chunk ends inside a character: a string
+   * that does not fit starts a new one), so no buffer of the whole size is made on the way.
+   */
+  toString(): string {
+    let text = '';
+    for (const chunk of [...this.chunks, this.chunk.subarray(0, this.used)]) text += chunk.toString('utf8');
+    return text;
+  }
+}
+
+/** Backslashes and newlines escaped, as the exposition format wants in HELP texts and label values. */
+function escapeText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
 
 export interface RenderOptions {
   /** Also the one-hot infiniband_port_state{state} and infiniband_port_physical_state{state} families. */

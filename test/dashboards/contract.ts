@@ -1,7 +1,14 @@
 // The metrics that only the diag collector (perfquery, sminfo, smpquery) produces, and a synthetic
 // host serving them with the catalog's labels, changing scrape after scrape like a live fabric.
 import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
-import { ALL_METRICS, PEER_COUNTER_METRICS, PEER_METRICS, SUBNET_MANAGER_METRICS } from '../../src/metrics/catalog.js';
+import {
+  ALL_METRICS,
+  FABRIC_METRICS as CATALOG_FABRIC_METRICS,
+  FABRIC_PMA_COUNTER_METRICS,
+  PEER_COUNTER_METRICS,
+  PEER_METRICS,
+  SUBNET_MANAGER_METRICS,
+} from '../../src/metrics/catalog.js';
 
 export const DIAG_METRICS: readonly string[] = [
   ...Object.values(PEER_METRICS),
@@ -54,41 +61,15 @@ export function diagHostExposition(scrape: number, failoverAt: number, nowSecond
 }
 
 // --- fabric mode ---------------------------------------------------------------------------------
-// The fabric metrics of DESIGN.md ("Fabric mode" → "Metrics"), names and labels exactly as the
-// contract gives them. They are not in src/metrics/catalog.ts on this branch yet: this list is
-// the one place the dashboard tests take them from (switch it to the catalog once fabric mode is
-// merged).
-const FABRIC_PORT = ['node_guid', 'port'] as const;
-
+// The fabric metrics of DESIGN.md ("Fabric mode" → "Metrics"), from the exporter's catalog; a test
+// (test/metrics/fabric-contract.test.ts) holds the catalog to the contract's names and labels.
 export interface ContractMetric {
   name: string;
   type: 'gauge' | 'counter';
   labels: readonly string[];
 }
 
-export const FABRIC_METRICS: readonly ContractMetric[] = [
-  { name: 'infiniband_fabric_node_info', type: 'gauge', labels: ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'] },
-  ...[
-    'infiniband_fabric_port_state_id',
-    'infiniband_fabric_port_physical_state_id',
-    'infiniband_fabric_port_rate_bytes_per_second',
-    'infiniband_fabric_port_link_width_lanes',
-    'infiniband_fabric_port_lane_rate_bytes_per_second',
-    'infiniband_fabric_port_link_width_expected_lanes',
-    'infiniband_fabric_port_lane_rate_expected_bytes_per_second',
-  ].map((name) => ({ name, type: 'gauge' as const, labels: FABRIC_PORT })),
-  { name: 'infiniband_fabric_port_link_degraded', type: 'gauge', labels: [...FABRIC_PORT, 'reason'] },
-  { name: 'infiniband_fabric_link_info', type: 'gauge', labels: [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'] },
-  // Every PMA counter of the host contract, same names (data counters in bytes).
-  ...PMA_COUNTERS.map((c) => ({ name: `infiniband_fabric_port_${c.name}_total`, type: 'counter' as const, labels: FABRIC_PORT })),
-  { name: 'infiniband_fabric_port_pma_saturated', type: 'gauge', labels: [...FABRIC_PORT, 'counter'] },
-  { name: 'infiniband_fabric_subnet_manager_info', type: 'gauge', labels: ['sm_guid', 'sm_lid', 'state', 'priority'] },
-  { name: 'infiniband_fabric_multicast_group_mtu_bytes', type: 'gauge', labels: ['mgid', 'pkey'] },
-  { name: 'infiniband_fabric_multicast_group_rate_bytes_per_second', type: 'gauge', labels: ['mgid', 'pkey'] },
-  { name: 'infiniband_fabric_multicast_group_members', type: 'gauge', labels: ['mgid', 'pkey'] },
-  { name: 'infiniband_fabric_duplicate_guids', type: 'gauge', labels: [] },
-  { name: 'infiniband_fabric_duplicate_lids', type: 'gauge', labels: [] },
-];
+export const FABRIC_METRICS: readonly ContractMetric[] = [...Object.values(CATALOG_FABRIC_METRICS), ...FABRIC_PMA_COUNTER_METRICS.values()];
 export const FABRIC_METRIC_NAMES: readonly string[] = FABRIC_METRICS.map((m) => m.name);
 /** The exporter's own collectors in fabric mode. */
 export const FABRIC_COLLECTORS = ['fabric_discovery', 'fabric_ports', 'fabric_sa'] as const;
