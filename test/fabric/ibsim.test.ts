@@ -10,22 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { fatTreeNet, leafGuid, spineGuid } from '../support/fat-tree.js';
-import { FABRIC_TOOLS, startLab, type Lab } from '../support/ibsim-lab.js';
+import { FABRIC_LAB_PACKAGES, startLab, type Lab } from '../support/ibsim-lab.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES } from '../support/trees.js';
 import { HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from './recordings.js';
 
-const tools = requireSystemTools('fabric mode on ibsim', {
-  ibsim: 'ibsim-utils',
-  opensm: 'opensm',
-  ibnetdiscover: 'infiniband-diags',
-  iblinkinfo: 'infiniband-diags',
-  ibqueryerrors: 'infiniband-diags',
-  saquery: 'infiniband-diags',
-  sminfo: 'infiniband-diags',
-});
+const tools = requireSystemTools('fabric mode on ibsim', FABRIC_LAB_PACKAGES);
 
 const teardown: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -36,21 +28,12 @@ const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 
 /** An exporter on `host` of the lab in fabric mode (no host collectors to speak of: sysfs is empty). */
 async function fabricExporter(fabric: Lab, host: string, flags: string[] = []): Promise<Exporter> {
-  const paths = await fabric.wrappers(host, host, FABRIC_TOOLS);
   const command = parseCommandLine([
-    '--path.sysfs', '/nonexistent',
-    '--no-collector.diag',
-    '--collector.fabric',
+    ...(await fabric.fabricExporterFlags(host)),
     '--config.file', path.join(FIXTURES, 'config/fabric.yml'),
     '--diag.timeout', '5s',
     // opensm x2 and at most 4 tools stay within ibsim's 10 clients.
     '--fabric.max-concurrent', '4',
-    '--ibnetdiscover.path', paths.ibnetdiscover,
-    '--iblinkinfo.path', paths.iblinkinfo,
-    '--ibqueryerrors.path', paths.ibqueryerrors,
-    '--saquery.path', paths.saquery,
-    '--sminfo.path', paths.sminfo,
-    '--perfquery.path', paths.perfquery,
     ...flags,
   ]);
   if (command.action !== 'run') throw new Error('unexpected');

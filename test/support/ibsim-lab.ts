@@ -17,6 +17,12 @@ export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
 export const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
 export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
+/** What a fabric-mode test on ibsim needs installed: tool → Debian package (for requireSystemTools). */
+export const FABRIC_LAB_PACKAGES: Readonly<Record<string, string>> = {
+  ibsim: 'ibsim-utils',
+  opensm: 'opensm',
+  ...Object.fromEntries(FABRIC_TOOLS.map((tool) => [tool, 'infiniband-diags'])),
+};
 
 /** What a wrapper does instead of running its tool (see Lab.fault). */
 export type Fault = 'hang' | 'garbage' | 'fail';
@@ -40,6 +46,8 @@ export class Lab {
   readonly socketName = `ibx-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly processes: Managed[] = [];
   private ibsim: ChildProcess | undefined;
+  /** Console commands in flight, one after the other (each reply is told apart by the prompt). */
+  private consoleQueue: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly dir: string) {}
 
@@ -79,8 +87,14 @@ export class Lab {
     return { ...process.env, IBSIM_SOCKNAME: this.socketName, SIM_HOST: host, LD_PRELOAD: UMAD2SIM };
   }
 
-  /** One ibsim console command; resolves with its reply once the prompt is back. */
-  async command(line: string): Promise<string> {
+  /** One ibsim console command; resolves with its reply once the prompt is back. Calls may overlap: they run in turn. */
+  command(line: string): Promise<string> {
+    const reply = this.consoleQueue.then(() => this.send(line));
+    this.consoleQueue = reply.catch(() => undefined);
+    return reply;
+  }
+
+  private async send(line: string): Promise<string> {
     const out = path.join(this.dir, 'ibsim.out');
     const before = (await stat(out)).size;
     await appendFile(this.console, `${line}\n`);
@@ -220,6 +234,15 @@ export class Lab {
       await chmod(paths[tool], 0o755);
     }
     return paths;
+  }
+
+  /**
+   * Flags for an exporter in fabric mode on `host`: the fabric tools through wrappers named `name`
+   * (see `wrappers`), no diag collector, and an empty sysfs (no host ports of its own).
+   */
+  async fabricExporterFlags(host: string, name = host): Promise<string[]> {
+    const paths = await this.wrappers(host, name, FABRIC_TOOLS);
+    return ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
   }
 
   private bin(name: string): string {
