@@ -56,11 +56,17 @@ export function fabric(): dashboard.Dashboard {
   /** Adds node_name and node_desc to a per-port expression; keeps the rows of nodes without info. */
   const named = (expr: string, key = 'node_guid, port') =>
     `(${expr}) * on (node_guid) group_left (node_name, node_desc) ${nodeNames}\nor on (${key}) (${expr})`;
+  /**
+   * Names of the nodes discovered now, and of those seen earlier in the time range: a host whose
+   * cable was pulled drops out of the next discovery, and it is the name on-call needs. One row
+   * per node (topk) even if a vanished node was renamed within the range.
+   */
+  const knownNodeNames = `${nodeNames}\n  or on (node_guid) topk by (node_guid) (1, max by (node_guid, node_name, node_desc) (max_over_time(${metric('node_info')}[$__range])))`;
   /** The other end of each port of `expr` in the time range: peer GUID and port, and its names. */
   const peerOf = (expr: string) => {
     const peers = `max by (node_guid, port, peer_guid, peer_port) (max_over_time(${metric('link_info')}[$__range]) and on ${port} (${expr}))`;
     // label_join copies a label without a "$1" (which Grafana would read as a variable).
-    const peerNames = `label_join(label_join(label_join(${nodeNames}, "peer_guid", "", "node_guid"), "peer_name", "", "node_name"), "peer_desc", "", "node_desc")`;
+    const peerNames = `label_join(label_join(label_join(${knownNodeNames}, "peer_guid", "", "node_guid"), "peer_name", "", "node_name"), "peer_desc", "", "node_desc")`;
     return `${peers} * on (peer_guid) group_left (peer_name, peer_desc) max by (peer_guid, peer_name, peer_desc) (${peerNames})\nor on (node_guid, port) ${peers}`;
   };
   const names: Override[] = [
@@ -198,14 +204,14 @@ and on (node_guid) ${switches}`;
   const errors: PanelSpec[] = [
     {
       type: 'table', title: 'Top ports by error rate', unit: 'cps', w: 12, h: 9,
-      description: 'The 15 highest per-second rates among the PMA error counters of the fabric ports, with the counter name: symbol errors and link error recoveries point at a cable or transceiver, receive errors and discards at packets lost.',
+      description: `The 15 highest per-second rates among the PMA error counters of the fabric ports, with the counter name: symbol errors and link error recoveries point at a cable or transceiver, receive errors and discards at packets lost. ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(named(`topk(15,\n  ${labelledRates(FABRIC_ERRORS)}\n) > 0`, 'node_guid, port, counter'))],
       transformations: mergedTable(),
       overrides: [...names, column('A', 'rate', [unitProp('cps')])],
     },
     {
       type: 'table', title: 'Top ports by congestion', unit: 'percentunit', w: 12, h: 9,
-      description: 'The 15 fabric ports that most often had data to send but no credits: transmit wait ticks against wait ticks plus packets sent (an approximate share, tick length is vendor-defined). Above 50 % the port waits more than it sends.',
+      description: `The 15 fabric ports that most often had data to send but no credits: transmit wait ticks against wait ticks plus packets sent (an approximate share, tick length is vendor-defined). Above 50 % the port waits more than it sends. ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(named(`topk(15, ${waitShare} > 0)`))],
       transformations: mergedTable(),
       overrides: [...names, column('A', 'waiting share', [unitProp('percentunit')])],
