@@ -38,4 +38,5 @@ export const LEAF2 = '0x0002c90200520000';
 export const LEAF3 = '0x0002c90200530000';
 export const HOST11 = '0x0002c90300a10010';
 export const HOST12 = '0x0002c90300a10020';
+export const HOST13 = '0x0002c90300a10030';
 export const HOST22 = '0x0002c90300a20020';
