@@ -1,4 +1,4 @@
-// "InfiniBand / Fabric overview": the fleet of hosts running the exporter (port states, degraded
+// "InfiniBand / Hosts overview": the fleet of hosts running the exporter (port states, degraded
 // links, subnet managers, IPoIB, firmware, errors, traffic, the exporters themselves).
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import {
@@ -361,7 +361,7 @@ export function overview(): dashboard.Dashboard {
 
   return buildDashboard({
     uid: OVERVIEW_UID,
-    title: 'InfiniBand / Fabric overview',
+    title: 'InfiniBand / Hosts overview',
     description: 'Fleet view of the InfiniBand exporters: port states, degraded links, subnet managers, IPoIB settings, firmware, errors, throughput and the exporters themselves. Panels marked "Needs the diag collector" stay empty when infiniband-diags is not installed on the hosts; see dashboards/README.md.',
     variables: [
       datasourceVariable(),

@@ -154,6 +154,10 @@ describe('dashboards: content', () => {
     expect(fabric.uid).toBe('infiniband-fabric');
   });
 
+  it('have titles that tell the hosts overview from the fabric dashboard', () => {
+    expect([overview.title, host.title, fabric.title]).toEqual(['InfiniBand / Hosts overview', 'InfiniBand / Host', 'InfiniBand / Fabric']);
+  });
+
   it('the fabric dashboard covers nodes and links, subnet managers, unhealthy links, errors, congestion, utilisation and IPoIB groups', () => {
     const exprs = exprsOf(fabric);
     for (const name of ['infiniband_fabric_node_info', 'infiniband_fabric_link_info', 'infiniband_fabric_subnet_manager_info', 'infiniband_fabric_port_physical_state_id',
