@@ -7,8 +7,8 @@
 //
 // The shipped configurations are used, with documented transformations so the test takes
 // seconds: the rule files are those deploy/prometheus/prometheus.yml loads, with every `for:`
-// become 1s (their look-backs, e.g. PortDown's "LinkUp within the last day", hold as they are: the
-// test's data is seconds old); in deploy/alertmanager/alertmanager.yml every webhook URL points at
+// becoming 1s (look-backs such as PortDown's "LinkUp within the last day" stay: the test's whole
+// history lies within them); in deploy/alertmanager/alertmanager.yml every webhook URL points at
 // this test's receiver and the group_wait/group_interval of every route become 1s. Routing,
 // grouping and inhibition stay as shipped. Scrapes and rule evaluations run every second.
 import { readFileSync } from 'node:fs';
