@@ -1,13 +1,6 @@
 // The metrics that only the diag collector (perfquery, sminfo, smpquery) produces, and a synthetic
 // host serving them with the catalog's labels, changing scrape after scrape like a live fabric.
-import {
-  ALL_METRICS,
-  FABRIC_METRICS as CATALOG_FABRIC_METRICS,
-  FABRIC_PMA_COUNTER_METRICS,
-  PEER_COUNTER_METRICS,
-  PEER_METRICS,
-  SUBNET_MANAGER_METRICS,
-} from '../../src/metrics/catalog.js';
+import { ALL_METRICS, PEER_COUNTER_METRICS, PEER_METRICS, SUBNET_MANAGER_METRICS } from '../../src/metrics/catalog.js';
 
 export const DIAG_METRICS: readonly string[] = [
   ...Object.values(PEER_METRICS),
@@ -58,8 +51,3 @@ export function diagHostExposition(scrape: number, failoverAt: number, nowSecond
   family('infiniband_subnet_manager_activity_total', [[p0, 5000 + 3 * scrape]]);
   return lines.join('\n') + '\n';
 }
-
-// --- fabric mode ---------------------------------------------------------------------------------
-// The fabric metrics of DESIGN.md ("Fabric mode" → "Metrics"), from the exporter's catalog; a test
-// (test/metrics/fabric-contract.test.ts) holds the catalog to the contract's names and labels.
-export const FABRIC_METRIC_NAMES: readonly string[] = [...Object.values(CATALOG_FABRIC_METRICS), ...FABRIC_PMA_COUNTER_METRICS.values()].map((m) => m.name);
