@@ -24,8 +24,8 @@ export const DEVICE_METRICS = {
 } as const;
 
 export const PORT_METRICS = {
-  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed', 'lmc', 'sm_sl', 'capability_mask'],
-    'Port identity and settings that rarely change (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down), LID mask control (the port answers 2^lmc LIDs), service level used to reach the subnet manager, PortInfo CapabilityMask as 0x + 8 hex digits (0x2 IsSM, 0x4000 extended speeds, 0x10000 CM). Empty label = not readable.'),
+  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed'],
+    'Port identity (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down).'),
   stateId: gauge('infiniband_port_state_id', PORT,
     'Logical port state from ports/<n>/state: 0 NOP, 1 DOWN, 2 INIT (link up but no subnet manager configured it), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.'),
   state: gauge('infiniband_port_state', [...PORT, 'state'],
@@ -39,6 +39,9 @@ export const PORT_METRICS = {
   lid: gauge('infiniband_port_lid', PORT, 'Base LID assigned to the port by the subnet manager (0 = not assigned).'),
   smLid: gauge('infiniband_port_sm_lid', PORT,
     'LID of the master subnet manager as the port last heard it (0 = no subnet manager ever configured the port; stays set after the SM dies).'),
+  smSl: gauge('infiniband_port_sm_sl', PORT, 'Service level used to reach the subnet manager.'),
+  lmc: gauge('infiniband_port_lmc', PORT, 'LID mask control: the port answers 2^LMC consecutive LIDs.'),
+  capabilityMask: gauge('infiniband_port_capability_mask', PORT, 'PortInfo CapabilityMask from ports/<n>/cap_mask (bit 0x2 IsSM, 0x4000 extended speeds, 0x10000 CM).'),
   isSm: gauge('infiniband_port_is_sm', PORT, '1 when a subnet manager runs on this port (CapabilityMask IsSM bit 0x2).'),
   rate: gauge('infiniband_port_rate_bytes_per_second', PORT,
     'Nominal link rate from ports/<n>/rate (Gb/s x 1e9 / 8, as node_exporter). Absent while the physical link is down.'),

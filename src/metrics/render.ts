@@ -158,9 +158,6 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo, options: Re
         port_guid: port.portGuid ?? '',
         width: formatWidth(width),
         speed: speed ?? '',
-        lmc: port.lmc === undefined ? '' : String(port.lmc),
-        sm_sl: port.smSl === undefined ? '' : String(port.smSl),
-        capability_mask: port.capabilityMask === undefined ? '' : `0x${port.capabilityMask.toString(16).padStart(8, '0')}`,
       }, 1);
       if (port.state) {
         samples.add(PORT_METRICS.stateId, id, port.state.id);
@@ -177,6 +174,9 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo, options: Re
       samples.add(PORT_METRICS.stateChanges, id, snapshot.totals.stateChanges.get(portKey(device.name, port.port)));
       samples.add(PORT_METRICS.lid, id, port.lid);
       samples.add(PORT_METRICS.smLid, id, port.smLid);
+      samples.add(PORT_METRICS.smSl, id, port.smSl);
+      samples.add(PORT_METRICS.lmc, id, port.lmc);
+      samples.add(PORT_METRICS.capabilityMask, id, port.capabilityMask);
       samples.add(PORT_METRICS.isSm, id, port.capabilityMask === undefined ? undefined : bit((port.capabilityMask & 0x2) !== 0));
       if (showRate) {
         samples.add(PORT_METRICS.rate, id, port.rateGbps === undefined ? undefined : port.rateGbps * BYTES_PER_GIGABIT);
