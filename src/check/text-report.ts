@@ -52,6 +52,7 @@ function findingLines(finding: Finding, style: TextStyle): string[] {
 }
 
 function fabricScope(fabric: FabricOverview): string {
+  if (fabric.discoveredAt === undefined) return 'a fabric not discovered';
   const { switch: switches, ca, router } = fabric.nodes;
   const nodes = [plural(switches, 'switch', 'switches'), plural(ca, 'CA'), ...(router > 0 ? [plural(router, 'router')] : [])];
   return `a fabric of ${nodes.join(', ')} and ${plural(fabric.links, 'link')}`;
@@ -94,7 +95,7 @@ function heading(report: CheckReport, group: FindingGroup, devices: ReadonlyMap<
     case 'host':
       return 'this host';
     case 'subnet':
-      return report.fabric ? `the fabric  ${fabricScope(report.fabric).replace(/^a fabric of /, '')}` : 'the fabric';
+      return report.fabric ? `the fabric  ${fabricScope(report.fabric).replace(/^a fabric (of )?/, '')}` : 'the fabric';
     case 'fabric-node':
       return fabricNodeHeading(report.snapshot.fabric, group.guid);
   }

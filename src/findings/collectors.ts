@@ -1,7 +1,7 @@
 // Findings about the collectors themselves: one that failed this cycle (warning, as
 // InfiniBandExporterCollectorFailing) or one that worked but could not read some items (info).
 // The host and fabric judges each explain their own collectors.
-import type { CollectorReport, ReadError } from '../snapshot/types.js';
+import { COLLECTORS, type CollectorReport, type ReadError } from '../snapshot/types.js';
 import type { Finding } from './finding.js';
 
 /** What a failed collector means, in its judge's words. */
@@ -10,6 +10,8 @@ export interface CollectorFailure {
   consequence: string;
   meaning: string;
   cause: string;
+  /** The command a person runs for the failed item (default: the item as recorded). */
+  byHand?: (item: string) => string;
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {
@@ -26,14 +28,15 @@ export function collectorFindings(
   explained: (error: ReadError) => boolean = () => false,
 ): Finding[] {
   const findings: Finding[] = [];
-  for (const report of reports) {
+  // In the order of COLLECTORS, not of the cycles' ends: the report reads the same every run.
+  for (const report of [...reports].sort((a, b) => COLLECTORS.indexOf(a.collector) - COLLECTORS.indexOf(b.collector))) {
     const unexplained = report.errors.filter((error) => !explained(error));
     const first = (report.success ? unexplained : report.errors)[0];
     if (!first && report.success) continue;
     const firstText = first ? `${first.item}: ${first.message}` : 'no detail';
     const subject = { kind: 'collector', collector: report.collector } as const;
     if (!report.success) {
-      const { consequence, meaning, cause } = failure(report);
+      const { consequence, meaning, cause, byHand = (item: string) => item } = failure(report);
       findings.push({
         condition: 'collector-failing',
         severity: 'warning',
@@ -41,7 +44,7 @@ export function collectorFindings(
         summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): ${consequence}`,
         meaning,
         cause,
-        remedy: `run the failing command or read the file by hand, as the same user: ${first?.item ?? report.collector}`,
+        remedy: `run the failing command or read the file by hand, as the same user: ${first ? byHand(first.item) : report.collector}`,
         runbook: 'infinibandexportercollectorfailing',
         alert: 'InfiniBandExporterCollectorFailing',
       });

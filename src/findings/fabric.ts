@@ -307,7 +307,16 @@ function durationText(seconds: number): string {
   return plural(Math.round(seconds / 3600), 'hour');
 }
 
+/** Fabric mode's discovery cache is a private file, gone after the cycle: a person runs the tool without it. */
+function withoutCache(item: string): string {
+  return item.replace(/ --(?:load-)?cache \S+/g, '');
+}
+
 function collectorFailure(fabric: FabricSnapshot, report: CollectorReport): CollectorFailure {
+  return { ...collectorExplanation(fabric, report), byHand: withoutCache };
+}
+
+function collectorExplanation(fabric: FabricSnapshot, report: CollectorReport): Omit<CollectorFailure, 'byHand'> {
   const commands = 'no access to /dev/infiniband/umad* (not root), ib_umad not loaded or the local port down, a command past --diag.timeout on a large fabric, or the tool not installed (--<tool>.path)';
   switch (report.collector) {
     case 'fabric_discovery': {

@@ -298,6 +298,14 @@ describe('--collector.fabric (outputs recorded on the simulated fat tree)', () =
     expect(report.collectors.map((c) => `${c.collector} ${c.success}`)).toEqual(['sysfs true', 'ipoib true', 'fabric_discovery true', 'fabric_ports true', 'fabric_sa true']);
   });
 
+  it('says when the fabric could not be discovered, and the collectors in their order', async () => {
+    const runner = new FabricReplay(['healthy'], (command, args) => (command === 'ibnetdiscover' || command === 'saquery' ? { command, args, outcome: 'exited', exitCode: 255, stdout: '', stderr: `${command}: iberror: failed`, durationMs: 1 } : undefined));
+    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { ethtool: 'not-installed', fabric: runner } });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/\nthe fabric {2}not discovered\n {2}WARNING {3}collector fabric_discovery failed .*\n.*\n {2}WARNING {3}collector fabric_sa failed .*\n {12}→ run the failing command or read the file by hand, as the same user: saquery SMIR /);
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^WARNING: 0 critical, 2 warning, 8 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric not discovered; first: collector fabric_discovery failed/);
+  });
+
   it('lists the fabric flags in its help', async () => {
     const { stdout } = await check(['--help']);
     for (const flag of ['--collector.fabric', '--fabric.node-name-map', '--fabric.interval', '--ibnetdiscover.path']) expect(stdout).toContain(flag);
