@@ -1,11 +1,13 @@
 // One collection cycle for `check`, as the server runs it with the same settings: the host
-// collectors, then the diag collectors over the ports they found, each within the deadline the
+// collectors, then the diag collectors over the ports they found and, with --collector.fabric,
+// one discovery followed by one ports cycle beside one SA cycle, each within the deadline the
 // server gives it. The only module of the check command that uses Collection's API.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Settings } from '../config/settings.js';
-import { collectionFromSettings, type ToolRunners } from '../collection/from-settings.js';
+import type { Collection } from '../collection/collection.js';
+import { collectionFromSettings, fabricRunnerFromSettings, type ToolRunners } from '../collection/from-settings.js';
 import { Periodic } from '../collection/periodic.js';
 import type { Snapshot } from '../snapshot/types.js';
 
@@ -41,18 +43,39 @@ export async function collectOnce(settings: Settings, logger: Logger, runners: T
     onOverrun: (deadlineMs) => collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
     onError,
   }).runNow();
-  if (diagTools.length > 0) {
-    await new Periodic({
-      intervalMs: settings.diag.intervalMs,
-      // Up to three commands in a row per port, each bounded by the time limit (the server also
-      // allows a whole interval; a health check has no interval to wait for).
-      deadlineMs: 4 * settings.diag.timeoutMs,
-      task: (signal) => collection.collectDiag(signal),
-      onOverrun: (deadlineMs) => collection.recordDiagOverrun(deadlineMs),
-      onError,
-    }).runNow();
-  }
+  const diag = diagTools.length === 0 ? Promise.resolve() : new Periodic({
+    intervalMs: settings.diag.intervalMs,
+    // Up to three commands in a row per port, each bounded by the time limit (the server also
+    // allows a whole interval; a health check has no interval to wait for).
+    deadlineMs: 4 * settings.diag.timeoutMs,
+    task: (signal) => collection.collectDiag(signal),
+    onOverrun: (deadlineMs) => collection.recordDiagOverrun(deadlineMs),
+    onError,
+  }).runNow();
+  // The diag tools ask about this host's ports, fabric mode about the rest: both at once, as in the server.
+  await Promise.all([diag, settings.fabric.enabled ? collectFabricOnce(settings, logger, collection, runners) : undefined]);
   const snapshot = collection.snapshot;
   if (!snapshot) throw new Error('the collection cycle finished without a snapshot');
   return { snapshot, notChecked };
+}
+
+/**
+ * One discovery, then one ports cycle, beside one SA cycle, with the server's loops and their
+ * deadlines (the interval, or the commands in a row if longer). Fabric mode is loaded only here.
+ */
+async function collectFabricOnce(settings: Settings, logger: Logger, collection: Collection, runners: ToolRunners): Promise<void> {
+  const { FabricMode } = await import('../collection/fabric.js');
+  const mode = new FabricMode({
+    settings: settings.fabric,
+    timeoutMs: settings.diag.timeoutMs,
+    runner: runners.fabric ?? fabricRunnerFromSettings(settings, logger),
+    collection,
+    logger,
+  });
+  try {
+    await Promise.all([mode.discovery.runNow().then(() => mode.portsLoop.runNow()), mode.saLoop.runNow()]);
+  } finally {
+    // Removes the discovery cache files.
+    await mode.stop();
+  }
 }

@@ -1,5 +1,6 @@
 // What `check` reports about one snapshot, before it is written as text or JSON.
 import { countBySeverity, isProblem, worstSeverity, type Finding, type Severity } from '../findings/finding.js';
+import { fabricOverview, type FabricOverview } from '../findings/fabric-overview.js';
 import { findingsOf } from '../findings/findings.js';
 import { portOverview, type PortOverview } from '../findings/port-overview.js';
 import type { Snapshot } from '../snapshot/types.js';
@@ -14,6 +15,8 @@ export interface CheckReport {
   counts: Record<Severity, number>;
   findings: Finding[];
   ports: PortOverview[];
+  /** Fabric mode's summary; undefined without --collector.fabric. */
+  fabric: FabricOverview | undefined;
   notChecked: string[];
   snapshot: Snapshot;
 }
@@ -27,6 +30,7 @@ export function checkReport({ snapshot, notChecked }: CheckCycle): CheckReport {
     counts: countBySeverity(findings),
     findings,
     ports: portOverview(snapshot, findings),
+    fabric: snapshot.fabric && fabricOverview(snapshot.fabric, findings),
     notChecked,
     snapshot,
   };

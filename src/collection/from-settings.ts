@@ -15,6 +15,8 @@ export interface ToolRunners {
   diag?: CommandRunner<DiagCommand>;
   /** Runs ethtool; by default the real one when it is installed ('not-installed': as if it were not). */
   ethtool?: CommandRunner<EthtoolCommand> | 'not-installed';
+  /** Runs fabric mode's tools (--collector.fabric); by default the real ones. */
+  fabric?: CommandRunner<FabricCommand>;
 }
 
 export interface CollectionSetup {

@@ -244,14 +244,21 @@ export function helpText(): string {
 }
 
 /** Flags that change what `check` reads; it accepts the server's other flags too, so one ARGS line serves both. */
-const CHECK_FLAGS = new Set(['path.sysfs', 'config.file', 'collector.diag', 'diag.timeout', 'diag.max-concurrent', 'perfquery.path', 'sminfo.path', 'smpquery.path', 'device.include', 'device.exclude', 'demo']);
+const CHECK_FLAGS = new Set([
+  'path.sysfs', 'config.file', 'collector.diag', 'diag.timeout', 'diag.max-concurrent', 'perfquery.path', 'sminfo.path', 'smpquery.path',
+  'collector.fabric', 'fabric.interval', 'fabric.max-concurrent', 'fabric.node-name-map', 'fabric.hca-ports', 'fabric.shard',
+  'ibnetdiscover.path', 'iblinkinfo.path', 'ibqueryerrors.path', 'saquery.path',
+  'device.include', 'device.exclude', 'demo',
+]);
 
 export function checkHelpText(): string {
   return [
     'usage: infiniband-exporter check [flags]',
     '',
     'Runs one collection cycle, as the server would with the same flags and config file, and prints',
-    'what is wrong and what to do, worst first, then a one-line summary.',
+    'what is wrong and what to do, worst first, then a one-line summary. With --collector.fabric it also',
+    'runs one fabric discovery, one ports cycle and one SA cycle (each cut off as the server\'s: at',
+    '--fabric.interval, or its commands\' time limits if longer) and reports the fabric\'s findings too.',
     'Exit status: 0 nothing critical or warning, 1 something is, 2 usage error.',
     '',
     'Flags:',

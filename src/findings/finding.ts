@@ -1,18 +1,36 @@
-// What is wrong on a host, for a person: one finding per condition, with what it means, its likely
+// What is wrong on a host (and, in fabric mode, in its subnet), for a person: one finding per condition, with what it means, its likely
 // cause and the first thing to do (the runbook's first step). Findings are judged from one
 // snapshot by pure functions; the check command, the landing page and the tests share them.
+import type { CollectorName } from '../snapshot/types.js';
 
 /** As the alert the finding mirrors: critical pages, warning makes a ticket, info is context. */
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** What a finding is about. The switch-port and subnet kinds are judged in fabric mode. */
+/** A node of the fabric as a finding names it. */
+export interface FabricNodeName {
+  guid: string;
+  /** Undefined for a node the topology does not know (a peer seen only by the last scan). */
+  type: 'switch' | 'ca' | 'router' | undefined;
+  /** Its node-name-map name, else its NodeDescription, else its GUID: never empty. */
+  name: string;
+}
+
+/** One end of a fabric link. */
+export interface FabricPortName {
+  node: FabricNodeName;
+  port: number;
+}
+
+/** What a finding is about. The fabric-port, multicast-group and subnet kinds are judged in fabric mode. */
 export type FindingSubject =
   | { kind: 'host' }
   | { kind: 'port'; device: string; port: number }
   | { kind: 'interface'; interface: string; device: string | undefined; port: number | undefined }
-  | { kind: 'collector'; collector: string }
-  | { kind: 'switch-port'; nodeGuid: string; nodeName: string | undefined; port: number }
+  | { kind: 'collector'; collector: CollectorName }
+  /** A port of a fabric node; `peer` names the other end of its link when the finding is about the link. */
+  | { kind: 'fabric-port'; node: FabricNodeName; port: number; peer: FabricPortName | undefined }
+  | { kind: 'multicast-group'; mgid: string; pkey: string }
   | { kind: 'subnet' };
 
 export interface Finding {
@@ -30,7 +48,7 @@ export interface Finding {
   remedy: string;
   /** Section of docs/runbooks.md (its anchor). */
   runbook: string;
-  /** The alert of rules/infiniband-alerts.yml this finding mirrors, at the same severity. */
+  /** The alert of rules/infiniband-alerts.yml (or -fabric-alerts.yml) this finding mirrors, at the same severity. */
   alert: string | undefined;
 }
 

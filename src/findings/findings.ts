@@ -1,17 +1,38 @@
 // Every finding of a snapshot, worst first: the one list the check command and the landing page
-// show. Each judge is a pure function of the snapshot; fabric mode (Snapshot.fabric, judged by
-// --collector.fabric) adds its own judge to JUDGES.
+// show. Each judge is a pure function of the snapshot; the fabric judge finds nothing unless
+// fabric mode (--collector.fabric) filled Snapshot.fabric.
 import type { Snapshot } from '../snapshot/types.js';
+import { FABRIC_COLLECTORS, fabricFindings } from './fabric.js';
 import { severityRank, type Finding, type FindingSubject } from './finding.js';
 import { hostFindings } from './host.js';
 
 export type Judge = (snapshot: Snapshot) => Finding[];
 
-const JUDGES: readonly Judge[] = [hostFindings];
+const JUDGES: readonly Judge[] = [hostFindings, fabricFindings];
 
-/** The device a subject belongs to, for grouping; undefined for host-wide subjects. */
-export function subjectDevice(subject: FindingSubject): string | undefined {
-  return subject.kind === 'port' || subject.kind === 'interface' ? subject.device : undefined;
+/** Where a finding is shown: under its host device, the host as a whole, the fabric's subnet, or a fabric node. */
+export type FindingGroup =
+  | { kind: 'device'; device: string }
+  | { kind: 'host' }
+  | { kind: 'subnet' }
+  | { kind: 'fabric-node'; guid: string };
+
+export function groupOf(subject: FindingSubject): FindingGroup {
+  switch (subject.kind) {
+    case 'port':
+      return { kind: 'device', device: subject.device };
+    case 'interface':
+      return subject.device === undefined ? { kind: 'host' } : { kind: 'device', device: subject.device };
+    case 'collector':
+      return FABRIC_COLLECTORS.has(subject.collector) ? { kind: 'subnet' } : { kind: 'host' };
+    case 'fabric-port':
+      return { kind: 'fabric-node', guid: subject.node.guid };
+    case 'multicast-group':
+    case 'subnet':
+      return { kind: 'subnet' };
+    case 'host':
+      return { kind: 'host' };
+  }
 }
 
 /** Worst first; within a severity, in the order the judges produced them (devices in snapshot order). */

@@ -5,16 +5,13 @@ import { formatWidth, LANE_RATES } from '../infiniband/link-rate.js';
 import { PMA_COUNTERS } from '../infiniband/pma-counters.js';
 import { PORT_STATE_INIT, physicalLinkIsUp } from '../infiniband/port-state.js';
 import { assessLink } from '../snapshot/link-degradation.js';
-import { portKey, type Device, type IpoibInterface, type LinkExpectation, type Port, type PortCounter, type Snapshot, type TsoReading } from '../snapshot/types.js';
+import { portKey, type CollectorName, type Device, type IpoibInterface, type LinkExpectation, type Port, type PortCounter, type Snapshot, type TsoReading } from '../snapshot/types.js';
+import { collectorFindings, plural, type CollectorFailure } from './collectors.js';
 import type { Finding } from './finding.js';
 
 /** The port speaks InfiniBand: RoCE and iWARP (link layer Ethernet) never get SM or INIT findings. Old kernels lack the file. */
 export function isInfinibandPort(port: Pick<Port, 'linkLayer'>): boolean {
   return port.linkLayer === undefined || port.linkLayer === 'InfiniBand';
-}
-
-function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
 }
 
 function portName(device: string, port: number): string {
@@ -271,42 +268,18 @@ function tsoFinding(iface: IpoibInterface | undefined, name: string, reading: Ts
   return { ...base, severity: 'info', summary: `${adapter}: TCP segmentation offload (TSO) is off today; it must stay off after a reboot` };
 }
 
-function collectorFindings(snapshot: Snapshot): Finding[] {
-  const findings: Finding[] = [];
-  for (const report of snapshot.reports) {
-    // An ethtool failure is said by the TSO finding of its interface.
-    const unexplained = report.errors.filter((error) => !error.item.startsWith('ethtool '));
-    const first = (report.success ? unexplained : report.errors)[0];
-    if (!first && report.success) continue;
-    const firstText = first ? `${first.item}: ${first.message}` : 'no detail';
-    const subject = { kind: 'collector', collector: report.collector } as const;
-    if (!report.success) {
-      findings.push({
-        condition: 'collector-failing',
-        severity: 'warning',
-        subject,
-        summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): what it reads is missing`,
-        meaning: 'The checks built on this collector could not run: its problems would not show.',
-        cause: 'For perfquery, sminfo, smpquery: no access to /dev/infiniband/umad* (not root), a command timing out, or a port without a LID. For sysfs, ipoib: a wrong --path.sysfs or a driver returning errors.',
-        remedy: `run the failing command or read the file by hand, as the same user: ${first?.item ?? report.collector}`,
-        runbook: 'infinibandexportercollectorfailing',
-        alert: 'InfiniBandExporterCollectorFailing',
-      });
-    } else if (first) {
-      findings.push({
-        condition: 'read-errors',
-        severity: 'info',
-        subject,
-        summary: `collector ${report.collector} could not read ${plural(unexplained.length, 'item')} (first: ${firstText}); the rest was read`,
-        meaning: 'Only these items are missing; everything else of the collector is there.',
-        cause: 'A driver that refuses a read (EINVAL on some counters or rates), or a file that is not what the kernel writes.',
-        remedy: `read it by hand to see what the kernel says: ${first.item}`,
-        runbook: 'infinibandexportercollectorfailing',
-        alert: undefined,
-      });
-    }
-  }
-  return findings;
+const HOST_COLLECTORS: ReadonlySet<CollectorName> = new Set(['sysfs', 'ipoib', 'perfquery', 'sminfo', 'smpquery']);
+
+const HOST_COLLECTOR_FAILURE: CollectorFailure = {
+  consequence: 'what it reads is missing',
+  meaning: 'The checks built on this collector could not run: its problems would not show.',
+  cause: 'For perfquery, sminfo, smpquery: no access to /dev/infiniband/umad* (not root), a command timing out, or a port without a LID. For sysfs, ipoib: a wrong --path.sysfs or a driver returning errors.',
+};
+
+function hostCollectorFindings(snapshot: Snapshot): Finding[] {
+  const reports = snapshot.reports.filter((report) => HOST_COLLECTORS.has(report.collector));
+  // An ethtool failure is said by the TSO finding of its interface.
+  return collectorFindings(reports, () => HOST_COLLECTOR_FAILURE, (error) => error.item.startsWith('ethtool '));
 }
 
 function noDeviceFinding(snapshot: Snapshot): Finding[] {
@@ -345,6 +318,6 @@ export function hostFindings(snapshot: Snapshot): Finding[] {
     if (finding) findings.push(finding);
   }
   for (const [name, reading] of snapshot.tso) findings.push(tsoFinding(interfaces.get(name), name, reading));
-  findings.push(...collectorFindings(snapshot));
+  findings.push(...hostCollectorFindings(snapshot));
   return findings;
 }

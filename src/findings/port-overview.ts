@@ -24,7 +24,8 @@ export interface PortOverview {
   worst: Severity | undefined;
 }
 
-function stateText(reading: { id: number; name: string | undefined } | undefined): string | undefined {
+/** A state as a table shows it: its name, or the number the kernel or the tool gave. */
+export function stateText(reading: { id: number; name: string | undefined } | undefined): string | undefined {
   return reading === undefined ? undefined : (reading.name ?? `unknown (${reading.id})`);
 }
 

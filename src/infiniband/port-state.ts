@@ -18,6 +18,7 @@ export type PhysicalStateName = (typeof PHYSICAL_STATES)[number];
 
 export const PHYSICAL_STATE_LINK_UP = 5;
 export const PORT_STATE_INIT = 2;
+export const PORT_STATE_ACTIVE = 4;
 
 export interface StateReading<Name extends string> {
   id: number;

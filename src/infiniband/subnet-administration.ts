@@ -31,3 +31,15 @@ export function saMtuBytes(selectorAndValue: number): number | undefined {
 export function saRateGbps(selectorAndValue: number): number | undefined {
   return RATE_GBPS.get(code(selectorAndValue));
 }
+
+/** The IBA code of a rate in Gb/s (e.g. 40 → 7), as opensm's partitions.conf takes it; undefined when no code is that rate. */
+export function saRateCode(gbps: number): number | undefined {
+  for (const [rateCode, rate] of RATE_GBPS) if (rate === gbps) return rateCode;
+  return undefined;
+}
+
+/** The IBA code of an MTU in bytes (e.g. 4096 → 5), as partitions.conf's mtu= takes it. */
+export function saMtuCode(bytes: number): number | undefined {
+  for (const [mtuCode, mtu] of MTU_BYTES) if (mtu === bytes) return mtuCode;
+  return undefined;
+}

@@ -1,7 +1,9 @@
 // The landing page `/`: what is wrong on this host and what to do (the findings of the current
-// snapshot, worst first), a table of every port, then the links. Plain server-rendered HTML that
-// needs no JavaScript; every string from the host or the fabric is escaped.
-import { countBySeverity, runbookUrl, type Finding } from '../findings/finding.js';
+// snapshot, worst first), a table of every port, in fabric mode a summary of the fabric, then the
+// links. Plain server-rendered HTML that needs no JavaScript; every string from the host or the
+// fabric is escaped. Nothing grows with the fabric unbounded: long lists are cut and say so.
+import { fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../findings/fabric-overview.js';
+import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../findings/finding.js';
 import { findingsOf } from '../findings/findings.js';
 import { portOverview, type PortOverview } from '../findings/port-overview.js';
 import type { Snapshot } from '../snapshot/types.js';
@@ -40,23 +42,44 @@ th{background:#f0f0f0}
 tr.critical td:first-child{border-left:.35em solid #c62828}
 tr.warning td:first-child{border-left:.35em solid #ef8f00}
 .note{color:#555;font-size:.85em}
+dl.fabric{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em}
+dl.fabric dt{font-weight:bold}
+dl.fabric dd{margin:0}
 `;
+
+/** At most this many findings and unhealthy fabric ports are listed: a fabric without a subnet manager has thousands. */
+export const LANDING_PAGE_LIST_LIMIT = 100;
+
+function more(shown: number, total: number, what: string): string {
+  return total > shown ? `\n<p class="note">… and ${total - shown} more ${what}: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
+}
 
 function findingItem(finding: Finding): string {
   return `<li class="${finding.severity}"><span class="severity">${finding.severity}</span><div><div class="what">${escapeHtml(finding.summary)}</div>
 <div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding))}">runbook</a></div></div></li>`;
 }
 
-function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined): { html: string; ports: PortOverview[] } {
-  if (!snapshot) return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [] };
+interface FindingsSection {
+  html: string;
+  ports: PortOverview[];
+  fabric: FabricOverview | undefined;
+}
+
+function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined): FindingsSection {
+  if (!snapshot) return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [], fabric: undefined };
   const findings = findingsOf(snapshot);
   const counts = countBySeverity(findings);
   const when = takenAt === undefined ? '' : ` as of <time datetime="${new Date(takenAt).toISOString()}">${new Date(takenAt).toISOString()}</time>`;
   const summary = `<p class="summary">${counts.critical} critical, ${counts.warning} warning, ${counts.info} info${when}</p>`;
+  const shown = findings.slice(0, LANDING_PAGE_LIST_LIMIT);
   const list = findings.length === 0
     ? '<p>Nothing to report: every port, IPoIB interface and collector looks right.</p>'
-    : `<ol class="findings">\n${findings.map(findingItem).join('\n')}\n</ol>`;
-  return { html: `${summary}\n${list}`, ports: portOverview(snapshot, findings) };
+    : `<ol class="findings">\n${shown.map(findingItem).join('\n')}\n</ol>${more(shown.length, findings.length, 'findings')}`;
+  return {
+    html: `${summary}\n${list}`,
+    ports: portOverview(snapshot, findings),
+    fabric: snapshot.fabric && fabricOverview(snapshot.fabric, findings),
+  };
 }
 
 function cell(value: string | number | undefined): string {
@@ -81,9 +104,51 @@ ${ports.map(portRow).join('\n')}
 </table>`;
 }
 
+function endText(end: FabricPortName): string {
+  return `${end.node.name} port ${end.port}`;
+}
+
+function unhealthyRow(row: UnhealthyFabricPort): string {
+  const rate = row.width !== undefined || row.speed !== undefined ? `${row.width ?? '?'}X ${row.speed ?? '?'}` : undefined;
+  const expected = row.expected ? `${row.expected.width ?? '?'}X ${row.expected.speed ?? '?'} (${row.expected.source === 'config' ? 'config' : 'both ends enable'})` : undefined;
+  const state = row.state === undefined && row.physicalState === undefined ? undefined : `${row.state ?? '?'} / ${row.physicalState ?? '?'}`;
+  return `<tr class="${row.severity}">${cell(row.severity)}${cell(endText(row.end))}${cell(row.peer && endText(row.peer))}${cell(state)}${cell(rate)}${cell(expected)}${cell(row.condition)}</tr>`;
+}
+
+function fabricSection(fabric: FabricOverview): string {
+  const nodes = `${fabric.nodes.switch} switches, ${fabric.nodes.ca} CAs${fabric.nodes.router > 0 ? `, ${fabric.nodes.router} routers` : ''}`;
+  const discovered = fabric.discoveredAt === undefined ? 'no discovery has succeeded yet' : new Date(fabric.discoveredAt * 1000).toISOString();
+  const shard = fabric.shard.count > 1 ? `<dt>shard</dt><dd>${fabric.shard.index} of ${fabric.shard.count}: ports of this shard's switches only</dd>` : '';
+  const sms = fabric.subnetManagers.length === 0
+    ? '<p>No subnet manager record (the subnet administrator did not answer).</p>'
+    : `<table>
+<thead><tr><th>subnet manager GUID</th><th>on</th><th>LID</th><th>state</th><th>priority</th></tr></thead>
+<tbody>
+${fabric.subnetManagers.map((sm) => `<tr>${cell(sm.guid)}${cell(sm.host)}${cell(sm.lid)}${cell(sm.state)}${cell(sm.priority)}</tr>`).join('\n')}
+</tbody>
+</table>`;
+  const shown = fabric.unhealthy.slice(0, LANDING_PAGE_LIST_LIMIT);
+  const unhealthy = fabric.unhealthy.length === 0
+    ? '<p>No unhealthy link: no port down that was in use, stuck INIT or degraded.</p>'
+    : `<table>
+<thead><tr><th>severity</th><th>port</th><th>other end</th><th>state / physical</th><th>width × speed</th><th>expected</th><th>finding</th></tr></thead>
+<tbody>
+${shown.map(unhealthyRow).join('\n')}
+</tbody>
+</table>${more(shown.length, fabric.unhealthy.length, 'unhealthy ports')}`;
+  return `<section id="fabric">
+<h2>Fabric</h2>
+<dl class="fabric"><dt>nodes</dt><dd>${nodes}</dd><dt>links</dt><dd>${fabric.links} (discovered ${escapeHtml(discovered)})</dd><dt>ports read</dt><dd>${fabric.portsRead}, ${fabric.portsUp} with a link</dd>${shard}</dl>
+<h3>Subnet managers</h3>
+${sms}
+<h3>Unhealthy links</h3>
+${unhealthy}
+</section>`;
+}
+
 export function landingPage(options: LandingPageOptions): string {
   const metrics = escapeHtml(options.telemetryPath);
-  const { html, ports } = findingsSection(options.snapshot, options.takenAt);
+  const { html, ports, fabric } = findingsSection(options.snapshot, options.takenAt);
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>InfiniBand Exporter</title>
@@ -94,13 +159,13 @@ export function landingPage(options: LandingPageOptions): string {
 <section id="findings">
 <h2>What is wrong and what to do</h2>
 ${html}
-<p class="note">The same findings, for a script or a node health check: <code>infiniband-exporter check</code>.</p>
+<p class="note">The same findings, for a script or a node health check: <code>infiniband-exporter check${fabric ? ' --collector.fabric' : ''}</code>.</p>
 </section>
 <section id="ports">
 <h2>Ports</h2>
 ${portTable(ports)}
 </section>
-<h2>Endpoints</h2>
+${fabric ? `${fabricSection(fabric)}\n` : ''}<h2>Endpoints</h2>
 <ul>
 <li><a href="${metrics}">${metrics}</a> — metrics</li>
 <li><a href="/healthz">/healthz</a> — the process is alive</li>

@@ -13,6 +13,8 @@ import { generateTree } from '../support/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../support/host-tree.js';
 import { DGX, FIXTURES, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../support/trees.js';
 import { ReplayRunner } from '../diag/replay.js';
+import { FabricReplay } from '../fabric/replay.js';
+import { LEAF1, LEAF3, SPINE1, SPINE2 } from '../fabric/recordings.js';
 
 const QDR_A0 = path.join(FIXTURES, 'sys/qdr-a0');
 
@@ -141,13 +143,14 @@ describe('JSON for scripts', () => {
     const { code, stdout } = await check(['--demo', '--format', 'json']);
     expect(code).toBe(1);
     const report = JSON.parse(stdout) as Record<string, unknown>;
-    expect(Object.keys(report)).toEqual(['version', 'status', 'exit_code', 'counts', 'host', 'not_checked', 'collectors', 'findings', 'ports']);
+    expect(Object.keys(report)).toEqual(['version', 'status', 'exit_code', 'counts', 'host', 'fabric', 'not_checked', 'collectors', 'findings', 'ports']);
     expect(report).toMatchObject({
       version: 1,
       status: 'critical',
       exit_code: 1,
       counts: { critical: 2, warning: 4, info: 8 },
       host: { devices: 13, ports: 14, ipoib_interfaces: 5 },
+      fabric: null,
       not_checked: ['subnet manager reachability and link peers: the diag collector is off'],
     });
     const findings = report.findings as Record<string, unknown>[];
@@ -231,6 +234,81 @@ describe('one cycle with the diag collector (outputs recorded on the simulated f
   it('is quiet about the subnet manager when it answers', async () => {
     const { stdout } = await check(['--path.sysfs', await simulatedHost(), '--diag.timeout=1s'], { runners: { diag: new ReplayRunner('sm-master'), ethtool: 'not-installed' } });
     expect(stdout).not.toMatch(/subnet manager/);
+  });
+});
+
+describe('--collector.fabric (outputs recorded on the simulated fat tree)', () => {
+  const FABRIC_FLAGS = ['--path.sysfs', DGX, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s'];
+  const fabricRunners = (scenarios: string[]): ToolRunners => ({ ethtool: 'not-installed', fabric: new FabricReplay(scenarios) });
+
+  it('runs one discovery, one ports and one SA cycle, and prints the fabric after the host\'s devices: the subnet, then each switch, worst first', async () => {
+    const runner = new FabricReplay(['pulled', 'healthy']);
+    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { ethtool: 'not-installed', fabric: runner } });
+    expect(code).toBe(1);
+    expect([...runner.calls].sort()).toEqual([
+      'iblinkinfo --line --switches-only',
+      'ibnetdiscover --cache <cache>',
+      'ibqueryerrors --skip-sl --counters --load-cache <cache> --switch',
+      'ibqueryerrors --skip-sl --threshold-file /dev/null --load-cache <cache> --switch',
+      'saquery -g',
+      'saquery -m',
+      'saquery SMIR',
+      'sminfo 1',
+      'sminfo 14',
+    ]);
+    const lines = stdout.trimEnd().split('\n');
+    const headings = lines.filter((line) => /^\S/.test(line) && !line.startsWith('Not checked') && !/^(CRITICAL|WARNING|OK):/.test(line));
+    expect(headings).toEqual([
+      ...Array.from({ length: 8 }, (_, i) => `mlx5_${i}  MT4129, firmware 28.39.1002, "dgx01 mlx5_${i}"`),
+      'the fabric  5 switches, 8 CAs and 13 links',
+      `MF0;leaf-1:SX6036/U1  switch ${LEAF1}, LID 4`,
+      `MF0;leaf-3:SX6036/U1  switch ${LEAF3}, LID 6`,
+      `MF0;spine-2:SX6036/U1  switch ${SPINE2}, LID 3`,
+      `MF0;spine-1:SX6036/U1  switch ${SPINE1}, LID 2`,
+    ]);
+    expect(stdout).toContain(`MF0;leaf-3:SX6036/U1  switch ${LEAF3}, LID 6
+  CRITICAL  port 5 of MF0;leaf-3:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 71 packets since its counters were reset)
+            → reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the device at the other end is powered (iblinkinfo -S ${LEAF3}) [runbook: infinibandfabricportdown]`);
+    expect(lines.at(-1)).toBe('CRITICAL: 3 critical, 1 warning, 10 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric of 5 switches, 8 CAs and 13 links; first: port 2 of MF0;leaf-1:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 76 packets since its counters were reset)');
+  });
+
+  it('prints the fabric in JSON: its summary, and fabric-port subjects with both ends of a link', async () => {
+    const { code, stdout } = await check([...FABRIC_FLAGS, '--format', 'json'], { runners: fabricRunners(['healthy']) });
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as { fabric: unknown; findings: { condition: string; subject: unknown }[]; collectors: { collector: string; success: boolean }[] };
+    expect(report.fabric).toEqual({
+      discovered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      shard: '1/1',
+      nodes: { switch: 5, ca: 9, router: 0 },
+      links: 15,
+      ports_read: 32,
+      ports_up: 21,
+      subnet_managers: [
+        { guid: '0x0002c90300a10011', lid: 1, priority: 5, state: 'MASTER', host: 'node11 HCA-1' },
+        { guid: '0x0002c90300a30031', lid: 14, priority: 5, state: 'STANDBY', host: 'node33 HCA-1' },
+      ],
+      multicast_groups: [{ mgid: 'ff12:401b:ffff::ffff:ffff', pkey: '0xffff', mtu_bytes: 2048, rate_gbps: 10, members: 0 }],
+    });
+    expect(report.findings.find((f) => f.condition === 'fabric-link-degraded')!.subject).toEqual({
+      kind: 'fabric-port', node_guid: SPINE1, node_type: 'switch', node_name: 'MF0;spine-1:SX6036/U1', port: 1,
+      peer: { node_guid: LEAF1, node_type: 'switch', node_name: 'MF0;leaf-1:SX6036/U1', port: 4 },
+    });
+    expect(report.findings.find((f) => f.condition === 'multicast-group-suboptimal')!.subject).toEqual({ kind: 'multicast-group', mgid: 'ff12:401b:ffff::ffff:ffff', pkey: '0xffff' });
+    expect(report.findings.find((f) => f.condition === 'subnet-manager-priority-tie')!.subject).toEqual({ kind: 'subnet' });
+    expect(report.collectors.map((c) => `${c.collector} ${c.success}`)).toEqual(['sysfs true', 'ipoib true', 'fabric_discovery true', 'fabric_ports true', 'fabric_sa true']);
+  });
+
+  it('says when the fabric could not be discovered, and the collectors in their order', async () => {
+    const runner = new FabricReplay(['healthy'], (command, args) => (command === 'ibnetdiscover' || command === 'saquery' ? { command, args, outcome: 'exited', exitCode: 255, stdout: '', stderr: `${command}: iberror: failed`, durationMs: 1 } : undefined));
+    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { ethtool: 'not-installed', fabric: runner } });
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/\nthe fabric {2}not discovered\n {2}WARNING {3}collector fabric_discovery failed .*\n.*\n {2}WARNING {3}collector fabric_sa failed .*\n {12}→ run the failing command or read the file by hand, as the same user: saquery SMIR /);
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^WARNING: 0 critical, 2 warning, 8 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric not discovered; first: collector fabric_discovery failed/);
+  });
+
+  it('lists the fabric flags in its help', async () => {
+    const { stdout } = await check(['--help']);
+    for (const flag of ['--collector.fabric', '--fabric.node-name-map', '--fabric.interval', '--ibnetdiscover.path']) expect(stdout).toContain(flag);
   });
 });
 

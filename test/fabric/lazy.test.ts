@@ -42,4 +42,10 @@ describe('fabric mode is loaded lazily', () => {
     expect(exporter).toContain("import('./collection/fabric.js')");
     expect(exporter).toContain("import('./metrics/fabric.js')");
   });
+
+  it('check imports the fabric loops dynamically, only with --collector.fabric', () => {
+    const cycle = readFileSync(path.join(SRC, 'check/one-cycle.ts'), 'utf8');
+    expect(cycle).toContain("await import('../collection/fabric.js')");
+    expect(cycle).toMatch(/settings\.fabric\.enabled \? collectFabricOnce\(/);
+  });
 });
