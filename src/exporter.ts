@@ -4,45 +4,30 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildInfo } from './build-info.js';
 import type { Settings } from './config/settings.js';
-import { RecurringErrors } from './log/recurring-errors.js';
-import { EncodedPart, RenderedPart, TimedPart } from './metrics/exposition-parts.js';
+import { RenderedPart, TimedPart, type EncodedPart } from './metrics/exposition-parts.js';
+import type { FabricParts } from './metrics/fabric.js';
 import { processRegistry } from './metrics/process.js';
 import { renderSnapshot } from './metrics/render.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
-import { ExecaRunner, locateTools, type CommandRunner } from './sources/command-runner.js';
-import { SysfsFiles } from './sources/sysfs-files.js';
-import { Collection } from './collection/collection.js';
+import type { CommandRunner } from './sources/command-runner.js';
+import type { EthtoolCommand } from './sources/ethtool.js';
+import type { Collection } from './collection/collection.js';
+import type { FabricMode } from './collection/fabric.js';
+import { collectionFromSettings, fabricRunnerFromSettings } from './collection/from-settings.js';
 import { Periodic } from './collection/periodic.js';
-import { DIAG_COMMANDS, type DiagCommand, type Snapshot } from './snapshot/types.js';
+import type { DiagCommand, FabricCommand, Snapshot } from './snapshot/types.js';
 
 export interface ExporterOptions {
   settings: Settings;
   logger: Logger;
   /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
   diagRunner?: CommandRunner<DiagCommand>;
+  /** Runs ethtool; by default the real one when it is installed. */
+  ethtoolRunner?: CommandRunner<EthtoolCommand>;
+  /** Runs fabric mode's tools; by default the real ones, found on PATH or at --<tool>.path. */
+  fabricRunner?: CommandRunner<FabricCommand>;
   now?: () => number;
-}
-
-interface DiagSetup {
-  runner: CommandRunner<DiagCommand>;
-  tools: ReadonlySet<DiagCommand>;
-}
-
-/** The diag runner, or undefined (with one log line) when diag is off or no tool is installed. */
-function setUpDiag(settings: Settings, logger: Logger, injected: CommandRunner<DiagCommand> | undefined): DiagSetup | undefined {
-  if (!settings.diag.enabled) return undefined;
-  if (injected) return { runner: injected, tools: new Set(DIAG_COMMANDS) };
-  const { found, missing } = locateTools(DIAG_COMMANDS, settings.diag.paths);
-  const tools = new Set(DIAG_COMMANDS.filter((tool) => found[tool] !== undefined));
-  if (tools.size === 0) {
-    logger.warn({ missing }, 'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)');
-    return undefined;
-  }
-  if (missing.length > 0) logger.warn({ missing }, `diag collector partly off: ${missing.join('; ')}`);
-  const paths = { perfquery: found.perfquery ?? 'perfquery', sminfo: found.sminfo ?? 'sminfo', smpquery: found.smpquery ?? 'smpquery' };
-  const runner = new ExecaRunner({ paths, timeoutMs: settings.diag.timeoutMs, maxConcurrent: settings.diag.maxConcurrent });
-  return { runner, tools };
 }
 
 export class Exporter {
@@ -54,32 +39,19 @@ export class Exporter {
   private readonly stateSampler: Periodic;
   private readonly diag: Periodic | undefined;
   private readonly intervalMs: number;
+  private fabricMode: Promise<FabricMode> | undefined;
+  /** The infiniband_fabric_* families, set once fabric mode is loaded. */
+  private fabricParts: FabricParts | undefined;
+  private stopped = false;
 
-  constructor(options: ExporterOptions) {
+  constructor(private readonly options: ExporterOptions) {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
     const build = buildInfo();
     this.intervalMs = settings.collectionIntervalMs;
-    const diag = setUpDiag(settings, logger, options.diagRunner);
-    const diagTools = diag ? [...diag.tools] : [];
-    this.collection = new Collection({
-      files: new SysfsFiles(settings.sysfsPath),
-      devices: settings.devices,
-      expectations: settings.expectations,
-      logger,
-      errors: new RecurringErrors(logger),
-      collectors: ['sysfs', 'ipoib', ...diagTools],
-      commands: diagTools,
-      diag: diag && {
-        runner: diag.runner,
-        tools: diag.tools,
-        timeoutMs: settings.diag.timeoutMs,
-        // The tools try 3 times: a quarter of the limit per try lets them report "no answer" themselves.
-        madTimeoutMs: Math.max(10, Math.floor(settings.diag.timeoutMs / 4)),
-      },
-      freshHost: () => this.freshHost(),
-      now,
-    });
+    const runners = { diag: options.diagRunner, ethtool: options.ethtoolRunner };
+    const { collection, diagTools } = collectionFromSettings(settings, logger, runners, { now, freshHost: () => this.freshHost() });
+    this.collection = collection;
     this.hostReading = new Periodic({
       intervalMs: settings.collectionIntervalMs,
       task: (signal) => this.collection.collectHost(signal),
@@ -93,7 +65,7 @@ export class Exporter {
       onOverrun: (deadlineMs) => logger.warn({ deadlineMs }, 'sampling the port states took longer than the collection interval'),
       onError: (error) => logger.error({ err: error }, 'sampling the port states failed'),
     });
-    this.diag = diag && new Periodic({
+    this.diag = diagTools.length === 0 ? undefined : new Periodic({
       intervalMs: settings.diag.intervalMs,
       // A cycle waits for up to three commands in a row per port (node info, then the peer's
       // port info, then its counters), each bounded by the time limit.
@@ -103,8 +75,9 @@ export class Exporter {
       onError: (error) => logger.error({ err: error }, 'diag collection cycle failed'),
     });
 
-    // The parts of /metrics: the host snapshot, rendered once per snapshot that is scraped, then
-    // the process's own metrics, read at most once a second.
+    // The parts of /metrics (metrics/exposition-parts.ts): the host snapshot, rendered once per
+    // snapshot that is scraped; in fabric mode the fabric's families, each part rendered once per
+    // change of its data; then the process's own metrics, read at most once a second.
     const hostPart = new RenderedPart<Snapshot>((snapshot) => renderSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }));
     const registry = settings.disableExporterMetrics ? undefined : processRegistry();
     const ownPart = registry && new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, now);
@@ -112,7 +85,9 @@ export class Exporter {
       parts: async () => {
         await this.freshHost();
         const snapshot = this.collection.snapshot;
-        const parts: EncodedPart[] = snapshot ? [hostPart.of(snapshot)] : [];
+        const parts: EncodedPart[] = [];
+        if (snapshot) parts.push(hostPart.of(snapshot));
+        if (snapshot?.fabric && this.fabricParts) parts.push(...this.fabricParts(snapshot.fabric));
         if (ownPart) parts.push(await ownPart.current());
         return parts;
       },
@@ -127,6 +102,7 @@ export class Exporter {
       version: build.version,
       logger,
       now,
+      currentSnapshot: () => this.collection.snapshot,
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);
@@ -140,11 +116,46 @@ export class Exporter {
     if (!this.collection.hostFresh(this.intervalMs)) await this.hostReading.runNow();
   }
 
-  /** Start collecting: a full host reading at once, then port states every interval, and diag. */
+  /** Start collecting: a full host reading at once, then port states every interval, diag and fabric mode. */
   start(): void {
     void this.hostReading.runNow();
     this.stateSampler.start();
     this.diag?.start();
+    void this.fabric()?.then((mode) => {
+      if (!this.stopped) mode.start();
+    });
+  }
+
+  /**
+   * Fabric mode, loaded on first use and only with --collector.fabric: without it none of its
+   * modules is even imported.
+   */
+  fabric(): Promise<FabricMode> | undefined {
+    if (!this.options.settings.fabric.enabled) return undefined;
+    this.fabricMode ??= this.loadFabric();
+    return this.fabricMode;
+  }
+
+  private async loadFabric(): Promise<FabricMode> {
+    const { settings, logger } = this.options;
+    const [{ FabricMode: Mode }, { createFabricParts }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
+    this.fabricParts = createFabricParts();
+    return new Mode({
+      settings: settings.fabric,
+      timeoutMs: settings.diag.timeoutMs,
+      runner: this.options.fabricRunner ?? fabricRunnerFromSettings(settings, logger),
+      collection: this.collection,
+      logger,
+      ...(this.options.now && { now: this.options.now }),
+    });
+  }
+
+  /** Run one discovery, then one ports and one SA cycle (tests). */
+  async collectFabricOnce(): Promise<void> {
+    const mode = await this.fabric();
+    if (!mode) return;
+    await mode.discovery.runNow();
+    await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
   }
 
   /** Run one full host reading now (tests, --demo warm-up). */
@@ -158,7 +169,8 @@ export class Exporter {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop()]);
+    this.stopped = true;
+    await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
     await this.app.close();
   }
 }

@@ -5,7 +5,7 @@ import './runtime-flags.js';
 import { buildInfo } from './build-info.js';
 import { UsageError } from './config/errors.js';
 import { helpText, parseCommandLine, type Settings } from './config/settings.js';
-import { Exporter } from './exporter.js';
+import type { Exporter } from './exporter.js';
 import { createLogger } from './log/logger.js';
 
 const SHUTDOWN_GRACE_MS = 1500;
@@ -32,6 +32,12 @@ async function listen(exporter: Exporter, settings: Settings): Promise<string> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'check') {
+    // Loaded on demand: the check path never loads the HTTP server.
+    const { runCheck } = await import('./check/command.js');
+    process.exitCode = await runCheck(process.argv.slice(3), process);
+    return;
+  }
   let command;
   try {
     command = parseCommandLine(process.argv.slice(2));
@@ -49,6 +55,7 @@ async function main(): Promise<void> {
   }
   const { settings } = command;
   const logger = createLogger(settings.log.level, settings.log.format);
+  const { Exporter } = await import('./exporter.js');
   let exporter: Exporter;
   try {
     exporter = new Exporter({ settings, logger });

@@ -20,6 +20,9 @@ import type { DeviceFilter } from '../sources/device-filter.js';
 import { listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
 import { listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
+import { readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
+import type { CommandRunner } from '../sources/command-runner.js';
+import { hasTsoErratum } from '../infiniband/tso-erratum.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { readUmadPorts } from '../sources/umad.js';
 import { ExpectationRules } from './expectation-rules.js';
@@ -28,13 +31,15 @@ import {
   type CollectorName,
   type CollectorReport,
   type Device,
-  type DiagCommand,
+  type CommandName,
   type DiagPort,
   type IpoibInterface,
   type LinkExpectation,
   type ReadError,
   type Snapshot,
+  type TsoReading,
 } from '../snapshot/types.js';
+import type { FabricSnapshot } from '../snapshot/fabric.js';
 
 /** Identity and port layout are read again at least this often (firmware updates, node_desc). */
 export const IDENTITY_MAX_AGE_MS = 300_000;
@@ -47,7 +52,8 @@ export interface CollectionOptions {
   errors: RecurringErrors;
   /** Collectors whose counters are pre-initialised to 0 (the enabled ones). */
   collectors: readonly CollectorName[];
-  commands: readonly DiagCommand[];
+  /** Commands whose time-outs are counted (pre-initialised to 0): the enabled diag and fabric tools. */
+  commands: readonly CommandName[];
   /** How to run the infiniband-diags tools; absent when the diag collector is off. */
   diag?: Omit<DiagOptions, 'signal'>;
   /**
@@ -55,6 +61,8 @@ export interface CollectionOptions {
    * which ports are linked and their LIDs come from it. Without it the latest reading is used.
    */
   freshHost?: () => Promise<void>;
+  /** Runs `ethtool -k` for IPoIB interfaces on adapters with the TSO erratum; absent when ethtool is not installed. */
+  ethtool?: CommandRunner<EthtoolCommand>;
   now?: () => number;
 }
 
@@ -78,6 +86,7 @@ export class Collection {
   private devices: readonly Device[] = [];
   private readonly interfaces = new Map<string, KnownInterface>();
   private ipoib: readonly IpoibInterface[] = [];
+  private tso: ReadonlyMap<string, TsoReading> = new Map();
   private diag: ReadonlyMap<string, DiagPort> = new Map();
   private readonly identities = new Map<string, KnownIdentity>();
   private readonly firstHostCycle: Promise<void>;
@@ -86,10 +95,11 @@ export class Collection {
   private readonly lastState = new Map<string, number>();
   private readonly stateChanges = new Map<string, number>();
   private readonly readErrors = new Map<CollectorName, number>();
-  private readonly commandTimeouts = new Map<DiagCommand, number>();
+  private readonly commandTimeouts = new Map<CommandName, number>();
   private readonly rules: ExpectationRules;
   private readonly listeners: ((snapshot: Snapshot) => void)[] = [];
   private current: Snapshot | undefined;
+  private fabric: FabricSnapshot | undefined;
   private announcedNoDevices = false;
   private announcedDiagSkips = '';
   private readonly now: () => number;
@@ -116,6 +126,11 @@ export class Collection {
 
   subscribe(listener: (snapshot: Snapshot) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Fabric mode's hook: its latest snapshot rides along in the next published host snapshot. */
+  setFabric(fabric: FabricSnapshot): void {
+    this.fabric = fabric;
   }
 
   /** Unix time (ms) at which port states were last read; undefined before the first full reading. */
@@ -168,19 +183,24 @@ export class Collection {
       const sysfsSeconds = (performance.now() - sysfsStart) / 1000;
       const ipoibStart = performance.now();
       const ipoib = this.readIpoib(devices);
+      // Only hosts with an affected adapter ever run ethtool (see infiniband/tso-erratum.ts).
+      const affected = new Set(devices.filter(hasTsoErratum).map((device) => device.name));
+      const tsoInterfaces = ipoib.interfaces.filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
+      const tso = tsoInterfaces.length === 0 ? { readings: new Map<string, TsoReading>(), errors: [] } : await readTcpSegmentationOffload(this.options.ethtool, tsoInterfaces, signal);
       const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
       if (signal?.aborted) return;
 
       const finishedAt = this.now();
       this.devices = devices;
       this.ipoib = ipoib.interfaces;
+      this.tso = tso.readings;
       this.hostReadAt = finishedAt;
       this.statesReadAt = finishedAt;
       this.hostOutdated = false;
       this.hostCycleDone();
       this.countStateChanges(devices);
       this.finish('sysfs', listing.failure, errors, sysfsSeconds, finishedAt / 1000);
-      this.finish('ipoib', ipoib.failure, ipoib.errors, ipoibSeconds, finishedAt / 1000);
+      this.finish('ipoib', ipoib.failure, [...ipoib.errors, ...tso.errors], ipoibSeconds, finishedAt / 1000);
       if (!this.announcedNoDevices && listing.failure === undefined) {
         this.announcedNoDevices = true;
         if (devices.length === 0) {
@@ -347,8 +367,8 @@ export class Collection {
     this.publish();
   }
 
-  /** Count a diag command that was killed at its timeout. */
-  countTimeout(command: DiagCommand): void {
+  /** Count a command that was killed at its timeout. */
+  countTimeout(command: CommandName): void {
     this.commandTimeouts.set(command, (this.commandTimeouts.get(command) ?? 0) + 1);
   }
 
@@ -408,6 +428,7 @@ export class Collection {
     const snapshot: Snapshot = {
       devices: withDiagCounters(this.devices, this.diag),
       ipoib: this.ipoib,
+      tso: this.tso,
       expectations,
       diag: this.diag,
       reports: [...this.reports.values()],
@@ -416,6 +437,7 @@ export class Collection {
         readErrors: new Map(this.readErrors),
         commandTimeouts: new Map(this.commandTimeouts),
       },
+      ...(this.fabric && { fabric: this.fabric }),
     };
     this.current = snapshot;
     for (const listener of this.listeners) listener(snapshot);

@@ -1,7 +1,8 @@
 // What each link should run at, from the config file's rules (first match wins). Ports no rule
 // matches get the best width and speed both link ends have enabled, when the diag collector
 // learnt it (see collection.ts).
-import type { ExpectationRule } from '../config/config-file.js';
+import type { ExpectationRule, FabricExpectationRule } from '../config/config-file.js';
+import type { FabricNode } from '../snapshot/fabric.js';
 import type { LinkExpectation } from '../snapshot/types.js';
 
 function globToRegExp(glob: string): RegExp {
@@ -19,6 +20,35 @@ export class ExpectationRules {
   /** The first rule matching the port, as an expectation; undefined when none matches. */
   forPort(device: string, port: number): LinkExpectation | undefined {
     const match = this.rules.find(({ rule, device: pattern }) => pattern.test(device) && (rule.port === undefined || rule.port === port));
+    return match ? { width: match.rule.width, speed: match.rule.speed, source: 'config' } : undefined;
+  }
+}
+
+/** One end of a link, as fabric expectations match it. */
+export interface LinkEnd {
+  node: FabricNode;
+  port: number;
+}
+
+/** `fabric.expectations`: globs on node names (node-name-map) or descriptions, optional port lists. */
+export class FabricExpectationRules {
+  private readonly rules: readonly { rule: FabricExpectationRule; node: RegExp }[];
+
+  constructor(rules: readonly FabricExpectationRule[]) {
+    this.rules = rules.map((rule) => ({ rule, node: globToRegExp(rule.node) }));
+  }
+
+  get empty(): boolean {
+    return this.rules.length === 0;
+  }
+
+  /**
+   * The first rule (in file order) that matches either end of a link: a rule written for the
+   * spine side of an inter-switch link holds for its leaf side too.
+   */
+  forLink(ends: readonly LinkEnd[]): LinkExpectation | undefined {
+    const match = this.rules.find(({ rule, node }) =>
+      ends.some((end) => (node.test(end.node.description) || (end.node.name !== undefined && node.test(end.node.name))) && (rule.ports === undefined || rule.ports.includes(end.port))));
     return match ? { width: match.rule.width, speed: match.rule.speed, source: 'config' } : undefined;
   }
 }

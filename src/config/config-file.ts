@@ -15,17 +15,28 @@ export interface ExpectationRule {
   speed: LinkSpeed | undefined;
 }
 
+/** What the links of fabric nodes should run at (`fabric.expectations`); first match wins. */
+export interface FabricExpectationRule {
+  /** Glob on the node's name (node-name-map) or its description: `*` any run of characters, `?` one. */
+  node: string;
+  /** Only these ports of the node; undefined = every port. */
+  ports: readonly number[] | undefined;
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+}
+
 /** Settings from the file, keyed by the flag they correspond to. */
 export interface FileSettings {
   values: Map<string, string | boolean>;
   expectations: ExpectationRule[];
+  fabricExpectations: FabricExpectationRule[];
 }
 
 type Scalar = string | boolean;
 
 interface Field {
   flag: string;
-  type: 'string' | 'boolean' | 'duration' | 'integer' | 'regex' | 'level' | 'format';
+  type: 'string' | 'boolean' | 'duration' | 'integer' | 'regex' | 'level' | 'format' | 'shard';
 }
 
 // YAML path → flag name. The nesting of the file mirrors the dotted flag names.
@@ -52,6 +63,19 @@ const FIELDS: Record<string, Record<string, Field>> = {
     exclude: { flag: 'device.exclude', type: 'regex' },
   },
   metrics: { port_state_series: { flag: 'metrics.port-state-series', type: 'boolean' } },
+  fabric: {
+    enabled: { flag: 'collector.fabric', type: 'boolean' },
+    interval: { flag: 'fabric.interval', type: 'duration' },
+    discovery_interval: { flag: 'fabric.discovery-interval', type: 'duration' },
+    max_concurrent: { flag: 'fabric.max-concurrent', type: 'integer' },
+    node_name_map: { flag: 'fabric.node-name-map', type: 'string' },
+    hca_ports: { flag: 'fabric.hca-ports', type: 'boolean' },
+    shard: { flag: 'fabric.shard', type: 'shard' },
+    ibnetdiscover_path: { flag: 'ibnetdiscover.path', type: 'string' },
+    iblinkinfo_path: { flag: 'iblinkinfo.path', type: 'string' },
+    ibqueryerrors_path: { flag: 'ibqueryerrors.path', type: 'string' },
+    saquery_path: { flag: 'saquery.path', type: 'string' },
+  },
   log: {
     level: { flag: 'log.level', type: 'level' },
     format: { flag: 'log.format', type: 'format' },
@@ -60,6 +84,16 @@ const FIELDS: Record<string, Record<string, Field>> = {
 
 const SECTIONS = [...Object.keys(FIELDS), 'expectations'];
 const EXPECTATION_KEYS = ['device', 'port', 'width', 'speed'];
+const FABRIC_EXPECTATION_KEYS = ['node', 'ports', 'width', 'speed'];
+
+/** `--fabric.shard` text: `i/n` with 1 ≤ i ≤ n. */
+export function parseShard(text: string): { index: number; count: number } | undefined {
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(text.trim());
+  if (!match) return undefined;
+  const index = Number(match[1]);
+  const count = Number(match[2]);
+  return index >= 1 && index <= count ? { index, count } : undefined;
+}
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export const LOG_FORMATS = ['json', 'logfmt'] as const;
@@ -135,6 +169,10 @@ export function validateScalar(type: Field['type'], value: unknown): { ok: true;
         : { ok: false, expected: `one of ${LOG_FORMATS.join(', ')}` };
     case 'string':
       return typeof value === 'string' && value.length > 0 ? { ok: true, value } : { ok: false, expected: 'a non-empty string' };
+    case 'shard':
+      return typeof value === 'string' && parseShard(value) !== undefined
+        ? { ok: true, value }
+        : { ok: false, expected: 'a shard such as 1/2 (this instance\'s number, from 1, then the number of instances)' };
   }
 }
 
@@ -150,7 +188,7 @@ export function loadConfigFile(file: string): FileSettings {
 
 export function parseConfigText(text: string, file: string): FileSettings {
   const { root, ctx } = parseYaml(text, file);
-  const settings: FileSettings = { values: new Map(), expectations: [] };
+  const settings: FileSettings = { values: new Map(), expectations: [], fabricExpectations: [] };
   if (root === null) return settings;
   if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
 
@@ -166,8 +204,12 @@ export function parseConfigText(text: string, file: string): FileSettings {
     if (!yaml().isMap(body)) throw ctx.error(body ?? (pair.key as Node), `section "${section}" must be a mapping of ${Object.keys(fields).join(', ')}, got ${describe(body)}`);
     for (const item of body.items) {
       const key = keyName(ctx, item.key);
+      if (section === 'fabric' && key === 'expectations') {
+        settings.fabricExpectations = parseFabricExpectations(ctx, item.value as Node | null);
+        continue;
+      }
       const field = fields[key];
-      if (!field) throw ctx.error(item.key as Node, `unknown key "${section}.${key}", expected one of: ${Object.keys(fields).map((k) => `${section}.${k}`).join(', ')}`);
+      if (!field) throw ctx.error(item.key as Node, `unknown key "${section}.${key}", expected one of: ${[...Object.keys(fields), ...(section === 'fabric' ? ['expectations'] : [])].map((k) => `${section}.${k}`).join(', ')}`);
       const valueNode = item.value as Node | null;
       const checked = validateScalar(field.type, yaml().isScalar(valueNode) ? valueNode.value : undefined);
       if (!checked.ok) throw ctx.error(valueNode ?? (item.key as Node), `"${section}.${key}" must be ${checked.expected}, got ${describe(valueNode)}`);
@@ -198,21 +240,71 @@ function parseExpectations(ctx: FileContext, node: Node | null): ExpectationRule
           rule.port = value;
           break;
         case 'width':
-          if (!(LINK_WIDTHS as readonly unknown[]).includes(value)) throw ctx.error(valueNode ?? (pair.key as Node), `"width" must be a lane count, one of ${LINK_WIDTHS.join(', ')}, got ${describe(valueNode)}`);
-          rule.width = value as LinkWidth;
+          rule.width = expectedWidth(ctx, pair.key as Node, valueNode);
           break;
-        case 'speed': {
-          const speed = typeof value === 'string' ? value.toUpperCase() : undefined;
-          if (!speed || !(LINK_SPEEDS as readonly string[]).includes(speed)) throw ctx.error(valueNode ?? (pair.key as Node), `"speed" must be one of ${LINK_SPEEDS.join(' ')}, got ${describe(valueNode)}`);
-          rule.speed = speed as LinkSpeed;
+        case 'speed':
+          rule.speed = expectedSpeed(ctx, pair.key as Node, valueNode);
           break;
-        }
         default:
           throw ctx.error(pair.key as Node, `unknown key "${key}" in an expectation, expected one of: ${EXPECTATION_KEYS.join(', ')}`);
       }
     }
     if (rule.device === '') throw ctx.error(entry, 'an expectation needs "device" (a glob such as "mlx5_*")');
     if (rule.width === undefined && rule.speed === undefined) throw ctx.error(entry, `the expectation for "${rule.device}" needs "width" and/or "speed"`);
+    return rule;
+  });
+}
+
+function expectedWidth(ctx: FileContext, key: Node, valueNode: Node | null): LinkWidth {
+  const value = yaml().isScalar(valueNode) ? valueNode.value : undefined;
+  if (!(LINK_WIDTHS as readonly unknown[]).includes(value)) throw ctx.error(valueNode ?? key, `"width" must be a lane count, one of ${LINK_WIDTHS.join(', ')}, got ${describe(valueNode)}`);
+  return value as LinkWidth;
+}
+
+function expectedSpeed(ctx: FileContext, key: Node, valueNode: Node | null): LinkSpeed {
+  const value = yaml().isScalar(valueNode) ? valueNode.value : undefined;
+  const speed = typeof value === 'string' ? value.toUpperCase() : undefined;
+  if (!speed || !(LINK_SPEEDS as readonly string[]).includes(speed)) throw ctx.error(valueNode ?? key, `"speed" must be one of ${LINK_SPEEDS.join(' ')}, got ${describe(valueNode)}`);
+  return speed as LinkSpeed;
+}
+
+function parseFabricExpectations(ctx: FileContext, node: Node | null): FabricExpectationRule[] {
+  if (node === null || (yaml().isScalar(node) && node.value === null)) return [];
+  if (!yaml().isSeq(node)) throw ctx.error(node, `"fabric.expectations" must be a list of {node, ports, width, speed}, got ${describe(node)}`);
+  return node.items.map((item) => {
+    const entry = item as Node;
+    if (!yaml().isMap(entry)) throw ctx.error(entry, `each fabric expectation must be a mapping with node and width and/or speed, got ${describe(entry)}`);
+    const rule: { -readonly [K in keyof FabricExpectationRule]: FabricExpectationRule[K] } = { node: '', ports: undefined, width: undefined, speed: undefined };
+    for (const pair of entry.items) {
+      const key = keyName(ctx, pair.key);
+      const valueNode = pair.value as Node | null;
+      switch (key) {
+        case 'node': {
+          const value = yaml().isScalar(valueNode) ? valueNode.value : undefined;
+          if (typeof value !== 'string' || value === '') throw ctx.error(valueNode ?? (pair.key as Node), `"node" must be a glob on a node name or description such as "leaf-*", got ${describe(valueNode)}`);
+          rule.node = value;
+          break;
+        }
+        case 'ports': {
+          const list = yaml().isSeq(valueNode) ? valueNode.items.map((port) => (yaml().isScalar(port) ? port.value : undefined)) : undefined;
+          if (!list || list.length === 0 || !list.every((port) => typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 255)) {
+            throw ctx.error(valueNode ?? (pair.key as Node), `"ports" must be a list of port numbers 1–255 such as [1, 2], got ${describe(valueNode)}`);
+          }
+          rule.ports = list as number[];
+          break;
+        }
+        case 'width':
+          rule.width = expectedWidth(ctx, pair.key as Node, valueNode);
+          break;
+        case 'speed':
+          rule.speed = expectedSpeed(ctx, pair.key as Node, valueNode);
+          break;
+        default:
+          throw ctx.error(pair.key as Node, `unknown key "${key}" in a fabric expectation, expected one of: ${FABRIC_EXPECTATION_KEYS.join(', ')}`);
+      }
+    }
+    if (rule.node === '') throw ctx.error(entry, 'a fabric expectation needs "node" (a glob such as "leaf-*")');
+    if (rule.width === undefined && rule.speed === undefined) throw ctx.error(entry, `the fabric expectation for "${rule.node}" needs "width" and/or "speed"`);
     return rule;
   });
 }

@@ -86,3 +86,45 @@ export function parseLinkRate(text: string): LinkRate | undefined {
 export function formatWidth(width: LinkWidth | undefined): string {
   return width === undefined ? '' : `${width}X`;
 }
+
+/** Lane rates as libibmad prints them: LinkSpeed (SDR–QDR), LinkSpeedExt (FDR–NDR), LinkSpeedExt2 (XDR). */
+const SPEED_BY_MAD_TEXT: ReadonlyMap<string, LinkSpeed> = new Map([
+  ['2.5 Gbps', 'SDR'],
+  ['5.0 Gbps', 'DDR'],
+  ['10.0 Gbps', 'QDR'],
+  ['10.0 Gbps (FDR10)', 'FDR10'],
+  ['14.0625 Gbps', 'FDR'],
+  ['25.78125 Gbps', 'EDR'],
+  ['53.125 Gbps', 'HDR'],
+  ['106.25 Gbps', 'NDR'],
+  ['212.5 Gbps', 'XDR'],
+]);
+
+/** A lane rate as the infiniband-diags tools print it (`10.0 Gbps`, `25.78125 Gbps`, `10.0 Gbps (FDR10)`). */
+export function speedFromMadText(text: string): LinkSpeed | undefined {
+  return SPEED_BY_MAD_TEXT.get(text.trim());
+}
+
+/** The enabled widths and speeds of one link end (PortInfo LinkWidthEnabled, LinkSpeed(Ext)Enabled). */
+export interface EnabledRates {
+  widthEnabled: readonly LinkWidth[];
+  speedEnabled: readonly LinkSpeed[];
+}
+
+export interface LinkCapability {
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+}
+
+/**
+ * What a link should train to: the widest width and fastest speed that both ends have enabled
+ * (as ibportstate judges a link). Undefined parts when the ends share none.
+ */
+export function bestCommonEnabled(local: EnabledRates, peer: EnabledRates): LinkCapability {
+  const widths = local.widthEnabled.filter((width) => peer.widthEnabled.includes(width));
+  const speeds = local.speedEnabled.filter((speed) => peer.speedEnabled.includes(speed));
+  return {
+    width: widths.length === 0 ? undefined : (Math.max(...widths) as LinkWidth),
+    speed: speeds.length === 0 ? undefined : speeds.reduce((best, speed) => (speedRank(speed) > speedRank(best) ? speed : best)),
+  };
+}

@@ -108,7 +108,7 @@ export const LEGACY_EXTENDED_FILES: ReadonlyMap<string, string> = new Map([
 
 const MAXIMA = new Map<number, bigint>();
 
-/** The largest value of an unsigned counter of `bits` bits. */
+/** 2^bits - 1, the value a counter of that width saturates at. */
 export function counterMaximum(bits: number): bigint {
   let maximum = MAXIMA.get(bits);
   if (maximum === undefined) MAXIMA.set(bits, (maximum = (1n << BigInt(bits)) - 1n));

@@ -18,6 +18,7 @@ export type PhysicalStateName = (typeof PHYSICAL_STATES)[number];
 
 export const PHYSICAL_STATE_LINK_UP = 5;
 export const PORT_STATE_INIT = 2;
+export const PORT_STATE_ACTIVE = 4;
 
 export interface StateReading<Name extends string> {
   id: number;
@@ -53,4 +54,28 @@ export function parsePhysicalState(text: string): StateReading<PhysicalStateName
 /** The physical link carries signal: width and speed are meaningful only then (IBA C14-24.2.1). */
 export function physicalLinkIsUp(physicalStateId: number | undefined): boolean {
   return physicalStateId === PHYSICAL_STATE_LINK_UP || physicalStateId === 6;
+}
+
+// libibmad's names (infiniband-diags: iblinkinfo, smpquery), indexed by the same numbers; an
+// unnamed number prints as `?(N)`.
+const MAD_PORT_STATES = ['NoChange', 'Down', 'Initialize', 'Armed', 'Active'];
+const MAD_PHYSICAL_STATES = ['NoChange', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest'];
+
+function madStateId(text: string, names: readonly string[]): number | undefined {
+  const index = names.indexOf(text.trim());
+  if (index >= 0) return index;
+  const unnamed = /^\?\((\d{1,2})\)$/.exec(text.trim());
+  return unnamed ? Number(unnamed[1]) : undefined;
+}
+
+/** A PortState as libibmad prints it (`Active`, `Initialize`, `?(5)`), in kernel numbering. */
+export function portStateFromMadText(text: string): StateReading<PortStateName> | undefined {
+  const id = madStateId(text, MAD_PORT_STATES);
+  return id === undefined ? undefined : { id, name: PORT_STATES[id] };
+}
+
+/** A PortPhysicalState as libibmad prints it (`LinkUp`, `Polling`), in kernel numbering. */
+export function physicalStateFromMadText(text: string): StateReading<PhysicalStateName> | undefined {
+  const id = madStateId(text, MAD_PHYSICAL_STATES);
+  return id === undefined ? undefined : { id, name: id >= 1 ? PHYSICAL_STATES[id - 1] : undefined };
 }

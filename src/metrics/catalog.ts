@@ -24,8 +24,8 @@ export const DEVICE_METRICS = {
 } as const;
 
 export const PORT_METRICS = {
-  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed', 'lmc', 'sm_sl', 'capability_mask'],
-    'Port identity and settings that rarely change (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down), LID mask control (the port answers 2^lmc LIDs), service level used to reach the subnet manager, PortInfo CapabilityMask as 0x + 8 hex digits (0x2 IsSM, 0x4000 extended speeds, 0x10000 CM). Empty label = not readable.'),
+  portInfo: gauge('infiniband_port_info', [...PORT, 'link_layer', 'port_guid', 'width', 'speed'],
+    'Port identity (value always 1): link layer (InfiniBand, Ethernet = RoCE), port GUID from GID 0, active width and speed (empty while the physical link is down).'),
   stateId: gauge('infiniband_port_state_id', PORT,
     'Logical port state from ports/<n>/state: 0 NOP, 1 DOWN, 2 INIT (link up but no subnet manager configured it), 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.'),
   state: gauge('infiniband_port_state', [...PORT, 'state'],
@@ -39,6 +39,9 @@ export const PORT_METRICS = {
   lid: gauge('infiniband_port_lid', PORT, 'Base LID assigned to the port by the subnet manager (0 = not assigned).'),
   smLid: gauge('infiniband_port_sm_lid', PORT,
     'LID of the master subnet manager as the port last heard it (0 = no subnet manager ever configured the port; stays set after the SM dies).'),
+  smSl: gauge('infiniband_port_sm_sl', PORT, 'Service level used to reach the subnet manager.'),
+  lmc: gauge('infiniband_port_lmc', PORT, 'LID mask control: the port answers 2^LMC consecutive LIDs.'),
+  capabilityMask: gauge('infiniband_port_capability_mask', PORT, 'PortInfo CapabilityMask from ports/<n>/cap_mask (bit 0x2 IsSM, 0x4000 extended speeds, 0x10000 CM).'),
   isSm: gauge('infiniband_port_is_sm', PORT, '1 when a subnet manager runs on this port (CapabilityMask IsSM bit 0x2).'),
   rate: gauge('infiniband_port_rate_bytes_per_second', PORT,
     'Nominal link rate from ports/<n>/rate (Gb/s x 1e9 / 8, as node_exporter). Absent while the physical link is down.'),
@@ -104,8 +107,50 @@ export const EXPORTER_METRICS = {
     'Unix time at which the collector last finished a cycle: time() - this is the age of its data.'),
   readErrors: counter('infiniband_exporter_read_errors_total', ['collector'],
     'Files, devices or commands that could not be read or parsed, since the exporter started (details in the log).'),
-  commandTimeouts: counter('infiniband_exporter_command_timeouts_total', ['command'], 'infiniband-diags commands killed at --diag.timeout.'),
+  commandTimeouts: counter('infiniband_exporter_command_timeouts_total', ['command'], 'infiniband-diags commands (diag and fabric mode) killed at --diag.timeout.'),
 } as const;
+
+const FABRIC_PORT = ['node_guid', 'port'] as const;
+
+/** Fabric mode (--collector.fabric): every node, switch port and link of the subnet, seen from one host. */
+export const FABRIC_METRICS = {
+  nodeInfo: gauge('infiniband_fabric_node_info', ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
+    'Every node the last discovery found (value always 1): type (switch, ca, router), NodeDescription, name from --fabric.node-name-map (empty when unmapped), LID (a switch\'s port 0, a CA\'s first port), number of ports, vendor and device ID. A switch that disappears from here was lost from the fabric.'),
+  stateId: gauge('infiniband_fabric_port_state_id', FABRIC_PORT,
+    'Logical state of a fabric port, numbered as the kernel numbers host ports: 1 DOWN (no link), 2 INIT (link up, but no subnet manager configured it), 3 ARMED, 4 ACTIVE. Down ports stay listed: a pulled cable shows as 1 here, not as a missing series.'),
+  physicalStateId: gauge('infiniband_fabric_port_physical_state_id', FABRIC_PORT,
+    'Physical state of a fabric port: 1 Sleep, 2 Polling (no cable, or nobody at the other end), 3 Disabled (switched off by management), 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.'),
+  rate: gauge('infiniband_fabric_port_rate_bytes_per_second', FABRIC_PORT,
+    'Nominal rate of a fabric port\'s link: width x lane rate (Gb/s x 1e9 / 8, as for host ports). Absent while the port is down.'),
+  widthLanes: gauge('infiniband_fabric_port_link_width_lanes', FABRIC_PORT, 'Active width of a fabric port\'s link in lanes (1, 2, 4, 8 or 12). Absent while the port is down.'),
+  laneRate: gauge('infiniband_fabric_port_lane_rate_bytes_per_second', FABRIC_PORT,
+    'Nominal rate of one lane at the active speed (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s). Absent while the port is down.'),
+  widthExpected: gauge('infiniband_fabric_port_link_width_expected_lanes', FABRIC_PORT,
+    'Width the link should run at: from fabric.expectations in the config file (first rule matching either end), else the widest both ends enable (PortInfo LinkWidthEnabled, from discovery). Absent when unknown.'),
+  laneRateExpected: gauge('infiniband_fabric_port_lane_rate_expected_bytes_per_second', FABRIC_PORT,
+    'Lane rate the link should run at: from fabric.expectations in the config file, else the fastest speed both ends enable (PortInfo LinkSpeed(Ext)Enabled). Absent when unknown.'),
+  degraded: gauge('infiniband_fabric_port_link_degraded', [...FABRIC_PORT, 'reason'],
+    '1 when a fabric link trained below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link. Present while the link is up and an expectation exists.'),
+  linkInfo: gauge('infiniband_fabric_link_info', [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'],
+    'The port at the other end of a fabric port\'s cable (value always 1): its node GUID, port number and node type (switch, ca, router). Switch ports as last read; CA ports as last discovered.'),
+  pmaSaturated: gauge('infiniband_fabric_port_pma_saturated', [...FABRIC_PORT, 'counter'],
+    'Present (value 1) only while a fixed-width PMA counter of a fabric port sits at its maximum: it no longer counts and new errors are invisible until it is reset (perfquery -R).'),
+  subnetManagerInfo: gauge('infiniband_fabric_subnet_manager_info', ['sm_guid', 'sm_lid', 'state', 'priority'],
+    'Every subnet manager of the subnet (value always 1), from the SA\'s SMInfoRecords, state and priority as each SM reports them itself: MASTER, STANDBY, DISCOVERING or NOTACTIVE. One MASTER and at least one STANDBY is a redundant subnet; equal top priorities make the election depend on GUIDs.'),
+  multicastMtu: gauge('infiniband_fabric_multicast_group_mtu_bytes', ['mgid', 'pkey'],
+    'MTU of a multicast group (SA MCMemberRecord). opensm creates the IPoIB broadcast group (mgid ff12:401b:...) with 2048 bytes unless configured; a fabric whose ports all do 4096 wastes half of every IPoIB datagram.'),
+  multicastRate: gauge('infiniband_fabric_multicast_group_rate_bytes_per_second', ['mgid', 'pkey'],
+    'Rate of a multicast group (Gb/s x 1e9 / 8). Every member sends multicast at this rate: opensm\'s default IPoIB broadcast group is 10 Gb/s whatever the links run at (ibdiagnet\'s "Suboptimal rate for group").'),
+  multicastMembers: gauge('infiniband_fabric_multicast_group_members', ['mgid', 'pkey'], 'Ports joined to a multicast group, as the SA lists them.'),
+  duplicateGuids: gauge('infiniband_fabric_duplicate_guids', [],
+    'GUIDs that more than one node or port of the fabric claims (a cloned or mis-programmed GUID makes one of the devices invisible to the subnet manager). 0 on a sane fabric.'),
+  duplicateLids: gauge('infiniband_fabric_duplicate_lids', [], 'LIDs assigned to more than one port: traffic to them goes astray. 0 on a sane fabric.'),
+} as const;
+
+/** PMA counters of fabric ports: the host contract's names under infiniband_fabric_port_. */
+export const FABRIC_PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
+  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}`)]),
+);
 
 export const ALL_METRICS: readonly MetricSpec[] = [
   ...Object.values(DEVICE_METRICS),
@@ -115,5 +160,7 @@ export const ALL_METRICS: readonly MetricSpec[] = [
   ...PEER_COUNTER_METRICS.values(),
   ...Object.values(SUBNET_MANAGER_METRICS),
   ...Object.values(IPOIB_METRICS),
+  ...Object.values(FABRIC_METRICS),
+  ...FABRIC_PMA_COUNTER_METRICS.values(),
   ...Object.values(EXPORTER_METRICS),
 ];

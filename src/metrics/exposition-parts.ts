@@ -11,8 +11,8 @@ export class EncodedPart {
   readonly plain: Buffer;
   private compressed: Buffer | undefined;
 
-  constructor(text: string) {
-    this.plain = Buffer.from(text);
+  constructor(text: string | Buffer) {
+    this.plain = typeof text === 'string' ? Buffer.from(text) : text;
   }
 
   /**
@@ -29,7 +29,7 @@ export class EncodedPart {
 export class RenderedPart<Source extends object> {
   private cached: { source: Source; part: EncodedPart } | undefined;
 
-  constructor(private readonly render: (source: Source) => string) {}
+  constructor(private readonly render: (source: Source) => string | Buffer) {}
 
   of(source: Source): EncodedPart {
     if (this.cached?.source !== source) this.cached = { source, part: new EncodedPart(this.render(source)) };
@@ -64,8 +64,17 @@ export class TimedPart {
   }
 }
 
-/** Join parts as one body: their plain texts, or their gzip members. */
-export function joinParts(parts: readonly EncodedPart[], gzip: boolean): Buffer {
+/**
+ * Bodies up to this size are joined into one buffer, kept while their parts stay the same; larger
+ * ones (fabric mode: 16 MB at 1 900 nodes) are sent part by part, so that a process-metrics reading
+ * once a second does not copy the whole exposition again.
+ */
+export const MAX_JOINED_BYTES = 1024 * 1024;
+
+/** One body from parts: their plain texts, or their gzip members; one buffer, or a list when large. */
+export function joinParts(parts: readonly EncodedPart[], gzip: boolean): Buffer | readonly Buffer[] {
   const buffers = parts.map((part) => (gzip ? part.gzip : part.plain));
-  return buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers);
+  if (buffers.length === 1) return buffers[0]!;
+  const size = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
+  return size > MAX_JOINED_BYTES ? buffers : Buffer.concat(buffers, size);
 }

@@ -3,10 +3,12 @@
 // metrics/exposition-parts.ts), gzip-compressed when the client accepts it; it waits only when the
 // host reading is older than one collection interval (see exporter.ts).
 import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { joinParts, type EncodedPart } from '../metrics/exposition-parts.js';
+import type { Snapshot } from '../snapshot/types.js';
+import { landingPage } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 
 export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -31,6 +33,8 @@ export interface AppOptions {
   serverOptions?: Partial<FastifyServerOptions> & Record<string, unknown>;
   /** Runs on every request before routing (basic auth). */
   authenticate?: Parameters<FastifyInstance['addHook']>[1];
+  /** The current snapshot, for the findings of the landing page; undefined before the first collection. */
+  currentSnapshot?: () => Snapshot | undefined;
 }
 
 /**
@@ -72,29 +76,6 @@ export function acceptsGzip(header: string | undefined): boolean {
 
 /** Only reading methods: anything else is refused before a body is read or a password checked. */
 export const ALLOWED_METHODS = 'GET, HEAD';
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function landingPage(options: AppOptions): string {
-  const metrics = escapeHtml(options.telemetryPath);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head><meta charset="utf-8"><title>InfiniBand Exporter</title>
-<style>body{font-family:sans-serif;max-width:50em;margin:2em auto;line-height:1.5}code{background:#eee;padding:0 .2em}</style></head>
-<body>
-<h1>InfiniBand Exporter</h1>
-<p>Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB settings. Version ${escapeHtml(options.version)}.</p>
-<ul>
-<li><a href="${metrics}">${metrics}</a> — metrics</li>
-<li><a href="/healthz">/healthz</a> — the process is alive</li>
-<li><a href="/ready">/ready</a> — the last collection is recent</li>
-</ul>
-</body>
-</html>
-`;
-}
 
 /** The body of an error response: the status's standard phrase, nothing about internals. */
 function statusText(status: number): string {
@@ -158,11 +139,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
 
-  app.get('/', async (_request, reply) => reply.type('text/html; charset=utf-8').send(landingPage(options)));
+  app.get('/', async (_request, reply) => {
+    const page = landingPage({
+      telemetryPath: options.telemetryPath,
+      version: options.version,
+      snapshot: options.currentSnapshot?.(),
+      takenAt: options.source.takenAt(),
+    });
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+  });
 
   // The parts are encoded once each; the last body joined from them (plain and gzip) is kept, so
   // the scrapes of one snapshot share it instead of allocating it again.
-  const joined: Record<'plain' | 'gzip', { parts: readonly EncodedPart[]; body: Buffer }> = {
+  const joined: Record<'plain' | 'gzip', { parts: readonly EncodedPart[]; body: Buffer | readonly Buffer[] }> = {
     plain: { parts: [], body: Buffer.alloc(0) },
     gzip: { parts: [], body: Buffer.alloc(0) },
   };
@@ -176,7 +165,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     void reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').header('vary', 'Accept-Encoding');
     if (gzip) void reply.header('content-encoding', 'gzip');
-    return reply.send(last.body);
+    const body = last.body;
+    if (Buffer.isBuffer(body)) return reply.send(body);
+    void reply.header('content-length', body.reduce((sum, buffer) => sum + buffer.length, 0));
+    return reply.send(Readable.from(body, { objectMode: false }));
   });
 
   app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('ok\n'));

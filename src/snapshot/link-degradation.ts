@@ -9,11 +9,14 @@ export interface LinkAssessment {
   speedDegraded: boolean | undefined;
 }
 
+/** What judging a link needs of a port: a host port (sysfs) or a switch port read in fabric mode. */
+export type LinkReading = Pick<Port, 'physicalState' | 'width' | 'speed'>;
+
 /**
  * Compare the active width and speed with the expectation. Only a link that is physically up has a
  * width and speed worth judging; a down link is reported by its state, not as degraded.
  */
-export function assessLink(port: Port, expectation: LinkExpectation | undefined): LinkAssessment {
+export function assessLink(port: LinkReading, expectation: LinkExpectation | undefined): LinkAssessment {
   if (!expectation || !physicalLinkIsUp(port.physicalState?.id)) return { widthDegraded: undefined, speedDegraded: undefined };
   return {
     widthDegraded: expectation.width !== undefined && port.width !== undefined ? port.width < expectation.width : undefined,

@@ -2,12 +2,23 @@
 // parts; metrics are rendered from it; nothing in it refers back to files or processes.
 import type { LinkSpeed, LinkWidth } from '../infiniband/link-rate.js';
 import type { PhysicalStateName, PortStateName, StateReading } from '../infiniband/port-state.js';
+import type { FabricSnapshot } from './fabric.js';
 
-export const COLLECTORS = ['sysfs', 'ipoib', 'perfquery', 'sminfo', 'smpquery'] as const;
+export const COLLECTORS = ['sysfs', 'ipoib', 'perfquery', 'sminfo', 'smpquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa'] as const;
 export type CollectorName = (typeof COLLECTORS)[number];
 
 export const DIAG_COMMANDS = ['perfquery', 'sminfo', 'smpquery'] as const;
 export type DiagCommand = (typeof DIAG_COMMANDS)[number];
+
+/**
+ * The tools fabric mode runs: sminfo asks each subnet manager of the SA's list for its own state;
+ * perfquery reads counters switch by switch when the ibqueryerrors sweep cannot run.
+ */
+export const FABRIC_COMMANDS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
+export type FabricCommand = (typeof FABRIC_COMMANDS)[number];
+
+/** Any tool whose time-outs are counted in `infiniband_exporter_command_timeouts_total{command}`. */
+export type CommandName = DiagCommand | FabricCommand;
 
 /** One thing that could not be read: a log line and a count in `infiniband_exporter_read_errors_total`. */
 export interface ReadError {
@@ -71,6 +82,14 @@ export interface IpoibInterface {
   pkey: string | undefined;
   parent: string | undefined;
 }
+
+/**
+ * TCP segmentation offload of an IPoIB interface (`ethtool -k`), read only for interfaces on an
+ * adapter with the TSO erratum (infiniband/tso-erratum.ts).
+ */
+export type TsoReading =
+  | { state: 'on' | 'off'; /** The kernel does not let it change. */ fixed: boolean }
+  | { state: 'unknown'; /** Why: ethtool not installed, or what it said. */ reason: string };
 
 /** What a link should run at, and where that expectation came from. */
 export interface LinkExpectation {
@@ -140,18 +159,22 @@ export interface CollectorReport {
 export interface RunningTotals {
   stateChanges: ReadonlyMap<string, number>;
   readErrors: ReadonlyMap<CollectorName, number>;
-  commandTimeouts: ReadonlyMap<DiagCommand, number>;
+  commandTimeouts: ReadonlyMap<CommandName, number>;
 }
 
 export interface Snapshot {
   devices: readonly Device[];
   ipoib: readonly IpoibInterface[];
+  /** TSO of the IPoIB interfaces on adapters with the TSO erratum, keyed by interface name; empty elsewhere. */
+  tso: ReadonlyMap<string, TsoReading>;
   /** Keyed by `portKey(device, port)`. */
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** Diag (infiniband-diags) readings keyed by `portKey(device, port)`; empty when diag is off. */
   diag: ReadonlyMap<string, DiagPort>;
   reports: readonly CollectorReport[];
   totals: RunningTotals;
+  /** The whole subnet (fabric mode); undefined when --collector.fabric is off. */
+  fabric?: FabricSnapshot;
 }
 
 export function portKey(device: string, port: number): string {

@@ -96,8 +96,9 @@ export interface ExecaRunnerOptions<Tool extends string> {
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
-// execa is loaded with the first command: a host where no tool runs (the diag collector off, or no
-// port it could query) never loads it (about 13 MiB of resident memory, docs/benchmarks.md).
+// execa and its dependencies take about 75 ms and 13 MiB of resident memory to load
+// (docs/benchmarks.md): loaded with the first command, so that a process that runs none (`check` on
+// most hosts, a server without diag or without a port the diag tools can reach) never pays for it.
 let execaModule: Promise<typeof import('execa')> | undefined;
 function loadExeca(): Promise<typeof import('execa')> {
   execaModule ??= import('execa');
@@ -138,7 +139,7 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     const base = { command, args, stdout: '', stderr: '' };
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
     const { execa } = await loadExeca();
-    if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
+    if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: performance.now() - started };
     const subprocess = execa(this.options.paths[command], [...args], {
       detached: true,
       reject: false,

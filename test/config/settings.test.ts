@@ -54,6 +54,10 @@ describe('command line', () => {
       expectations: [],
       log: { level: 'info', format: 'json' },
       demo: false,
+      fabric: {
+        enabled: false, intervalMs: 60_000, discoveryIntervalMs: 600_000, maxConcurrent: 8, nodeNameMap: undefined, hcaPorts: false,
+        shard: { index: 1, count: 1 }, paths: { ibnetdiscover: undefined, iblinkinfo: undefined, ibqueryerrors: undefined, saquery: undefined }, expectations: [],
+      },
     });
   });
 
@@ -89,6 +93,9 @@ describe('command line', () => {
     [['--web.listen-address=10460'], /--web.listen-address: "10460" is not a listen address/],
     [['--web.telemetry-path=metrics'], /must start with "\/"/],
     [['--config.file=/nonexistent/config.yml'], /config file \/nonexistent\/config.yml: cannot be read/],
+    [['--fabric.shard=0/2'], /--fabric.shard: "0\/2" is not a shard such as 1\/2/],
+    [['--fabric.shard=half'], /--fabric.shard: "half" is not a shard/],
+    [['--fabric.interval=soon'], /--fabric.interval: "soon" is not a duration/],
   ])('rejects %j', (argv, message) => {
     expect(usageError(() => parseCommandLine(argv))).toMatch(message);
   });
@@ -156,8 +163,54 @@ log: {level: warn, format: logfmt}
     expect(settings(['--config.file', file, '--collector.diag']).diag.enabled).toBe(true);
   });
 
+  it('reads the fabric section: every flag of fabric mode and the fabric expectations', async () => {
+    const map = await configFile('node-name-map', '0x0002c90200410000 "spine-1"\n');
+    const file = await configFile('fabric.yml', `
+fabric:
+  enabled: true
+  interval: 30s
+  discovery_interval: 5m
+  max_concurrent: 4
+  node_name_map: ${map}
+  hca_ports: true
+  shard: 2/3
+  ibnetdiscover_path: /opt/ibnetdiscover
+  iblinkinfo_path: /opt/iblinkinfo
+  ibqueryerrors_path: /opt/ibqueryerrors
+  saquery_path: /opt/saquery
+  expectations:
+    - node: "leaf-*"
+      ports: [19, 20]
+      width: 4
+      speed: edr
+    - {node: "spine-?", width: 4}
+`);
+    expect(settings(['--config.file', file, '--fabric.max-concurrent=6']).fabric).toEqual({
+      enabled: true,
+      intervalMs: 30_000,
+      discoveryIntervalMs: 300_000,
+      maxConcurrent: 6,
+      nodeNameMap: map,
+      hcaPorts: true,
+      shard: { index: 2, count: 3 },
+      paths: { ibnetdiscover: '/opt/ibnetdiscover', iblinkinfo: '/opt/iblinkinfo', ibqueryerrors: '/opt/ibqueryerrors', saquery: '/opt/saquery' },
+      expectations: [
+        { node: 'leaf-*', ports: [19, 20], width: 4, speed: 'EDR' },
+        { node: 'spine-?', ports: undefined, width: 4, speed: undefined },
+      ],
+    });
+    expect(settings(['--config.file', file, '--no-collector.fabric']).fabric.enabled).toBe(false);
+  });
+
+  it('checks the node-name-map at start, naming the line the tools would reject', async () => {
+    const bad = await configFile('bad-map', '# ok\n0x1 "a"\nleaf-1 0x2\n');
+    expect(usageError(() => parseCommandLine(['--fabric.node-name-map', bad]))).toBe(
+      `node-name-map ${bad}:3: expected a GUID then a name in quotes (0x0002c90200400000 "leaf-1"), got "leaf-1 0x2"`);
+    expect(usageError(() => parseCommandLine(['--fabric.node-name-map', '/nonexistent/map']))).toMatch(/^--fabric.node-name-map: \/nonexistent\/map cannot be read/);
+  });
+
   it('accepts an empty file', () => {
-    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), expectations: [] });
+    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), expectations: [], fabricExpectations: [] });
     expect(parseConfigText('# only a comment\n', 'c.yml').expectations).toEqual([]);
   });
 
@@ -177,6 +230,15 @@ log: {level: warn, format: logfmt}
     ['web: {listen_address: ":1", listen_address: ":2"}\n', 'c.yml:1: not valid YAML: Map keys must be unique'],
     ['web: [unclosed\n', 'c.yml:2: not valid YAML'],
     ['- just\n- a list\n', 'c.yml:1: expected a mapping of sections'],
+    ['fabric:\n  shard: 3/2\n', 'c.yml:2: "fabric.shard" must be a shard such as 1/2'],
+    ['fabric:\n  intervall: 60s\n', 'c.yml:2: unknown key "fabric.intervall", expected one of: fabric.enabled, fabric.interval'],
+    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [0]\n      width: 4\n', 'c.yml:4: "ports" must be a list of port numbers 1–255 such as [1, 2], got a list'],
+    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: 5\n      width: 4\n', 'c.yml:4: "ports" must be a list of port numbers'],
+    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      width: 3\n', 'c.yml:4: "width" must be a lane count'],
+    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [1]\n', 'c.yml:3: the fabric expectation for "leaf-*" needs "width" and/or "speed"'],
+    ['fabric:\n  expectations:\n    - width: 4\n', 'c.yml:3: a fabric expectation needs "node"'],
+    ['fabric:\n  expectations:\n    - device: "mlx5_*"\n      width: 4\n', 'c.yml:3: unknown key "device" in a fabric expectation, expected one of: node, ports, width, speed'],
+    ['fabric:\n  expectations: {node: x}\n', 'c.yml:2: "fabric.expectations" must be a list of {node, ports, width, speed}'],
   ])('rejects %j naming file, line and expectation', (text, message) => {
     expect(usageError(() => parseConfigText(text, 'c.yml'))).toContain(`config file ${message}`);
   });

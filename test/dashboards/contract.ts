@@ -35,8 +35,8 @@ export function diagHostExposition(scrape: number, failoverAt: number, nowSecond
   family('infiniband_exporter_last_collection_timestamp_seconds', collectors.map((collector) => [{ collector }, nowSeconds]));
   family('infiniband_exporter_command_timeouts_total', collectors.map((command) => [{ command }, command === 'perfquery' ? Math.floor(scrape / 2) : 0]));
   family('infiniband_port_info', [
-    [{ ...p0, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe1', width: '4X', speed: 'NDR', lmc: '0', sm_sl: '0', capability_mask: '0x2659e848' }, 1],
-    [{ ...p1, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe2', width: '4X', speed: 'NDR', lmc: '0', sm_sl: '0', capability_mask: '0x2659e848' }, 1],
+    [{ ...p0, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe1', width: '4X', speed: 'NDR' }, 1],
+    [{ ...p1, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe2', width: '4X', speed: 'NDR' }, 1],
   ]);
   const peer = { peer_guid: '0x98039b0300887701', peer_lid: '5', peer_node_type: 'Switch', peer_description: 'MF0;leaf01:MQM9700/U1' };
   family('infiniband_port_peer_info', [[{ ...p0, ...peer, peer_port: '17' }, 1], [{ ...p1, ...peer, peer_port: '18' }, 1]]);

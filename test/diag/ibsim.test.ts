@@ -7,7 +7,7 @@ import { parseCommandLine, type Settings } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { requireSystemTools } from '../support/system.js';
 import { waitFor } from '../support/processes.js';
-import { Lab } from '../support/ibsim-lab.js';
+import { startLab, type Lab } from '../support/ibsim-lab.js';
 
 const tools = requireSystemTools('ibsim', {
   ibsim: 'ibsim-utils',
@@ -26,11 +26,7 @@ afterEach(async () => {
   for (const step of teardown.splice(0).reverse()) await step();
 });
 
-async function lab(net: string): Promise<Lab> {
-  const started = await Lab.start(net);
-  teardown.push(() => started.stop());
-  return started;
-}
+const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 
 /** An exporter reading `sysfs`, running the tools through `paths`, diag every 500 ms. */
 function exporter(sysfs: string, paths: Record<string, string>, adjust: (settings: Settings) => void = () => undefined): Exporter {

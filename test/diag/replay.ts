@@ -6,22 +6,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
 import type { DiagCommand } from '../../src/snapshot/types.js';
+import { readRecording, type Recording } from '../support/recordings.js';
+
+export type { Recording };
 
 export const DIAG_FIXTURES = fileURLToPath(new URL('../fixtures/diag/', import.meta.url));
 
-export interface Recording {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
-
 export function recording(scenario: string, stem: string): Recording {
-  const base = path.join(DIAG_FIXTURES, scenario, stem);
-  return {
-    stdout: readFileSync(`${base}.stdout`, 'utf8'),
-    stderr: readFileSync(`${base}.stderr`, 'utf8'),
-    exitCode: Number(readFileSync(`${base}.exit`, 'utf8').trim()),
-  };
+  return readRecording(path.join(DIAG_FIXTURES, scenario, stem));
 }
 
 /** The recorded command lines of scenarios, the first scenario that has a command wins: line → [scenario, stem]. */

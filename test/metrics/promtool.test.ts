@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { ReplayRunner } from '../diag/replay.js';
+import { FabricReplay } from '../fabric/replay.js';
 import { requireSystemTools } from '../support/system.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { copyTree, DGX, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, FIXTURES, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 
 const tools = requireSystemTools('promtool check metrics', { promtool: 'prometheus' });
 
@@ -76,6 +77,25 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+
+  it('reports nothing on a fabric-mode exposition (recorded tool outputs, CA ports, a saturated counter, a degraded link)', async () => {
+    const command = parseCommandLine(['--path.sysfs', ZOO, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--fabric.hca-ports']);
+    if (command.action !== 'run') throw new Error('unexpected');
+    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), fabricRunner: new FabricReplay(['healthy']) });
+    let text: string;
+    try {
+      await exporter.collectOnce();
+      await exporter.collectFabricOnce();
+      text = (await exporter.app.inject({ url: '/metrics' })).body;
+    } finally {
+      await exporter.stop();
+    }
+    expect(text).toContain('infiniband_fabric_port_pma_saturated{');
+    expect(text).toMatch(/infiniband_fabric_port_link_degraded\{[^}]*reason="width"\} 1/);
+    expect(text).toContain('infiniband_fabric_subnet_manager_info{');
+    expect(text).toContain('infiniband_port_info{');
+    expect(promtoolFindings(text)).toEqual([]);
   });
 
   it('promtool is the real thing', () => {

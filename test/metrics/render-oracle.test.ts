@@ -5,7 +5,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { Counter, Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { buildInfo } from '../../src/build-info.js';
 import { parseCommandLine } from '../../src/config/settings.js';
@@ -13,27 +12,11 @@ import { Exporter } from '../../src/exporter.js';
 import { METRIC_ORDER, collectSamples, renderSnapshot, type Samples } from '../../src/metrics/render.js';
 import type { Snapshot } from '../../src/snapshot/types.js';
 import { ReplayRunner } from '../diag/replay.js';
+import { promClientText as promClientOracle } from '../support/prom-client-oracle.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { copyTree, DGX, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 
-/** What prom-client renders for the same samples: a fresh registry, metrics in the same order. */
-function promClientText(samples: Samples): Promise<string> {
-  const registry = new Registry();
-  const bySpec = new Map(samples.entries());
-  for (const spec of METRIC_ORDER) {
-    const list = bySpec.get(spec);
-    if (!list) continue;
-    const config = { name: spec.name, help: spec.help, labelNames: [...spec.labels], registers: [registry] };
-    if (spec.type === 'counter') {
-      const metric = new Counter(config);
-      for (const [labels, value] of list) metric.inc({ ...labels }, value);
-    } else {
-      const metric = new Gauge(config);
-      for (const [labels, value] of list) metric.set({ ...labels }, value);
-    }
-  }
-  return registry.metrics();
-}
+const promClientText = (samples: Samples): Promise<string> => promClientOracle(samples, METRIC_ORDER);
 
 async function snapshotOf(exporter: Exporter, withDiag = false): Promise<Snapshot> {
   try {

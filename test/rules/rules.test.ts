@@ -42,6 +42,22 @@ const CONTRACT: Record<string, Severity> = {
   InfiniBandExporterStale: 'warning',
 };
 
+/** The fabric alert contract of DESIGN.md ("Alerts (fabric)"), in rules/infiniband-fabric-alerts.yml. */
+const FABRIC_CONTRACT: Record<string, Severity> = {
+  InfiniBandFabricPortDown: 'critical',
+  InfiniBandFabricPortStuckInitializing: 'critical',
+  InfiniBandFabricLinkDegraded: 'warning',
+  InfiniBandFabricPhysicalErrors: 'warning',
+  InfiniBandFabricCongestion: 'info',
+  InfiniBandFabricNodeMissing: 'warning',
+  InfiniBandSubnetManagerNotRedundant: 'warning',
+  InfiniBandSubnetManagerPriorityTie: 'info',
+  InfiniBandMulticastGroupSuboptimal: 'info',
+  InfiniBandFabricAddressConflict: 'critical',
+};
+const FABRIC_RULES = path.join(RULES_DIR, 'infiniband-fabric-alerts.yml');
+const ALL_CONTRACT: Record<string, Severity> = { ...CONTRACT, ...FABRIC_CONTRACT };
+
 /** RoCE/Ethernet ports must never trigger these: their expressions join on the IB link layer. */
 const INFINIBAND_ONLY = ['InfiniBandPortStuckInitializing', 'InfiniBandSubnetManagerUnreachable', 'InfiniBandSubnetManagerChanged'];
 
@@ -90,6 +106,9 @@ interface AlertRule {
   annotations: Record<string, string>;
 }
 
+/** Rules of every kind (alerts and recording rules) per rules file, as promtool counts them. */
+const ruleCounts = new Map<string, number>();
+
 function loadAlerts(): AlertRule[] {
   const alerts: AlertRule[] = [];
   for (const file of yamlFiles(RULES_DIR)) {
@@ -97,6 +116,7 @@ function loadAlerts(): AlertRule[] {
       for (const [r, rule] of list(record(group, `${file} group ${g}`).rules, `${file} group ${g} rules`).entries()) {
         const where = `${file} group ${g} rule ${r}`;
         const node = record(rule, where);
+        ruleCounts.set(file, (ruleCounts.get(file) ?? 0) + 1);
         if (node.alert === undefined) continue;
         alerts.push({
           file,
@@ -183,8 +203,15 @@ const runbookBase = [...runbookBases][0] ?? '';
 
 describe('alert rules against the contract', () => {
   it('has every contract alert exactly once, with its severity, and no other alert', () => {
-    expect(alerts.map((rule) => rule.alert).sort()).toEqual(Object.keys(CONTRACT).sort());
-    for (const rule of alerts) expect(rule.labels.severity, rule.alert).toBe(CONTRACT[rule.alert]);
+    expect(alerts.map((rule) => rule.alert).sort()).toEqual(Object.keys(ALL_CONTRACT).sort());
+    for (const rule of alerts) expect(rule.labels.severity, rule.alert).toBe(ALL_CONTRACT[rule.alert]);
+  });
+
+  it('keeps the fabric alerts in their own file, so a site can load the host rules alone', () => {
+    for (const rule of alerts) {
+      expect(rule.file === FABRIC_RULES, rule.alert).toBe(rule.alert in FABRIC_CONTRACT);
+      if (rule.file !== FABRIC_RULES) expect(rule.expr, rule.alert).not.toMatch(/infiniband_fabric_|infiniband_fabric_port:/);
+    }
   });
 
   it.each(alerts.map((rule) => [rule.alert, rule] as const))('%s has a summary sentence, a description and a runbook_url', (name, rule) => {
@@ -205,16 +232,46 @@ describe('alert rules against the contract', () => {
     expect(runbooks).toContain(sed);
   });
 
+  it('lists every alert in the README tables with its severity and summary', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const rows = new Map([...readme.matchAll(/^\| `(InfiniBand\w+)` \| (\w+) \| (.+) \|$/gm)].map((m) => [m[1]!, `${m[2]} ${m[3]}`]));
+    expect([...rows.keys()].sort()).toEqual(alerts.map((rule) => rule.alert).sort());
+    for (const rule of alerts) expect(rows.get(rule.alert), rule.alert).toBe(`${rule.labels.severity} ${rule.annotations.summary}`);
+  });
+
   it('has a runbook section for every runbook_url anchor', () => {
     for (const rule of alerts) expect(runbookAnchors, rule.alert).toContain(rule.alert.toLowerCase());
   });
 
-  it('names host, device, port and value in the description of every port alert', () => {
-    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'port' in alert.labels)).map((c) => c.alertname));
+  it('names host, device, port and value in the description of every host port alert', () => {
+    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels)).map((c) => c.alertname));
     expect(portAlerts.size).toBeGreaterThan(10);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       for (const needle of ['$labels.instance', '$labels.device', '$labels.port', '$value']) {
         expect(rule.annotations.description, rule.alert).toContain(needle);
+      }
+    }
+  });
+
+  it('names the node (name from the node info, else its GUID), the port and the values in every fabric port alert', () => {
+    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
+    expect(portAlerts.size).toBe(5);
+    for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
+      const description = rule.annotations.description ?? '';
+      for (const needle of ['$labels.node_guid', '$labels.port', 'infiniband_fabric_node_info{node_guid=%q}', '.node_name', '.node_desc']) {
+        expect(description, rule.alert).toContain(needle);
+      }
+      expect(description, rule.alert).toMatch(/\$value|\| query/);
+    }
+  });
+
+  it('fires fabric alerts once per port, group or subnet: no instance or job label survives', () => {
+    const fabricCases = cases.filter((c) => c.alertname in FABRIC_CONTRACT);
+    expect(fabricCases.flatMap((c) => c.expected).length).toBeGreaterThan(10);
+    for (const c of fabricCases) {
+      for (const alert of c.expected) {
+        expect(alert.labels, `${c.alertname} at ${c.evalTime}`).not.toHaveProperty('instance');
+        expect(alert.labels, `${c.alertname} at ${c.evalTime}`).not.toHaveProperty('job');
       }
     }
   });
@@ -236,12 +293,13 @@ describe('alert rules against the contract', () => {
 });
 
 describe('promtool unit tests of the rules', () => {
-  it('load the shipped rule files', () => {
+  it('load only shipped rule files, and every shipped rule file is tested', () => {
     const shipped = yamlFiles(RULES_DIR);
-    for (const testFile of ruleTests) expect(testFile.ruleFiles.sort(), testFile.file).toEqual(shipped);
+    for (const testFile of ruleTests) for (const file of testFile.ruleFiles) expect(shipped, testFile.file).toContain(file);
+    expect([...new Set(ruleTests.flatMap((t) => t.ruleFiles))].sort()).toEqual(shipped);
   });
 
-  it.each(Object.keys(CONTRACT))('cover %s with a firing case and a case that must not fire', (name) => {
+  it.each(Object.keys(ALL_CONTRACT))('cover %s with a firing case and a case that must not fire', (name) => {
     const mine = cases.filter((c) => c.alertname === name);
     expect(mine.filter((c) => c.expected.length > 0).length, `${name} firing cases`).toBeGreaterThan(0);
     expect(mine.filter((c) => c.expected.length === 0).length, `${name} non-firing cases`).toBeGreaterThan(0);
@@ -251,7 +309,7 @@ describe('promtool unit tests of the rules', () => {
     for (const c of cases) {
       for (const alert of c.expected) {
         const where = `${path.basename(c.file)} ${c.alertname} at ${c.evalTime}`;
-        expect(alert.labels.severity, where).toBe(CONTRACT[c.alertname]);
+        expect(alert.labels.severity, where).toBe(ALL_CONTRACT[c.alertname]);
         expect(Object.keys(alert.annotations).sort(), where).toEqual(['description', 'runbook_url', 'summary']);
         expect(alert.annotations.description, where).not.toContain('{{');
       }
@@ -265,6 +323,11 @@ describe('deploy configs', () => {
     const jobs = list(config.scrape_configs, 'scrape_configs').map((job) => record(job, 'scrape_config'));
     const job = jobs.find((j) => j.job_name === 'infiniband');
     expect(job?.scrape_interval ?? record(config.global, 'global').scrape_interval).toBe('15s');
+    // The fabric-mode hosts: their own job, covered by InfiniBandExporterDown.
+    const fabric = jobs.find((j) => j.job_name === 'infiniband-fabric');
+    expect(fabric?.scrape_interval).toBe('30s');
+    const down = alerts.find((rule) => rule.alert === 'InfiniBandExporterDown')!;
+    for (const name of jobs.map((j) => text(j.job_name, 'job_name'))) expect(down.expr, name).toMatch(new RegExp(`job=~"([^"]*\\|)?${name}(\\|[^"]*)?"`));
     const ruleFiles = list(config.rule_files, 'rule_files').map((file) => path.resolve(path.dirname(PROMETHEUS_CONFIG), text(file, 'rule_files')));
     expect(ruleFiles.sort()).toEqual(yamlFiles(RULES_DIR));
     const alertmanagers = list(record(config.alerting, 'alerting').alertmanagers, 'alertmanagers');
@@ -302,7 +365,7 @@ describe.skipIf(tools.skipReason !== undefined)('rules and configs through promt
   it('promtool check rules: valid and lint-clean', async () => {
     const result = await run('promtool', ['check', 'rules', '--lint=all', '--lint-fatal', ...yamlFiles(RULES_DIR)]);
     expect(result.exitCode, result.output).toBe(0);
-    expect(result.output).toContain(`SUCCESS: ${alerts.length} rules found`);
+    for (const count of ruleCounts.values()) expect(result.output).toContain(`SUCCESS: ${count} rules found`);
   });
 
   it('promtool test rules: every unit test passes', async () => {
@@ -316,8 +379,8 @@ describe.skipIf(tools.skipReason !== undefined)('rules and configs through promt
   it('promtool check config: the Prometheus config and the rules it loads, from any directory', async () => {
     const result = await run('promtool', ['check', 'config', PROMETHEUS_CONFIG], tmpdir());
     expect(result.exitCode, result.output).toBe(0);
-    expect(result.output).toContain('SUCCESS: 1 rule files found');
-    expect(result.output).toContain(`SUCCESS: ${alerts.length} rules found`);
+    expect(result.output).toContain(`SUCCESS: ${ruleCounts.size} rule files found`);
+    for (const count of ruleCounts.values()) expect(result.output).toContain(`SUCCESS: ${count} rules found`);
   });
 
   it('amtool check-config: the Alertmanager config', async () => {

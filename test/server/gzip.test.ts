@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../src/exporter.js';
-import { acceptsGzip } from '../../src/server/app.js';
+import pino from 'pino';
+import { EncodedPart, MAX_JOINED_BYTES } from '../../src/metrics/exposition-parts.js';
+import { acceptsGzip, buildApp } from '../../src/server/app.js';
 import { startPrometheus } from '../dashboards/harness.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { waitFor } from '../support/processes.js';
@@ -118,3 +120,40 @@ describe('/metrics with gzip', () => {
 function plainSeries(text: string): number {
   return text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length;
 }
+
+describe('a large exposition (fabric mode)', () => {
+  // Parts of 0.7 MB each: joined they pass MAX_JOINED_BYTES and are sent part by part.
+  const line = (part: number, i: number): string => `infiniband_fabric_port_state_id{node_guid="0x${part}",port="${i}"} 4\n`;
+  const parts = [0, 1, 2].map((part) => new EncodedPart(`# HELP p${part} Part.\n# TYPE p${part} gauge\n${Array.from({ length: 12_000 }, (_, i) => line(part, i)).join('')}`));
+
+  function app() {
+    return buildApp({
+      source: { parts: async () => parts, takenAt: () => Date.now() },
+      telemetryPath: '/metrics',
+      maxSnapshotAgeMs: 60_000,
+      version: 'test',
+      logger: pino({ level: 'silent' }),
+    });
+  }
+
+  it('is sent whole, with its length, plain and gzip-compressed, over a real connection', async () => {
+    const server = app();
+    try {
+      const total = parts.reduce((sum, part) => sum + part.plain.length, 0);
+      expect(total).toBeGreaterThan(MAX_JOINED_BYTES);
+      const url = `${await server.listen({ host: '127.0.0.1', port: 0 })}/metrics`;
+      const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+      expect(plain.headers.get('content-length')).toBe(String(total));
+      const whole = Buffer.concat(parts.map((part) => part.plain));
+      // Buffer.equals: a deep toEqual over megabytes takes seconds.
+      expect(Buffer.from(await plain.arrayBuffer()).equals(whole)).toBe(true);
+      const head = await server.inject({ url: '/metrics', method: 'HEAD' });
+      expect(head.statusCode).toBe(200);
+      const compressed = await server.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip' } });
+      expect(compressed.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(compressed.rawPayload).equals(whole)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});

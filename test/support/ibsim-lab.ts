@@ -15,7 +15,17 @@ import { findExecutable } from './system.js';
 
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
-const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
+export const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
+export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
+/** What a fabric-mode test on ibsim needs installed: tool → Debian package (for requireSystemTools). */
+export const FABRIC_LAB_PACKAGES: Readonly<Record<string, string>> = {
+  ibsim: 'ibsim-utils',
+  opensm: 'opensm',
+  ...Object.fromEntries(FABRIC_TOOLS.map((tool) => [tool, 'infiniband-diags'])),
+};
+
+/** What a wrapper does instead of running its tool (see Lab.fault). */
+export type Fault = 'hang' | 'garbage' | 'fail';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,13 +46,15 @@ export class Lab {
   readonly socketName = `ibx-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly processes: Managed[] = [];
   private ibsim: ChildProcess | undefined;
+  /** Console commands in flight, one after the other (each reply is told apart by the prompt). */
+  private consoleQueue: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly dir: string) {}
 
-  /** Start ibsim on a copy of `fixtures/fabrics/<net>`, console on a FIFO. */
+  /** Start ibsim on a copy of `fixtures/fabrics/<net>` (or of an absolute path), console on a FIFO. */
   static async start(net: string): Promise<Lab> {
     const lab = new Lab(await mkdtemp(path.join(tmpdir(), 'ibx-lab-')));
-    await cp(path.join(FABRICS, net), path.join(lab.dir, 'fabric.net'));
+    await cp(path.isAbsolute(net) ? net : path.join(FABRICS, net), path.join(lab.dir, 'fabric.net'));
     await execa('mkfifo', [lab.console]);
     // Opened read-write: ibsim never sees EOF on its console (EOF makes it spin at 100% CPU).
     const consoleFd = openSync(lab.console, 'r+');
@@ -62,6 +74,11 @@ export class Lab {
     return lab;
   }
 
+  /** PID of the simulator (for CPU accounting in the benchmark). */
+  get ibsimPid(): number | undefined {
+    return this.ibsim?.pid;
+  }
+
   private get console(): string {
     return path.join(this.dir, 'ctl');
   }
@@ -70,8 +87,14 @@ export class Lab {
     return { ...process.env, IBSIM_SOCKNAME: this.socketName, SIM_HOST: host, LD_PRELOAD: UMAD2SIM };
   }
 
-  /** One ibsim console command; resolves with its reply once the prompt is back. */
-  async command(line: string): Promise<string> {
+  /** One ibsim console command; resolves with its reply once the prompt is back. Calls may overlap: they run in turn. */
+  command(line: string): Promise<string> {
+    const reply = this.consoleQueue.then(() => this.send(line));
+    this.consoleQueue = reply.catch(() => undefined);
+    return reply;
+  }
+
+  private async send(line: string): Promise<string> {
     const out = path.join(this.dir, 'ibsim.out');
     const before = (await stat(out)).size;
     await appendFile(this.console, `${line}\n`);
@@ -180,24 +203,63 @@ export class Lab {
   }
 
   /**
-   * Wrappers for perfquery/sminfo/smpquery that run the real tool as if on `host`. The exporter
-   * gets their paths (--perfquery.path …) and never has LD_PRELOAD itself.
+   * Wrappers for the tools (perfquery/sminfo/smpquery by default) that run the real tool as if on
+   * `host`. The exporter gets their paths (--perfquery.path …) and never has LD_PRELOAD itself. A
+   * wrapper can be made to misbehave instead (see `fault`).
    */
-  async wrappers(host: string, name = host): Promise<Record<(typeof DIAG_TOOLS)[number], string>> {
-    const bin = path.join(this.dir, `bin-${name}`);
+  async wrappers<Tool extends string = (typeof DIAG_TOOLS)[number]>(host: string, name = host, tools: readonly Tool[] = DIAG_TOOLS as unknown as readonly Tool[]): Promise<Record<Tool, string>> {
+    const bin = this.bin(name);
     await mkdir(bin, { recursive: true });
-    const paths = {} as Record<(typeof DIAG_TOOLS)[number], string>;
-    for (const tool of DIAG_TOOLS) {
+    const paths = {} as Record<Tool, string>;
+    for (const tool of tools) {
       const real = findExecutable(tool);
       if (!real) throw new Error(`${tool} not installed`);
       paths[tool] = path.join(bin, tool);
+      const fault = path.join(bin, `${tool}.fault`);
       await writeFile(
         paths[tool],
-        `#!/bin/sh\ncd '${this.dir}' || exit 1\nSIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' exec '${real}' "$@"\n`,
+        [
+          '#!/bin/sh',
+          `cd '${this.dir}' || exit 1`,
+          `case "$(cat '${fault}' 2>/dev/null)" in`,
+          // A child that outlives the wrapper unless its whole process group is killed.
+          `  hang) sleep 600 & echo $! > '${fault}.sleeper'; wait; exit 1 ;;`,
+          `  garbage) printf 'Segmentation fault\\n\\001\\002 this is not ${tool} output\\n'; exit 0 ;;`,
+          `  fail) echo '${tool}: iberror: failed: discover failed'; exit 255 ;;`,
+          'esac',
+          `SIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' exec '${real}' "$@"`,
+          '',
+        ].join('\n'),
       );
       await chmod(paths[tool], 0o755);
     }
     return paths;
+  }
+
+  /**
+   * Flags for an exporter in fabric mode on `host`: the fabric tools through wrappers named `name`
+   * (see `wrappers`), no diag collector, and an empty sysfs (no host ports of its own).
+   */
+  async fabricExporterFlags(host: string, name = host): Promise<string[]> {
+    const paths = await this.wrappers(host, name, FABRIC_TOOLS);
+    return ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
+  }
+
+  private bin(name: string): string {
+    return path.join(this.dir, `bin-${name}`);
+  }
+
+  /** Make the wrapper of `tool` (from `wrappers(…, name)`) hang, print garbage or fail; undefined restores it. */
+  async fault(name: string, tool: string, fault: Fault | undefined): Promise<void> {
+    const file = path.join(this.bin(name), `${tool}.fault`);
+    if (fault === undefined) await rm(file, { force: true });
+    else await writeFile(file, `${fault}\n`);
+  }
+
+  /** PID of the child a hanging wrapper of `tool` started, once it has started one. */
+  async sleeper(name: string, tool: string): Promise<number | undefined> {
+    const text = await readFile(path.join(this.bin(name), `${tool}.fault.sleeper`), 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : Number(text.trim());
   }
 
   /** Stop every SM, then ibsim, and remove the lab directory. */
@@ -206,6 +268,13 @@ export class Lab {
     if (this.ibsim) await stopChild(this.ibsim);
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Start a lab that `teardown` (run after each test, in reverse) stops. */
+export async function startLab(net: string, teardown: (() => Promise<void>)[]): Promise<Lab> {
+  const started = await Lab.start(net);
+  teardown.push(() => started.stop());
+  return started;
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

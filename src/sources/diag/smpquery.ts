@@ -1,19 +1,10 @@
 // `smpquery` output (SMP attributes dumped by libibmad): PortInfo, NodeInfo and NodeDescription.
 import { normaliseGuid } from '../../infiniband/guid.js';
-import { parseLinkWidth, speedRank, type LinkSpeed, type LinkWidth } from '../../infiniband/link-rate.js';
+import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../infiniband/link-rate.js';
 import { numberField, parseMadDump } from './mad-dump.js';
 
-/** Lane rates as libibmad prints them: LinkSpeed (SDR–QDR), LinkSpeedExt (FDR–NDR), LinkSpeedExt2 (XDR). */
-const SPEED_BY_TEXT: ReadonlyMap<string, LinkSpeed> = new Map([
-  ['2.5 Gbps', 'SDR'],
-  ['5.0 Gbps', 'DDR'],
-  ['10.0 Gbps', 'QDR'],
-  ['14.0625 Gbps', 'FDR'],
-  ['25.78125 Gbps', 'EDR'],
-  ['53.125 Gbps', 'HDR'],
-  ['106.25 Gbps', 'NDR'],
-  ['212.5 Gbps', 'XDR'],
-]);
+export { bestCommonEnabled, type LinkCapability } from '../../infiniband/link-rate.js';
+
 
 export interface PortInfo {
   lid: number | undefined;
@@ -48,7 +39,7 @@ function speedList(text: string | undefined): LinkSpeed[] {
   if (text === undefined) return [];
   return text
     .split(' or ')
-    .map((item) => SPEED_BY_TEXT.get(item.replace(/\s*\(.*\)\s*$/, '').trim()))
+    .map((item) => speedFromMadText(item.replace(/\s*\(.*\)\s*$/, '')))
     .filter((speed): speed is LinkSpeed => speed !== undefined);
 }
 
@@ -114,22 +105,4 @@ export function parseNodeInfo(stdout: string): NodeInfo | undefined {
 /** `Node Description:......sw1 IS5030` → `sw1 IS5030`. */
 export function parseNodeDescription(stdout: string): string | undefined {
   return parseMadDump(stdout).get('Node Description');
-}
-
-export interface LinkCapability {
-  width: LinkWidth | undefined;
-  speed: LinkSpeed | undefined;
-}
-
-/**
- * What the link should train to: the widest width and fastest speed that both ends have enabled
- * (as ibportstate judges a link). Undefined parts when the ends share none.
- */
-export function bestCommonEnabled(local: PortInfo, peer: PortInfo): LinkCapability {
-  const widths = local.widthEnabled.filter((width) => peer.widthEnabled.includes(width));
-  const speeds = local.speedEnabled.filter((speed) => peer.speedEnabled.includes(speed));
-  return {
-    width: widths.length === 0 ? undefined : (Math.max(...widths) as LinkWidth),
-    speed: speeds.length === 0 ? undefined : speeds.reduce((best, speed) => (speedRank(speed) > speedRank(best) ? speed : best)),
-  };
 }

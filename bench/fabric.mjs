@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+// The fabric-mode benchmark: on a generated two-level fat tree of 1 918 nodes (18 spines x 100
+// leaves x 18 hosts, run by ibsim with one opensm), our discovery and our ports+counters cycle
+// (states, widths, speeds and PMA counters of every switch port) beside, in the same run, one
+// `ibqueryerrors --data --details` (the single C process guilbaults' exporter wraps) and
+// `ibnetdiscover` followed by one `perfquery -l -x -G` per switch, one after another (treydock's
+// default). Then the exporter itself in fabric mode on that fabric: RSS, series, scrape size.
+//
+// `fabricBenchmark()` returns the markdown section; run alone (`npm run bench:fabric`) it also
+// writes it into docs/benchmarks.md between the bench:fabric markers.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { execa } from 'execa';
+
+const PROJECT = fileURLToPath(new URL('..', import.meta.url));
+const DOC = path.join(PROJECT, 'docs/benchmarks.md');
+const COMPILED = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric/test/support');
+const TREE = { spines: 18, leaves: 100, hostsPerLeaf: 18 };
+const ROUNDS = { discovery: 3, ports: 5, sequential: 5 };
+const MAX_CONCURRENT = 8;
+const EXPORTER_HOST = 'H1_2';
+const SM_HOST = 'H1_1';
+// From the compiled test harness (test/support/processes.ts), loaded by fabricBenchmark().
+let freePort;
+let waitFor;
+
+const BEGIN = '<!-- bench:fabric:begin (written by npm run bench:fabric; edit the text around it, not inside) -->';
+const END = '<!-- bench:fabric:end -->';
+
+function log(message) {
+  process.stderr.write(`bench:fabric: ${message}\n`);
+}
+
+/** Run a command to its end (with a time limit); resolves with its stdout. */
+async function run(command, args, limitMs = 600_000) {
+  return (await execa(command, args, { timeout: limitMs })).stdout;
+}
+
+async function memoryMiB(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)[1]) / 1024;
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/**
+ * The exporter in fabric mode on the lab for `seconds` after its first ports cycle, its RSS read
+ * every 5 s: scraped each time (an eager Prometheus), or not at all (fabric mode's own footprint,
+ * without the copies of the text that serving makes). Peak RSS, series, scrape size and time.
+ */
+async function exporterFootprint(paths, switchPorts, seconds, scraped) {
+  const port = await freePort();
+  const args = [
+    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', '/nonexistent',
+    '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', '--diag.timeout', '120s', '--fabric.interval', '15s',
+    '--fabric.max-concurrent', String(MAX_CONCURRENT),
+    ...['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].flatMap((tool) => [`--${tool}.path`, paths[tool]]),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = `http://127.0.0.1:${port}/metrics`;
+  const scrape = async () => {
+    const started = performance.now();
+    const text = await (await fetch(url)).text();
+    return { text, ms: performance.now() - started };
+  };
+  try {
+    await waitFor('the exporter\'s first ports cycle', async () => {
+      if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
+      const { text } = await scrape().catch(() => ({ text: '' }));
+      return text.split('\n').filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length === switchPorts ? true : undefined;
+    }, 180_000, 5000);
+    const samples = [];
+    const scrapes = [];
+    for (let elapsed = 0; elapsed < seconds; elapsed += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      if (scraped) scrapes.push(await scrape());
+      samples.push((await memoryMiB(child.pid)).rss);
+    }
+    const hwm = (await memoryMiB(child.pid)).hwm;
+    const last = scrapes.at(-1) ?? (await scrape());
+    const ms = scrapes.map((scrape) => scrape.ms).sort((a, b) => a - b);
+    return {
+      min: Math.min(...samples), max: Math.max(...samples), hwm,
+      series: last.text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length,
+      bytes: Buffer.byteLength(last.text), scrapeMs: ms[Math.floor(ms.length / 2)] ?? last.ms,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** Run the benchmark; returns its markdown section. */
+export async function fabricBenchmark() {
+  const loadBefore = os.loadavg()[0];
+  if (loadBefore > 1) log(`load average is ${loadBefore.toFixed(2)}: results will be noisy (the doc says so)`);
+  log('building dist/ and the lab harness');
+  await run('npm', ['run', 'build', '--silent'], 300_000);
+  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.fabric.json')], 300_000);
+  const { fatTreeNet, fatTreeNodes } = await import(pathToFileURL(path.join(COMPILED, 'fat-tree.js')).href);
+  const { FABRIC_TOOLS, Lab } = await import(pathToFileURL(path.join(COMPILED, 'ibsim-lab.js')).href);
+  ({ freePort, waitFor } = await import(pathToFileURL(path.join(COMPILED, 'processes.js')).href));
+
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-bench-fabric-'));
+  const net = path.join(dir, 'fat-tree.net');
+  await writeFile(net, fatTreeNet(TREE));
+  log(`starting ibsim with ${fatTreeNodes(TREE)} nodes and opensm`);
+  const lab = await Lab.start(net);
+  try {
+    await lab.startSm('sm', SM_HOST, 0);
+    await lab.waitSmState('sm', 'MASTER', 120_000);
+    // The SM configures ports in discovery order: the last host's port comes last.
+    await waitFor('every port to be configured', () => lab.waitActive(`H${TREE.leaves}_${TREE.hostsPerLeaf}`).then(() => true, () => undefined), 120_000, 200);
+    const paths = await lab.wrappers(EXPORTER_HOST, EXPORTER_HOST, FABRIC_TOOLS);
+    const ibsimPid = lab.ibsimPid;
+
+    log('measuring our cycles and the peers');
+    const out = await run(process.execPath, ['--expose-gc', path.join(PROJECT, 'bench/fabric-cycle.mjs'), JSON.stringify({ paths, ibsimPid, rounds: ROUNDS, maxConcurrent: MAX_CONCURRENT })]);
+    const result = JSON.parse(out.trim().split('\n').at(-1));
+    if (result.failures.length > 0) throw new Error(`our cycles failed: ${result.failures.join(' | ')}`);
+    if (result.fabric.portsWithCounters !== result.fabric.switchPorts) throw new Error(`counters for ${result.fabric.portsWithCounters} of ${result.fabric.switchPorts} switch ports`);
+
+    log('measuring the exporter process in fabric mode, scraped and not scraped');
+    const footprint = await exporterFootprint(paths, result.fabric.switchPorts, 60, true);
+    const unscraped = await exporterFootprint(paths, result.fabric.switchPorts, 60, false);
+    const loadAfter = os.loadavg()[0];
+    return section(result, footprint, unscraped, loadBefore, loadAfter);
+  } finally {
+    await lab.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const s = (seconds) => `${seconds.toFixed(2)} s`;
+const n = (value) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
+const mark = (ok) => (ok ? 'met' : '**missed**');
+
+function section(r, footprint, unscraped, loadBefore, loadAfter) {
+  const row = (name, m) => `| ${name}${m.crashes ? ` (crashed with SIGSEGV in ${m.crashes} more run${m.crashes > 1 ? 's' : ''}, run again)` : ''} | ${s(m.seconds)} | ${m.cpuSelf.toFixed(2)} | ${m.cpuTools.toFixed(2)} | ${m.cpuIbsim.toFixed(2)} | ${n(m.mads)} |`;
+  const vsQuery = r.ports.seconds / r.ibqueryerrors.seconds;
+  const vsLoop = r.sequentialPerfquery.seconds / r.ports.seconds;
+  const mib = (value) => `${value.toFixed(0)} MiB`;
+  return [
+    BEGIN,
+    '',
+    `### Fabric mode: ${n(r.fabric.nodes)} nodes (${TREE.spines} spines, ${TREE.leaves} leaves x ${TREE.hostsPerLeaf} hosts), ${n(r.fabric.switchPorts)} switch ports`,
+    '',
+    `Medians of ${ROUNDS.ports} runs (discovery and \`ibnetdiscover\`: ${ROUNDS.discovery}, the sequential loop: ${ROUNDS.sequential}), in one process, one after another. CPU in seconds:`,
+    'the measuring process itself (for our runs: the exporter\'s own parsing and bookkeeping), the tools it ran, and the simulator.',
+    'MADs: packets the exporter host\'s port sent (its PortXmitPkts, read locally before and after).',
+    '',
+    '| run | wall | CPU (process) | CPU (tools) | CPU (ibsim) | MADs sent |',
+    '|---|---|---|---|---|---|',
+    row('**ours: discovery** (`ibnetdiscover --cache`)', r.discovery),
+    row('**ours: ports + counters cycle** (`iblinkinfo --line --switches-only` beside 2 × `ibqueryerrors --load-cache`)', r.ports),
+    row('`ibqueryerrors --data --details` (guilbaults: counters only, a discovery of its own inside)', r.ibqueryerrors),
+    row('`ibnetdiscover` alone', r.ibnetdiscover),
+    row(`\`ibnetdiscover\` + ${r.fabric.switches} × \`perfquery -l -x -G\`, one after another (treydock's default)`, r.sequentialPerfquery),
+    '',
+    '| goal | measured | |',
+    '|---|---|---|',
+    `| ports+counters cycle ≤ 2 × one \`ibqueryerrors --data --details\` | ${vsQuery.toFixed(2)} × (${s(r.ports.seconds)} vs ${s(r.ibqueryerrors.seconds)}) | ${mark(vsQuery <= 2)} |`,
+    `| ≥ 5 × faster than the sequential perfquery loop | ${vsLoop.toFixed(1)} × (${s(r.sequentialPerfquery.seconds)} vs ${s(r.ports.seconds)}) | ${mark(vsLoop >= 5)} |`,
+    `| exporter RSS < 150 MiB | scraped every 5 s: ${mib(footprint.min)}–${mib(footprint.max)}, peak ${mib(footprint.hwm)}; not scraped: ${mib(unscraped.min)}–${mib(unscraped.max)}, peak ${mib(unscraped.hwm)} | ${mark(footprint.hwm < 150)} |`,
+    '',
+    `Memory: the fabric model of this fabric (topology, 5 400 port readings, expectations) is ${mib(r.heapLiveMiB)} of live heap after a garbage collection in the measuring process;`,
+    `rendering its ${n(r.render.series)} series takes ${s(r.render.seconds)} and gives ${(r.render.bytes / 2 ** 20).toFixed(1)} MiB of text, rendered once per ports cycle.`,
+    `The exporter process (\`node dist/main.js --collector.fabric --fabric.interval 15s\`, default Node.js flags, RSS read every 5 s for 60 s after its first ports cycle): ${n(footprint.series)} series, ${(footprint.bytes / 2 ** 20).toFixed(1)} MiB per scrape, ${footprint.scrapeMs.toFixed(0)} ms per scrape (uncompressed, one client).`,
+    'Its RSS is mostly garbage the V8 heap keeps between collections and copies of that text on the way out (see "Fabric mode: memory" above).',
+    '',
+    `Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, shared with other work; Node.js ${process.version}; load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+    '',
+    END,
+  ].join('\n');
+}
+
+/** Put the section into docs/benchmarks.md, replacing the previous one or appended at the end. */
+export async function writeFabricSection(text) {
+  const doc = await readFile(DOC, 'utf8');
+  const begin = doc.indexOf('<!-- bench:fabric:begin');
+  const end = doc.indexOf(END);
+  const updated = begin >= 0 && end > begin ? doc.slice(0, begin) + text + doc.slice(end + END.length) : `${doc.trimEnd()}\n\n${text}\n`;
+  await writeFile(DOC, updated);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  fabricBenchmark().then(
+    async (text) => {
+      await writeFabricSection(text);
+      process.stdout.write(`${text}\n`);
+      log(`wrote ${path.relative(PROJECT, DOC)}`);
+    },
+    (error) => {
+      process.stderr.write(`bench:fabric: ${error.stack ?? error}\n`);
+      process.exit(1);
+    },
+  );
+}

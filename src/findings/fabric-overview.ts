@@ -1,0 +1,88 @@
+// The fabric at a glance, for the landing page and `check --format json`: nodes by type, links,
+// subnet managers, IPoIB groups, and the unhealthy links and ports (those with a finding) with
+// both ends named. Never a row per port: a fabric has thousands.
+import { physicalLinkIsUp } from '../infiniband/port-state.js';
+import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../snapshot/fabric.js';
+import type { LinkExpectation, SubnetManagerState } from '../snapshot/types.js';
+import { subnetManagerHost } from './fabric.js';
+import type { FabricPortName, Finding, Severity } from './finding.js';
+import { stateText } from './port-overview.js';
+
+export interface FabricSubnetManagerRow {
+  guid: string;
+  lid: number;
+  priority: number;
+  state: SubnetManagerState | undefined;
+  /** The node whose port carries the SM's GUID. */
+  host: string | undefined;
+}
+
+/** A fabric port with a finding, and the other end of its link. */
+export interface UnhealthyFabricPort {
+  end: FabricPortName;
+  peer: FabricPortName | undefined;
+  state: string | undefined;
+  physicalState: string | undefined;
+  width: number | undefined;
+  speed: string | undefined;
+  expected: LinkExpectation | undefined;
+  severity: Severity;
+  condition: string;
+}
+
+export interface FabricOverview {
+  /** Unix time, seconds, of the topology's discovery; undefined before the first succeeded. */
+  discoveredAt: number | undefined;
+  shard: Shard;
+  nodes: Record<FabricNodeType, number>;
+  /** Cables the last discovery saw, each once. */
+  links: number;
+  /** Ports the last ports cycle read (this shard's switch ports, and CA ports with --fabric.hca-ports), and how many had a physical link. */
+  portsRead: number;
+  portsUp: number;
+  subnetManagers: FabricSubnetManagerRow[];
+  multicastGroups: readonly MulticastGroup[];
+  /** Worst first, as the findings. */
+  unhealthy: UnhealthyFabricPort[];
+}
+
+export function fabricOverview(fabric: FabricSnapshot, findings: readonly Finding[]): FabricOverview {
+  const nodes = Object.fromEntries(FABRIC_NODE_TYPES.map((type) => [type, 0])) as Record<FabricNodeType, number>;
+  for (const node of fabric.topology?.nodes.values() ?? []) nodes[node.type] += 1;
+  const cables = new Set<string>();
+  for (const [key, port] of fabric.topology?.ports ?? []) {
+    if (port.peer) cables.add([key, fabricPortKey(port.peer.nodeGuid, port.peer.port)].sort().join(' '));
+  }
+  let portsUp = 0;
+  for (const reading of fabric.ports.values()) if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
+  const unhealthy: UnhealthyFabricPort[] = [];
+  for (const finding of findings) {
+    const { subject } = finding;
+    if (subject.kind !== 'fabric-port') continue;
+    const key = fabricPortKey(subject.node.guid, subject.port);
+    const reading = fabric.ports.get(key);
+    const up = physicalLinkIsUp(reading?.physicalState?.id);
+    unhealthy.push({
+      end: { node: subject.node, port: subject.port },
+      peer: subject.peer,
+      state: stateText(reading?.state),
+      physicalState: stateText(reading?.physicalState),
+      width: up ? reading?.width : undefined,
+      speed: up ? reading?.speed : undefined,
+      expected: fabric.expectations.get(key),
+      severity: finding.severity,
+      condition: finding.condition,
+    });
+  }
+  return {
+    discoveredAt: fabric.topology?.discoveredAt,
+    shard: fabric.shard,
+    nodes,
+    links: cables.size,
+    portsRead: fabric.ports.size,
+    portsUp,
+    subnetManagers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state, host: subnetManagerHost(fabric, sm) })),
+    multicastGroups: fabric.multicastGroups,
+    unhealthy,
+  };
+}

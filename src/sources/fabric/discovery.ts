@@ -1,0 +1,138 @@
+// Discovery: one `ibnetdiscover --cache FILE` run. Its text gives the nodes and cables, the cache
+// file it writes gives every port (unconnected switch ports too) with what it enables. The cache
+// is kept for the ports cycle's counter sweeps (ibqueryerrors --load-cache), so that they do not
+// discover the fabric again.
+import { readFile } from 'node:fs/promises';
+import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../snapshot/fabric.js';
+import { commandLine } from '../command-runner.js';
+import type { FabricCycle } from './commands.js';
+import { CacheFormatError, parseDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
+import { parseIbnetdiscover, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
+
+/** The cache file of a discovery, for the counter sweeps; absent when it could not be read. */
+export interface TopologyCache {
+  file: string;
+  bytes: Uint8Array;
+  parsed: DiscoveryCache;
+}
+
+export interface Discovery {
+  topology: FabricTopology;
+  cache: TopologyCache | undefined;
+}
+
+/**
+ * Discover the fabric; undefined when ibnetdiscover failed or printed no node (the caller keeps
+ * the previous topology). `names` is the node-name-map.
+ */
+export async function discoverFabric(cycle: FabricCycle, cacheFile: string, names: ReadonlyMap<string, string>, now: number): Promise<Discovery | undefined> {
+  const result = await cycle.run('ibnetdiscover', ['--cache', cacheFile]);
+  if (!result) return undefined;
+  const text = parseIbnetdiscover(result.stdout);
+  cycle.unparsed(commandLine(result), text.unparsed);
+  if (text.nodes.length === 0) {
+    cycle.fail(commandLine(result), 'no node in the output; keeping the previous topology');
+    return undefined;
+  }
+  let cache: TopologyCache | undefined;
+  try {
+    const bytes = new Uint8Array(await readFile(cacheFile));
+    cache = { file: cacheFile, bytes, parsed: parseDiscoveryCache(bytes) };
+  } catch (error) {
+    // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
+    const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
+    cycle.note(cacheFile, `ibnetdiscover cache not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
+  }
+  return { topology: buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)), cache };
+}
+
+/** The topology from ibnetdiscover's text, completed by its cache file when there is one. */
+export function buildTopology(
+  text: IbnetdiscoverTopology,
+  cache: DiscoveryCache | undefined,
+  names: ReadonlyMap<string, string>,
+  now: number,
+  reportedDuplicates: readonly string[] = [],
+): FabricTopology {
+  const nodes = new Map<string, FabricNode>();
+  const duplicateGuids = new Set<string>(reportedDuplicates);
+  for (const node of text.nodes) {
+    if (nodes.has(node.guid)) duplicateGuids.add(node.guid);
+    nodes.set(node.guid, {
+      guid: node.guid,
+      type: node.type,
+      description: node.description,
+      name: names.get(node.guid),
+      lid: node.lid,
+      portCount: node.portCount,
+      vendorId: node.vendorId,
+      deviceId: node.deviceId,
+    });
+  }
+
+  const ports = new Map<string, DiscoveredPort>();
+  const switchPortGuids = new Map(text.nodes.filter((node) => node.portGuid !== undefined).map((node) => [node.guid, node.portGuid]));
+  // Who claims each far end: two local ports with the same peer mean two devices share its GUID.
+  const peerClaims = new Map<string, string>();
+  for (const port of text.ports) {
+    const key = fabricPortKey(port.nodeGuid, port.port);
+    const peerKey = fabricPortKey(port.peer.nodeGuid, port.peer.port);
+    const claimant = peerClaims.get(peerKey);
+    if (claimant !== undefined && claimant !== key) duplicateGuids.add(port.peer.nodeGuid);
+    peerClaims.set(peerKey, key);
+    ports.set(key, {
+      nodeGuid: port.nodeGuid,
+      port: port.port,
+      portGuid: port.portGuid ?? switchPortGuids.get(port.nodeGuid),
+      lid: port.lid,
+      peer: { nodeGuid: port.peer.nodeGuid, port: port.peer.port },
+      enabled: undefined,
+    });
+    // A CA or router answers at the LID of its first port that has one.
+    const node = nodes.get(port.nodeGuid);
+    if (node && node.lid === undefined && port.lid !== undefined && port.lid > 0) nodes.set(node.guid, { ...node, lid: port.lid });
+  }
+
+  if (cache) {
+    const portOwners = new Map<string, string>();
+    for (const cached of cache.ports) {
+      // Ports of one node share nothing but a switch's port GUID; anything else claimed twice is a duplicate.
+      const owner = portOwners.get(cached.guid);
+      if (owner !== undefined && owner !== cached.nodeGuid) duplicateGuids.add(cached.guid);
+      portOwners.set(cached.guid, cached.nodeGuid);
+      if (cached.port === 0 || !nodes.has(cached.nodeGuid)) continue;
+      const key = fabricPortKey(cached.nodeGuid, cached.port);
+      const known = ports.get(key);
+      ports.set(key, known
+        ? { ...known, enabled: cached.enabled }
+        : { nodeGuid: cached.nodeGuid, port: cached.port, portGuid: cached.guid, lid: undefined, peer: undefined, enabled: cached.enabled });
+    }
+  }
+
+  return { nodes, ports, duplicateGuids: duplicateGuids.size, duplicateLids: countDuplicateLids(nodes, ports), discoveredAt: now };
+}
+
+/** LIDs held by more than one port: a switch holds one for all its ports, a CA port its own. */
+function countDuplicateLids(nodes: ReadonlyMap<string, FabricNode>, ports: ReadonlyMap<string, DiscoveredPort>): number {
+  const owners = new Map<number, Set<string>>();
+  const claim = (lid: number | undefined, owner: string): void => {
+    if (lid === undefined || lid === 0) return;
+    let set = owners.get(lid);
+    if (!set) owners.set(lid, (set = new Set()));
+    set.add(owner);
+  };
+  for (const node of nodes.values()) if (node.type === 'switch') claim(node.lid, node.guid);
+  for (const port of ports.values()) {
+    if (nodes.get(port.nodeGuid)?.type !== 'switch') claim(port.lid, port.portGuid ?? fabricPortKey(port.nodeGuid, port.port));
+  }
+  return [...owners.values()].filter((set) => set.size > 1).length;
+}
+
+/** Port GUID (as iblinkinfo and ibqueryerrors print it) → node GUID, for every port of the topology. */
+export function nodesByPortGuid(topology: FabricTopology): Map<string, string> {
+  const byPort = new Map<string, string>();
+  for (const node of topology.nodes.values()) byPort.set(node.guid, node.guid);
+  for (const port of topology.ports.values()) if (port.portGuid !== undefined) byPort.set(port.portGuid, port.nodeGuid);
+  return byPort;
+}
+

@@ -1,0 +1,85 @@
+// `ibqueryerrors` output (rdma-core infiniband-diags), in the two modes the ports cycle runs, both
+// from the discovery cache (--load-cache) so that no second discovery is made:
+//   errors   (--threshold-file /dev/null: every threshold 0) — per node one PortCounters query over
+//            all ports (AllPortSelect); only when that sum is not 0, one query per port. A port is
+//            printed only with its non-zero error counters and PortXmitWait:
+//              Errors for 0x<guid> "<name>"            (a CA's header has no GUID)
+//                 GUID 0x<port guid> port ALL: [SymbolErrorCounter == 3] …
+//                 GUID 0x<port guid> port 2: [SymbolErrorCounter == 3] [PortXmitWait == 7 (7.000)]
+//            A value with a "(…)" suffix came from PortCountersExtended (64-bit); without it, from
+//            PortCounters (IBA widths, which saturate).
+//   counters (--counters) — every port's data and packet counters, extended when supported:
+//              Data Counters for 0x<node guid> "<name>"
+//                 GUID 0x<node guid> port 1: [PortXmitData == 2376 (9.281KB)] …
+// Failed queries go to stderr as `ibwarn: [pid] <function>: <what> query failed on <name>, Lid <L> port <P>`
+// (port 0 for ClassPortInfo, 255 for the all-ports query). The run ends with `## Summary: …`; its
+// absence means the sweep did not finish.
+import { normaliseGuid } from '../../infiniband/guid.js';
+import { parseCounterValue } from '../../infiniband/pma-counters.js';
+
+export interface SweepValue {
+  value: bigint;
+  /** Printed with a human-readable suffix: in the errors mode, a 64-bit PortCountersExtended value. */
+  suffixed: boolean;
+}
+
+export interface SweepPort {
+  /** As printed: the port GUID in the errors mode, the node GUID in the counters mode. */
+  guid: string;
+  port: number;
+  /** By IBA field name (`SymbolErrorCounter`, `PortXmitData`…). */
+  values: Map<string, SweepValue>;
+}
+
+export interface SweepFailure {
+  /** LID the failed query went to (a switch's LID, or a CA port's). */
+  lid: number;
+  /** 0 ClassPortInfo, 255 all ports, else the port. */
+  port: number;
+  message: string;
+}
+
+export interface SweepReading {
+  /** The run reached its summary: every node of the cache was visited. */
+  complete: boolean;
+  ports: SweepPort[];
+  failures: SweepFailure[];
+  /** Output lines that matched nothing. */
+  unparsed: string[];
+}
+
+const HEADER = /^(?:Errors for|Data Counters for) (?:0x[0-9a-f]{1,16} )?".*"$/;
+const PORT = /^\s+GUID (0x[0-9a-f]{1,16}) port (ALL|\d{1,3}):(.*)$/;
+const ITEM = /\[([A-Za-z0-9]+) == (\d{1,20})(?: \(([^)]*)\))?\]/g;
+const FAILURE = /^ibwarn: \[[^\]]*\] \w+: (.* query failed on .*), Lid (\d{1,5}) port (\d{1,3})$/;
+const IGNORED = /^(?:\s+Link info:.*|##.*|)$/;
+
+export function parseIbqueryerrors(stdout: string, stderr: string): SweepReading {
+  const ports: SweepPort[] = [];
+  const unparsed: string[] = [];
+  let complete = false;
+  for (const raw of stdout.split('\n')) {
+    const line = raw.trimEnd();
+    if (line.startsWith('## Summary:')) complete = true;
+    if (HEADER.test(line) || IGNORED.test(line)) continue;
+    const match = PORT.exec(line);
+    const guid = match && normaliseGuid(match[1]!);
+    if (!match || !guid) {
+      unparsed.push(line);
+      continue;
+    }
+    if (match[2] === 'ALL') continue;
+    const values = new Map<string, SweepValue>();
+    for (const item of match[3]!.matchAll(ITEM)) {
+      const value = parseCounterValue(item[2]!);
+      if (value !== undefined) values.set(item[1]!, { value, suffixed: item[3] !== undefined });
+    }
+    ports.push({ guid, port: Number(match[2]), values });
+  }
+  const failures: SweepFailure[] = [];
+  for (const line of stderr.split('\n')) {
+    const match = FAILURE.exec(line.trimEnd());
+    if (match) failures.push({ lid: Number(match[2]), port: Number(match[3]), message: match[1]! });
+  }
+  return { complete, ports, failures, unparsed };
+}

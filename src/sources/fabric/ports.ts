@@ -1,0 +1,277 @@
+// The ports cycle: state, width, speed and peer of every switch port (connected or not), then the
+// PMA counters of every one of them, in three commands whatever the fabric's size:
+//   iblinkinfo --line [--switches-only]     fresh PortInfo of every port (one scan of the fabric)
+//   ibqueryerrors … --threshold-file /dev/null --load-cache C   error counters (and PortXmitWait)
+//   ibqueryerrors … --counters --load-cache C                   64-bit data and packet counters
+// The three run side by side. The sweeps read the topology from discovery's cache instead of
+// discovering again; that cache is pruned to this instance's shard, and to the switches the last
+// scan saw at the same LID (a switch that vanished or was renumbered would only make the sweeps
+// wait on timeouts; such a change also asks for a new discovery). A failed command loses only its own part of the cycle;
+// a switch that does not answer loses only its own counters. Where ibqueryerrors cannot run at all
+// (missing, or failing at once), the counters are read switch by switch with perfquery instead.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../infiniband/pma-counters.js';
+import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../snapshot/fabric.js';
+import type { PortCounter } from '../../snapshot/types.js';
+import { commandLine, type CommandResult } from '../command-runner.js';
+import { exportCounter } from '../infiniband.js';
+import type { FabricCycle } from './commands.js';
+import { pruneDiscoveryCache } from './discovery-cache.js';
+import { readCountersByNode } from './perfquery-counters.js';
+import { nodesByPortGuid, type TopologyCache } from './discovery.js';
+import { parseIblinkinfo, type LinkinfoPort } from './iblinkinfo.js';
+import { parseIbqueryerrors, type SweepReading, type SweepValue } from './ibqueryerrors.js';
+
+/** Where counters come from: the two ibqueryerrors sweeps, or perfquery node by node. */
+export type CounterSource = 'sweep' | 'perfquery';
+
+export interface PortsOptions {
+  /** The source to try first; perfquery is used when the sweeps cannot run. */
+  counterSource: CounterSource;
+  /** Nodes the previous cycle's scan did not see (at their discovered LID): the sweeps skip them. */
+  unreachable: ReadonlySet<string>;
+  topology: FabricTopology;
+  cache: TopologyCache | undefined;
+  /** The nodes this instance reports (its --fabric.shard); the others are neither queried nor reported. */
+  covers: (node: FabricNode) => boolean;
+  /** Also read CA and router ports (--fabric.hca-ports). */
+  hcaPorts: boolean;
+  /** A directory for the pruned cache file. */
+  scratch: string;
+}
+
+export interface PortsReading {
+  ports: Map<string, FabricPortReading>;
+  /** The source that delivered this cycle's counters. */
+  counterSource: CounterSource;
+  /** Nodes this cycle's scan did not see at their discovered LID (for the next cycle). */
+  unreachable: Set<string>;
+  /** The scan saw nodes, GUIDs, LIDs or cables that discovery did not: the topology is out of date. */
+  stale: boolean;
+}
+
+/** ibqueryerrors exits 1 when it printed ports with errors: that is its normal output here. */
+const acceptSweep = (result: CommandResult): boolean => result.exitCode === 0 || result.exitCode === 1;
+
+const ERROR_COUNTERS = PMA_COUNTERS.filter((counter) => !counter.tableDependent);
+const TRAFFIC_COUNTERS = PMA_COUNTERS.filter((counter) => counter.tableDependent);
+
+export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions): Promise<PortsReading> {
+  const { topology } = options;
+  const nodeOfPort = nodesByPortGuid(topology);
+  const wanted = (node: FabricNode | undefined): node is FabricNode => node !== undefined && (options.hcaPorts || node.type === 'switch') && options.covers(node);
+
+  // The scan and the counter sweeps run side by side; the sweeps leave out the nodes the previous
+  // scan no longer saw at the LID discovery recorded (they would only wait on timeouts).
+  const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !options.unreachable.has(node.guid));
+  let counterSource = options.counterSource;
+  const [scan, fromSweeps] = await Promise.all([
+    scanPorts(cycle, options, nodeOfPort),
+    counterSource === 'sweep' ? sweepCounters(cycle, options, swept, nodeOfPort) : Promise.resolve(undefined),
+  ]);
+  // Seen by this scan at the LID discovery recorded (a switch answers at its own; a CA port at its own).
+  const seen = (node: FabricNode): boolean => !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid));
+  let counters = fromSweeps;
+  if (!counters) {
+    counterSource = 'perfquery';
+    counters = await readCountersByNode(cycle, swept.filter(seen), topology.ports);
+  }
+  const unreachable = scan ? new Set([...topology.nodes.values()].filter(wanted).filter((node) => !seen(node)).map((node) => node.guid)) : new Set(options.unreachable);
+
+  const ports = new Map<string, FabricPortReading>();
+  for (const node of topology.nodes.values()) {
+    if (!wanted(node)) continue;
+    for (let port = 1; port <= node.portCount; port++) {
+      const key = fabricPortKey(node.guid, port);
+      const portCounters = counters.get(key) ?? [];
+      const state = scan?.ports.get(key);
+      if (!state && portCounters.length === 0) continue;
+      ports.set(key, {
+        nodeGuid: node.guid,
+        port,
+        state: state?.state,
+        physicalState: state?.physicalState,
+        width: state?.width,
+        speed: state?.speed,
+        peer: state?.peer,
+        counters: portCounters,
+      });
+    }
+  }
+  return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
+}
+
+interface Scan {
+  ports: Map<string, Pick<FabricPortReading, 'state' | 'physicalState' | 'width' | 'speed' | 'peer'>>;
+  /** Every node the scan reached. */
+  nodes: Set<string>;
+  switchLids: Map<string, number>;
+  stale: boolean;
+}
+
+async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Promise<Scan | undefined> {
+  const result = await cycle.run('iblinkinfo', ['--line', ...(options.hcaPorts ? [] : ['--switches-only'])]);
+  if (!result) return undefined;
+  const parsed = parseIblinkinfo(result.stdout);
+  cycle.unparsed(commandLine(result), parsed.unparsed);
+  if (parsed.ports.length === 0) {
+    cycle.fail(commandLine(result), 'no port in the output');
+    return undefined;
+  }
+  const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false };
+  const peerOf = (peer: LinkinfoPort['peer']): PortAddress | undefined => {
+    if (!peer) return undefined;
+    const nodeGuid = nodeOfPort.get(peer.portGuid);
+    if (nodeGuid === undefined) scan.stale = true;
+    return nodeGuid === undefined ? undefined : { nodeGuid, port: peer.port };
+  };
+  for (const port of parsed.ports) {
+    const nodeGuid = nodeOfPort.get(port.portGuid);
+    const node = nodeGuid === undefined ? undefined : options.topology.nodes.get(nodeGuid);
+    if (!node) {
+      scan.stale = true;
+      continue;
+    }
+    scan.nodes.add(node.guid);
+    if (node.type === 'switch') {
+      if (port.lid !== node.lid) scan.stale = true;
+      scan.switchLids.set(node.guid, port.lid);
+    }
+    // PortInfo's width and speed mean nothing on a port that is down (IBA C14-24.2.1).
+    const down = port.state.id <= 1;
+    const key = fabricPortKey(node.guid, port.port);
+    const peer = peerOf(port.peer);
+    // A cable pulled, plugged or moved since discovery: the topology (CAs, links) is out of date.
+    const discovered = options.topology.ports.get(key)?.peer;
+    if (discovered?.nodeGuid !== peer?.nodeGuid || discovered?.port !== peer?.port) scan.stale = true;
+    scan.ports.set(key, {
+      state: port.state,
+      physicalState: port.physicalState,
+      width: down ? undefined : port.width,
+      speed: down ? undefined : port.speed,
+      peer,
+    });
+  }
+  const missing = [...options.topology.nodes.values()].some((node) => node.type === 'switch' && !scan.nodes.has(node.guid));
+  if (missing) scan.stale = true;
+  return scan;
+}
+
+/** `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be swept. */
+async function sweepCache(options: PortsOptions, swept: ReadonlySet<string>): Promise<string[]> {
+  const { cache } = options;
+  if (!cache) return [];
+  const types = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
+  const sweepable = cache.parsed.nodes.filter((node) => node.type !== undefined && types.has(node.type));
+  if (sweepable.every((node) => swept.has(node.guid))) return ['--load-cache', cache.file];
+  const file = path.join(options.scratch, 'sweep.cache');
+  await writeFile(file, pruneDiscoveryCache(cache.bytes, cache.parsed, (node) => swept.has(node.guid)));
+  return ['--load-cache', file];
+}
+
+/**
+ * Counters of every port of the swept nodes from the two sweeps, by port key; undefined when a
+ * sweep could not run at all (the caller then reads them with perfquery).
+ */
+async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: readonly FabricNode[], nodeOfPort: ReadonlyMap<string, string>): Promise<Map<string, PortCounter[]> | undefined> {
+  const sweptGuids = new Set(swept.map((node) => node.guid));
+  const loadCache = await sweepCache(options, sweptGuids);
+  const typeArgs = options.hcaPorts ? [] : ['--switch'];
+  const [errors, traffic] = await Promise.all([
+    sweep(cycle, ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs]),
+    sweep(cycle, ['--skip-sl', '--counters', ...loadCache, ...typeArgs]),
+  ]);
+  if (errors === 'unusable' || traffic === 'unusable') return undefined;
+
+  const failed = failedQueries(cycle, options.topology, [errors, traffic]);
+  const errorValues = valuesByPort(errors, nodeOfPort);
+  const trafficValues = valuesByPort(traffic, nodeOfPort);
+  const counters = new Map<string, PortCounter[]>();
+  for (const node of swept) {
+    const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
+    for (let port = 1; port <= node.portCount; port++) {
+      const key = fabricPortKey(node.guid, port);
+      const portCounters: PortCounter[] = [];
+      if (errors?.complete && !nodeFailed && !failed.has(key)) {
+        // Every threshold is 0: a counter the sweep did not print is 0.
+        const values = errorValues.get(key);
+        for (const counter of ERROR_COUNTERS) portCounters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
+      }
+      const values = trafficValues.get(key);
+      if (values) portCounters.push(...trafficCounters(values));
+      if (portCounters.length > 0) counters.set(key, portCounters);
+    }
+  }
+  return counters;
+}
+
+/**
+ * One sweep. 'unusable': it failed outright (not installed, or exited at once with an error other
+ * than "ports with errors found"); undefined: it ran but was killed or cut short (recorded).
+ */
+async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | 'unusable' | undefined> {
+  const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep);
+  if (!ok) {
+    if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
+    cycle.fail(commandLine(result), 'the sweep did not finish');
+    return undefined;
+  }
+  const parsed = parseIbqueryerrors(result.stdout, result.stderr);
+  cycle.unparsed(commandLine(result), parsed.unparsed);
+  if (!parsed.complete) cycle.fail(commandLine(result), 'output ends before its summary: the sweep did not finish');
+  return parsed;
+}
+
+/**
+ * Queries that failed, as port keys: `<node>/0` for a whole node (ClassPortInfo or the all-ports
+ * query), `<node>/<port>` for one port. Each is a read error; the others' values stand.
+ */
+function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: readonly (SweepReading | undefined)[]): Set<string> {
+  const byLid = new Map<number, PortAddress>();
+  for (const node of topology.nodes.values()) if (node.type === 'switch' && node.lid !== undefined) byLid.set(node.lid, { nodeGuid: node.guid, port: 0 });
+  for (const port of topology.ports.values()) if (port.lid !== undefined && port.lid > 0) byLid.set(port.lid, port);
+  const failed = new Set<string>();
+  for (const reading of sweeps) {
+    for (const failure of reading?.failures ?? []) {
+      cycle.note(`ibqueryerrors Lid ${failure.lid} port ${failure.port}`, failure.message);
+      const target = byLid.get(failure.lid);
+      if (!target) continue;
+      const whole = target.port === 0 && (failure.port === 0 || failure.port === 255);
+      failed.add(fabricPortKey(target.nodeGuid, whole ? 0 : target.port === 0 ? failure.port : target.port));
+    }
+  }
+  return failed;
+}
+
+/** Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node). */
+function valuesByPort(reading: SweepReading | undefined, nodeOfPort: ReadonlyMap<string, string>): Map<string, Map<string, SweepValue>> {
+  const byPort = new Map<string, Map<string, SweepValue>>();
+  for (const port of reading?.ports ?? []) {
+    const nodeGuid = nodeOfPort.get(port.guid);
+    if (nodeGuid !== undefined && port.port > 0) byPort.set(fabricPortKey(nodeGuid, port.port), port.values);
+  }
+  return byPort;
+}
+
+function errorCounter(counter: PmaCounter, printed: SweepValue | undefined): PortCounter {
+  // Without a suffix the value came from PortCounters, whose fields have the IBA widths.
+  return exportCounter(counter, printed?.value ?? 0n, printed?.suffixed ? 64 : counter.bits);
+}
+
+/**
+ * Data and packet counters of one port. With the unicast/multicast counters the sweep read
+ * PortCountersExtended (64-bit); with the four basic ones only, either the 32-bit PortCounters or
+ * the extended set of a PMA without the IETF counters, which the output does not tell apart: a
+ * value above 32 bits settles it, else they are taken as 32-bit (saturation is then flagged at
+ * 2^32-1).
+ */
+function trafficCounters(values: ReadonlyMap<string, SweepValue>): PortCounter[] {
+  const extended = values.has('PortUnicastXmitPkts') || [...values.values()].some((v) => v.value > counterMaximum(32));
+  const counters: PortCounter[] = [];
+  for (const counter of TRAFFIC_COUNTERS) {
+    const printed = values.get(counter.perfqueryField);
+    if (printed !== undefined) counters.push(exportCounter(counter, printed.value, extended ? 64 : counter.bits));
+  }
+  return counters;
+}
