@@ -43,5 +43,6 @@ COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 # The node user (uid 1000) of the official image; files above stay root-owned and read-only to it.
 USER node
 EXPOSE 10460
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/main.js"]
+# Node.js flags: see scripts/node-flags.mjs and docs/benchmarks.md ("Idle cost").
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "--v8-pool-size=1", "dist/main.js"]
 CMD ["--path.sysfs=/host/sys"]

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
 import { buildOnce, PROJECT } from '../support/built.js';
 
 interface Instruction {
@@ -94,9 +95,14 @@ describe('Dockerfile', () => {
 
   it('starts node directly under tini (exec form, no npm), with arguments the exporter accepts', () => {
     const entrypoint = exec('ENTRYPOINT');
-    expect(entrypoint).toEqual(['/usr/bin/tini', '--', 'node', 'dist/main.js']);
+    expect(entrypoint).toEqual(['/usr/bin/tini', '--', 'node', ...NODE_FLAGS, 'dist/main.js']);
     const command = parseCommandLine(exec('CMD'));
     expect(command.action === 'run' && command.settings.sysfsPath).toBe('/host/sys');
+  });
+
+  it('gives node the same flags as npm start and the systemd unit (scripts/node-flags.mjs)', () => {
+    const { scripts } = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.start).toBe(`node ${NODE_FLAGS.join(' ')} dist/main.js`);
   });
 
   it('copies only what the build context holds', () => {
@@ -152,9 +158,9 @@ describe('Dockerfile', () => {
 
     it('serves the demo host with --demo', async () => {
       const workdir = path.join(root, 'app');
-      const [, , node, main] = exec('ENTRYPOINT');
+      const [, , node, ...rest] = exec('ENTRYPOINT');
       expect(node).toBe('node');
-      const child = spawn(process.execPath, [main!, '--demo', '--web.listen-address=127.0.0.1:0'], { cwd: workdir, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [...rest, '--demo', '--web.listen-address=127.0.0.1:0'], { cwd: workdir, stdio: ['ignore', 'ignore', 'pipe'] });
       try {
         const address = await new Promise<string>((resolve, reject) => {
           let log = '';

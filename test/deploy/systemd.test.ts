@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
+import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
 import { PROJECT } from '../support/built.js';
 import { requireSystemTools } from '../support/system.js';
 
@@ -20,7 +21,7 @@ const values = (key: string) => [...unitText.matchAll(new RegExp(`^${key}=(.*)$`
 
 describe('unit and defaults file', () => {
   it('runs node on the built entry point with $ARGS from /etc/default, as a dedicated user', () => {
-    expect(values('ExecStart')).toEqual(['/usr/bin/node /opt/infiniband-exporter/dist/main.js $ARGS']);
+    expect(values('ExecStart')).toEqual([`/usr/bin/node ${NODE_FLAGS.join(' ')} /opt/infiniband-exporter/dist/main.js $ARGS`]);
     expect(values('EnvironmentFile')).toEqual(['-/etc/default/infiniband-exporter']);
     expect(values('User')).toEqual(['infiniband-exporter']);
     const sysusers = readFileSync(path.join(DIR, 'infiniband-exporter.sysusers.conf'), 'utf8');
