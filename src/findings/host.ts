@@ -188,7 +188,7 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
       condition: 'counter-saturated',
       severity: 'warning',
       subject,
-      summary: `port ${name}: ${plural(saturated.length, 'counter')} stuck at their maximum (${describeCounters(saturated)}): new events are no longer counted`,
+      summary: `port ${name}: ${plural(saturated.length, 'counter')} stuck at ${saturated.length === 1 ? 'its' : 'their'} maximum (${describeCounters(saturated)}): new events are no longer counted`,
       meaning: 'A fixed-width PMA counter at its maximum stops counting: error rates read 0 and the error alerts are blind for it until it is reset. peer_ counters are the switch port\'s.',
       cause: 'Errors accumulated for months without a reset, an error storm, or 32-bit data counters on an adapter or kernel without extended counters.',
       remedy: 'reset the counters: perfquery -R (and perfquery -R <peer lid> <peer port> for peer_ counters); if errors fill them again quickly, fix the link',

@@ -211,7 +211,7 @@ describe('findings from the diag collector and the collectors themselves', () =>
     const withPeer: Snapshot = { ...snapshot, diag: new Map([['mlx5_3/1', { device: 'mlx5_3', port: 1, subnetManager: undefined, enabledCapability: undefined, peer, counters: [] }]]) };
     const findings = findingsOf(withPeer).filter((f) => f.subject.kind === 'port' && f.subject.device === 'mlx5_3');
     expect(findings.map((f) => f.summary)).toEqual([
-      'port mlx5_3/1: 1 counter stuck at their maximum (peer_symbol_errors 65535): new events are no longer counted',
+      'port mlx5_3/1: 1 counter stuck at its maximum (peer_symbol_errors 65535): new events are no longer counted',
       'port mlx5_3/1 has counted errors since its counters were reset: peer_receive_errors 4',
     ]);
     expect(portOverview(withPeer, findingsOf(withPeer)).find((row) => row.device === 'mlx5_3')!.peer).toEqual({ guid: peer.guid, port: 7, description: 'leaf-01' });
