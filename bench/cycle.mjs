@@ -1,8 +1,8 @@
 // One process, one sysfs tree: the exporter's collection cycle (sources read, snapshot published)
 // against a baseline that does nothing but the same file-system calls on the same paths. Prints
 // JSON. Run by bench/run.mjs, pinned to the same CPU as the servers.
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { readdir, readFile, realpath } from 'node:fs/promises';
+import { accessSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { RecurringErrors } from '../dist/log/recurring-errors.js';
@@ -18,15 +18,23 @@ const rounds = Number(roundsText);
 class RecordingFiles extends SysfsFiles {
   calls = [];
   recording = false;
-  async read(relative) {
+  read(relative) {
     if (this.recording) this.calls.push(['read', this.resolve(relative)]);
     return super.read(relative);
   }
-  async list(relative, options) {
+  readDecimal(relative) {
+    if (this.recording) this.calls.push(['read', this.resolve(relative)]);
+    return super.readDecimal(relative);
+  }
+  list(relative, options) {
     if (this.recording) this.calls.push(['list', this.resolve(relative)]);
     return super.list(relative, options);
   }
-  async target(relative) {
+  directoryPresent(relative) {
+    if (this.recording) this.calls.push(['access', `${this.resolve(relative)}/`]);
+    return super.directoryPresent(relative);
+  }
+  target(relative) {
     if (this.recording) this.calls.push(['target', this.resolve(relative)]);
     return super.target(relative);
   }
@@ -47,6 +55,7 @@ function baselineSync() {
     try {
       if (kind === 'read') readFileSync(file);
       else if (kind === 'list') readdirSync(file, { withFileTypes: true });
+      else if (kind === 'access') accessSync(file);
       else realpathSync(file);
     } catch {
       // same outcome as the exporter's read of a missing file
@@ -59,6 +68,7 @@ async function baselineAsync() {
     try {
       if (kind === 'read') await readFile(file);
       else if (kind === 'list') await readdir(file, { withFileTypes: true });
+      else if (kind === 'access') await access(file);
       else await realpath(file);
     } catch {
       // as above
