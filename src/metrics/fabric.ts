@@ -95,12 +95,9 @@ class FamilyWriter {
       this.out.header(this.spec);
       this.started = true;
     }
-    this.out.write(this.spec.name);
-    this.out.write(labels);
-    this.out.write(extra);
-    this.out.write('} ');
-    this.out.write(String(value));
-    this.out.write('\n');
+    // One write per line: the exporter runs without V8's optimising compilers (runtime-flags.ts),
+    // where every Buffer#write call allocates; a line string costs less than six calls.
+    this.out.write(`${this.spec.name}${labels}${extra}} ${value}\n`);
   }
 }
 
@@ -151,9 +148,12 @@ function encodePorts(fabric: FabricSnapshot, sizeHint: number): Buffer {
   }
   for (const [name, spec] of FABRIC_PMA_COUNTER_METRICS) {
     const family = new FamilyWriter(out, spec);
-    readings.forEach((reading, i) => {
-      for (const counter of reading.counters) if (counter.name === name) family.sample(labels[i]!, '', counter.value);
-    });
+    // Indexed loops: without the optimising compilers a for-of makes an iterator result per step
+    // (2.4 million here, 100 MiB of garbage per render).
+    for (let i = 0; i < readings.length; i++) {
+      const counters = readings[i]!.counters;
+      for (let c = 0; c < counters.length; c++) if (counters[c]!.name === name) family.sample(labels[i]!, '', counters[c]!.value);
+    }
   }
   const saturated = new FamilyWriter(out, M.pmaSaturated);
   readings.forEach((reading, i) => {
