@@ -9,10 +9,12 @@
 // `fabricBenchmark()` returns the markdown section; run alone (`npm run bench:fabric`) it also
 // writes it into docs/benchmarks.md between the bench:fabric markers.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
@@ -23,6 +25,9 @@ const ROUNDS = { discovery: 3, ports: 5, sequential: 5 };
 const MAX_CONCURRENT = 8;
 const EXPORTER_HOST = 'H1_2';
 const SM_HOST = 'H1_1';
+// The exporter process is measured with Node.js's defaults and with the young generation capped as
+// docs/fabric.md recommends for fabric mode.
+const NODE_OPTIONS = [[], ['--max-semi-space-size=2']];
 // From the compiled test harness (test/support/processes.ts), loaded by fabricBenchmark().
 let freePort;
 let waitFor;
@@ -45,14 +50,35 @@ async function memoryMiB(pid) {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
+/** GET /metrics with this Accept-Encoding; the body as received, decoded when it came compressed. */
+function scrapeOnce(url, encoding) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const request = http.get(url, { headers: { 'accept-encoding': encoding } }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const gzipped = response.headers['content-encoding'] === 'gzip';
+        resolve({ text: (gzipped ? gunzipSync(body) : body).toString(), wireBytes: body.length, gzipped, ms: performance.now() - started });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
+
 /**
- * The exporter in fabric mode on the lab for `seconds` after its first ports cycle, its RSS read
- * every 5 s: scraped each time (an eager Prometheus), or not at all (fabric mode's own footprint,
- * without the copies of the text that serving makes). Peak RSS, series, scrape size and time.
+ * The exporter in fabric mode on the lab for `seconds` after its first ports cycle, started with
+ * `nodeOptions` (Node.js/V8 flags, as NODE_OPTIONS would give them), its RSS read every second:
+ * scraped every 5 s with `Accept-Encoding: gzip` (as Prometheus asks), without compression
+ * (`identity`), or not at all (fabric mode's own footprint, without the copies serving makes).
+ * RSS range and peak, series, scrape size and time.
  */
-async function exporterFootprint(paths, switchPorts, seconds, scraped) {
+async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOptions) {
   const port = await freePort();
   const args = [
+    ...nodeOptions,
     path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', '/nonexistent',
     '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', '--diag.timeout', '120s', '--fabric.interval', '15s',
     '--fabric.max-concurrent', String(MAX_CONCURRENT),
@@ -63,31 +89,26 @@ async function exporterFootprint(paths, switchPorts, seconds, scraped) {
   child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}/metrics`;
-  const scrape = async () => {
-    const started = performance.now();
-    const text = await (await fetch(url)).text();
-    return { text, ms: performance.now() - started };
-  };
   try {
     await waitFor('the exporter\'s first ports cycle', async () => {
       if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
-      const { text } = await scrape().catch(() => ({ text: '' }));
+      const { text } = await scrapeOnce(url, 'gzip').catch(() => ({ text: '' }));
       return text.split('\n').filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length === switchPorts ? true : undefined;
     }, 180_000, 5000);
     const samples = [];
     const scrapes = [];
-    for (let elapsed = 0; elapsed < seconds; elapsed += 5) {
-      await new Promise((resolve) => setTimeout(resolve, 5000));
-      if (scraped) scrapes.push(await scrape());
+    for (let elapsed = 0; elapsed < seconds; elapsed += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (scrape !== 'none' && elapsed % 5 === 4) scrapes.push(await scrapeOnce(url, scrape));
       samples.push((await memoryMiB(child.pid)).rss);
     }
     const hwm = (await memoryMiB(child.pid)).hwm;
-    const last = scrapes.at(-1) ?? (await scrape());
-    const ms = scrapes.map((scrape) => scrape.ms).sort((a, b) => a - b);
+    const last = scrapes.at(-1) ?? (await scrapeOnce(url, 'gzip'));
+    const ms = scrapes.map((one) => one.ms).sort((a, b) => a - b);
     return {
-      min: Math.min(...samples), max: Math.max(...samples), hwm,
+      scrape, nodeOptions, min: Math.min(...samples), max: Math.max(...samples), hwm,
       series: last.text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length,
-      bytes: Buffer.byteLength(last.text), scrapeMs: ms[Math.floor(ms.length / 2)] ?? last.ms,
+      bytes: Buffer.byteLength(last.text), wireBytes: last.wireBytes, gzipped: last.gzipped, scrapeMs: ms[Math.floor(ms.length / 2)] ?? last.ms,
     };
   } finally {
     child.kill('SIGTERM');
@@ -126,10 +147,12 @@ export async function fabricBenchmark() {
     if (result.fabric.portsWithCounters !== result.fabric.switchPorts) throw new Error(`counters for ${result.fabric.portsWithCounters} of ${result.fabric.switchPorts} switch ports`);
 
     log('measuring the exporter process in fabric mode, scraped and not scraped');
-    const footprint = await exporterFootprint(paths, result.fabric.switchPorts, 60, true);
-    const unscraped = await exporterFootprint(paths, result.fabric.switchPorts, 60, false);
+    const footprints = [];
+    for (const nodeOptions of NODE_OPTIONS) {
+      for (const scrape of ['gzip', 'identity', 'none']) footprints.push(await exporterFootprint(paths, result.fabric.switchPorts, 60, scrape, nodeOptions));
+    }
     const loadAfter = os.loadavg()[0];
-    return section(result, footprint, unscraped, loadBefore, loadAfter);
+    return section(result, footprints, loadBefore, loadAfter);
   } finally {
     await lab.stop();
     await rm(dir, { recursive: true, force: true });
@@ -139,8 +162,9 @@ export async function fabricBenchmark() {
 const s = (seconds) => `${seconds.toFixed(2)} s`;
 const n = (value) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
 const mark = (ok) => (ok ? 'met' : '**missed**');
+const flagsOf = (footprint) => (footprint.nodeOptions.length === 0 ? 'defaults' : footprint.nodeOptions.map((flag) => `\`${flag}\``).join(' '));
 
-function section(r, footprint, unscraped, loadBefore, loadAfter) {
+function section(r, footprints, loadBefore, loadAfter) {
   const row = (name, m) => `| ${name}${m.crashes ? ` (crashed with SIGSEGV in ${m.crashes} more run${m.crashes > 1 ? 's' : ''}, run again)` : ''} | ${s(m.seconds)} | ${m.cpuSelf.toFixed(2)} | ${m.cpuTools.toFixed(2)} | ${m.cpuIbsim.toFixed(2)} | ${n(m.mads)} |`;
   const vsQuery = r.ports.seconds / r.ibqueryerrors.seconds;
   const vsLoop = r.sequentialPerfquery.seconds / r.ports.seconds;
@@ -166,12 +190,19 @@ function section(r, footprint, unscraped, loadBefore, loadAfter) {
     '|---|---|---|',
     `| ports+counters cycle ≤ 2 × one \`ibqueryerrors --data --details\` | ${vsQuery.toFixed(2)} × (${s(r.ports.seconds)} vs ${s(r.ibqueryerrors.seconds)}) | ${mark(vsQuery <= 2)} |`,
     `| ≥ 5 × faster than the sequential perfquery loop | ${vsLoop.toFixed(1)} × (${s(r.sequentialPerfquery.seconds)} vs ${s(r.ports.seconds)}) | ${mark(vsLoop >= 5)} |`,
-    `| exporter RSS < 150 MiB | scraped every 5 s: ${mib(footprint.min)}–${mib(footprint.max)}, peak ${mib(footprint.hwm)}; not scraped: ${mib(unscraped.min)}–${mib(unscraped.max)}, peak ${mib(unscraped.hwm)} | ${mark(footprint.hwm < 150)} |`,
+    ...footprints.filter((f) => f.scrape === 'gzip').map((f) =>
+      `| exporter RSS < 150 MiB (${flagsOf(f)}, scraped with gzip every 5 s) | ${mib(f.min)}–${mib(f.max)}, peak ${mib(f.hwm)} | ${mark(f.hwm < 150)} |`),
     '',
     `Memory: the fabric model of this fabric (topology, 5 400 port readings, expectations) is ${mib(r.heapLiveMiB)} of live heap after a garbage collection in the measuring process;`,
     `rendering its ${n(r.render.series)} series takes ${s(r.render.seconds)} and gives ${(r.render.bytes / 2 ** 20).toFixed(1)} MiB of text, rendered once per ports cycle.`,
-    `The exporter process (\`node dist/main.js --collector.fabric --fabric.interval 15s\`, default Node.js flags, RSS read every 5 s for 60 s after its first ports cycle): ${n(footprint.series)} series, ${(footprint.bytes / 2 ** 20).toFixed(1)} MiB per scrape, ${footprint.scrapeMs.toFixed(0)} ms per scrape (uncompressed, one client).`,
-    'Its RSS is mostly garbage the V8 heap keeps between collections and copies of that text on the way out (see "Fabric mode: memory" above).',
+    '',
+    `The exporter process (\`node [flags] dist/main.js --collector.fabric --fabric.interval 15s\`), RSS read every second for 60 s after its first ports cycle, the peak from the kernel (VmHWM):`,
+    '',
+    '| Node.js flags | scraped every 5 s | RSS | peak RSS | bytes per scrape | ms per scrape |',
+    '|---|---|---|---|---|---|',
+    ...footprints.map((f) => `| ${flagsOf(f)} | ${f.scrape === 'none' ? 'not scraped' : `\`Accept-Encoding: ${f.scrape}\``} | ${mib(f.min)}–${mib(f.max)} | ${mib(f.hwm)} | ${f.scrape === 'none' ? '' : `${(f.wireBytes / 2 ** 20).toFixed(1)} MiB${f.gzipped ? ' gzip' : ''}`} | ${f.scrape === 'none' ? '' : f.scrapeMs.toFixed(0)} |`),
+    '',
+    `Every scrape: ${n(footprints[0].series)} series, ${(footprints[0].bytes / 2 ** 20).toFixed(1)} MiB of text. Where the RSS goes: "Fabric mode: memory" above.`,
     '',
     `Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, shared with other work; Node.js ${process.version}; load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
     '',
