@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
+import { NODE_FLAGS } from '../scripts/node-flags.mjs';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const DOC = path.join(PROJECT, 'docs/benchmarks.md');
@@ -25,9 +26,9 @@ const ROUNDS = { discovery: 3, ports: 5, sequential: 5 };
 const MAX_CONCURRENT = 8;
 const EXPORTER_HOST = 'H1_2';
 const SM_HOST = 'H1_1';
-// The exporter process is measured with Node.js's defaults and with the young generation capped as
-// docs/fabric.md recommends for fabric mode.
-const NODE_OPTIONS = [[], ['--max-semi-space-size=2']];
+// The exporter process is measured as the systemd unit, the image and npm start run it (with the
+// Node.js flags of scripts/node-flags.mjs) and as a plain `node dist/main.js`.
+const NODE_OPTIONS = [NODE_FLAGS, []];
 // From the compiled test harness (test/support/processes.ts), loaded by fabricBenchmark().
 let freePort;
 let waitFor;
@@ -162,7 +163,7 @@ export async function fabricBenchmark() {
 const s = (seconds) => `${seconds.toFixed(2)} s`;
 const n = (value) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
 const mark = (ok) => (ok ? 'met' : '**missed**');
-const flagsOf = (footprint) => (footprint.nodeOptions.length === 0 ? 'defaults' : footprint.nodeOptions.map((flag) => `\`${flag}\``).join(' '));
+const flagsOf = (footprint) => (footprint.nodeOptions.length === 0 ? 'none (`node dist/main.js`)' : footprint.nodeOptions.map((flag) => `\`${flag}\``).join(' '));
 
 function section(r, footprints, loadBefore, loadAfter) {
   const row = (name, m) => `| ${name}${m.crashes ? ` (crashed with SIGSEGV in ${m.crashes} more run${m.crashes > 1 ? 's' : ''}, run again)` : ''} | ${s(m.seconds)} | ${m.cpuSelf.toFixed(2)} | ${m.cpuTools.toFixed(2)} | ${m.cpuIbsim.toFixed(2)} | ${n(m.mads)} |`;
