@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // The fabric-mode benchmark: on a generated two-level fat tree of 1 918 nodes (18 spines x 100
 // leaves x 18 hosts, run by ibsim with one opensm), our discovery and our ports+counters cycle
 // (states, widths, speeds and PMA counters of every switch port) beside, in the same run, one
@@ -6,8 +5,8 @@
 // `ibnetdiscover` followed by one `perfquery -l -x -G` per switch, one after another (treydock's
 // default). Then the exporter itself in fabric mode on that fabric: RSS, series, scrape size.
 //
-// `fabricBenchmark()` returns the markdown section; run alone (`npm run bench:fabric`) it also
-// writes it into docs/benchmarks.md between the bench:fabric markers.
+// `fabricBenchmark()` returns the markdown section; bench/run.mjs writes it into docs/benchmarks.md
+// between the bench:fabric markers (`npm run bench:fabric` runs this section alone).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +18,6 @@ import { execa } from 'execa';
 import { NODE_FLAGS } from '../scripts/node-flags.mjs';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
-const DOC = path.join(PROJECT, 'docs/benchmarks.md');
 const COMPILED = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric/test/support');
 const TREE = { spines: 18, leaves: 100, hostsPerLeaf: 18 };
 const ROUNDS = { discovery: 3, ports: 5, sequential: 5 };
@@ -33,8 +31,6 @@ const NODE_OPTIONS = [NODE_FLAGS, []];
 let freePort;
 let waitFor;
 
-const BEGIN = '<!-- bench:fabric:begin (written by npm run bench:fabric; edit the text around it, not inside) -->';
-const END = '<!-- bench:fabric:end -->';
 
 function log(message) {
   process.stderr.write(`bench:fabric: ${message}\n`);
@@ -121,8 +117,8 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
 export async function fabricBenchmark() {
   const loadBefore = os.loadavg()[0];
   if (loadBefore > 1) log(`load average is ${loadBefore.toFixed(2)}: results will be noisy (the doc says so)`);
-  log('building dist/ and the lab harness');
-  await run('npm', ['run', 'build', '--silent'], 300_000);
+  // dist/ is built by bench/run.mjs; the lab harness is compiled here.
+  log('building the lab harness');
   await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.fabric.json')], 300_000);
   const { fatTreeNet, fatTreeNodes } = await import(pathToFileURL(path.join(COMPILED, 'fat-tree.js')).href);
   const { FABRIC_TOOLS, Lab } = await import(pathToFileURL(path.join(COMPILED, 'ibsim-lab.js')).href);
@@ -171,8 +167,6 @@ function section(r, footprints, loadBefore, loadAfter) {
   const vsLoop = r.sequentialPerfquery.seconds / r.ports.seconds;
   const mib = (value) => `${value.toFixed(0)} MiB`;
   return [
-    BEGIN,
-    '',
     `### Fabric mode: ${n(r.fabric.nodes)} nodes (${TREE.spines} spines, ${TREE.leaves} leaves x ${TREE.hostsPerLeaf} hosts), ${n(r.fabric.switchPorts)} switch ports`,
     '',
     `Medians of ${ROUNDS.ports} runs (discovery and \`ibnetdiscover\`: ${ROUNDS.discovery}, the sequential loop: ${ROUNDS.sequential}), in one process, one after another. CPU in seconds:`,
@@ -206,30 +200,5 @@ function section(r, footprints, loadBefore, loadAfter) {
     `Every scrape: ${n(footprints[0].series)} series, ${(footprints[0].bytes / 2 ** 20).toFixed(1)} MiB of text. Where the RSS goes: "Fabric mode: memory" above.`,
     '',
     `Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, shared with other work; Node.js ${process.version}; load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
-    '',
-    END,
   ].join('\n');
-}
-
-/** Put the section into docs/benchmarks.md, replacing the previous one or appended at the end. */
-export async function writeFabricSection(text) {
-  const doc = await readFile(DOC, 'utf8');
-  const begin = doc.indexOf('<!-- bench:fabric:begin');
-  const end = doc.indexOf(END);
-  const updated = begin >= 0 && end > begin ? doc.slice(0, begin) + text + doc.slice(end + END.length) : `${doc.trimEnd()}\n\n${text}\n`;
-  await writeFile(DOC, updated);
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  fabricBenchmark().then(
-    async (text) => {
-      await writeFabricSection(text);
-      process.stdout.write(`${text}\n`);
-      log(`wrote ${path.relative(PROJECT, DOC)}`);
-    },
-    (error) => {
-      process.stderr.write(`bench:fabric: ${error.stack ?? error}\n`);
-      process.exit(1);
-    },
-  );
 }

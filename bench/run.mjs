@@ -15,14 +15,9 @@ const DOC = path.join(PROJECT, 'docs/benchmarks.md');
 const SECTIONS = {
   idle: async (context) => (await import('./sections/idle.mjs')).idle(context),
   load: async (context) => (await import('./sections/load.mjs')).load(context),
-  // Fabric mode on a simulated ~1 900-node subnet (bench/fabric.mjs, also `npm run bench:fabric`);
-  // its text comes with the markers, which writeSection puts back.
-  fabric: async () => withoutMarkers(await (await import('./fabric.mjs')).fabricBenchmark()),
+  // Fabric mode on a simulated ~1 900-node subnet (bench/fabric.mjs; `npm run bench:fabric` alone).
+  fabric: async () => (await import('./fabric.mjs')).fabricBenchmark(),
 };
-
-function withoutMarkers(text) {
-  return text.replace(/^\s*<!-- bench:\w+:begin[^>]*-->\s*/, '').replace(/\s*<!-- bench:\w+:end -->\s*$/, '');
-}
 
 function parseArguments(argv) {
   const names = argv.filter((arg) => !arg.startsWith('--'));
