@@ -8,6 +8,7 @@ import { assessLink } from '../snapshot/link-degradation.js';
 import { inShard, type FabricPortReading, type FabricSnapshot, type PortAddress } from '../snapshot/fabric.js';
 import { FABRIC_METRICS, FABRIC_PMA_COUNTER_METRICS, type MetricSpec } from './catalog.js';
 import { EncodedPart } from './exposition-parts.js';
+import { ExpositionBuffer } from './exposition-buffer.js';
 import { Samples } from './render.js';
 
 const M = FABRIC_METRICS;
@@ -37,42 +38,6 @@ function nodeSamples(fabric: FabricSnapshot): Samples {
     }, 1);
   }
   return samples;
-}
-
-/**
- * Exposition bytes written straight into one buffer: the ports part is 16 MiB at 1 900 nodes, and
- * going through a string per line, then chunks, then one string of the whole (as `Samples.text`
- * does) allocated about 100 MiB per render and kept a 16 MiB string alive beside the bytes. The
- * buffer is sized from the previous render of the same part, so it is normally allocated once.
- */
-class ExpositionBuffer {
-  private bytes: Buffer;
-  private used = 0;
-  private families = 0;
-
-  constructor(sizeHint: number) {
-    this.bytes = Buffer.allocUnsafe(Math.max(64 * 1024, sizeHint));
-  }
-
-  write(text: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.used + text.length * 3 > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.used + text.length * 3));
-      this.bytes.copy(grown, 0, 0, this.used);
-      this.bytes = grown;
-    }
-    this.used += this.bytes.write(text, this.used);
-  }
-
-  /** A family's HELP and TYPE lines, after a blank line unless it is the part's first (as prom-client writes them). */
-  header(spec: MetricSpec): void {
-    this.write(`${this.families++ === 0 ? '' : '\n'}# HELP ${spec.name} ${spec.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}\n# TYPE ${spec.name} ${spec.type}\n`);
-  }
-
-  /** The bytes written; copied to their size when the buffer turned out much larger (a first render). */
-  finish(): Buffer {
-    return this.used < 0.9 * this.bytes.length ? Buffer.from(this.bytes.subarray(0, this.used)) : this.bytes.subarray(0, this.used);
-  }
 }
 
 /**

@@ -24,12 +24,9 @@ import {
   SUBNET_MANAGER_METRICS,
   type MetricSpec,
 } from './catalog.js';
+import { ExpositionBuffer, escapeLabelValue } from './exposition-buffer.js';
 
 export type Labels = Readonly<Record<string, string>>;
-
-// As prom-client escapes: backslash and newline in HELP; those and the double quote in label values.
-const escapeHelp = (text: string): string => (/[\\\n]/.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text);
-const escapeLabelValue = (text: string): string => (/[\\\n"]/.test(text) ? escapeHelp(text).replace(/"/g, '\\"') : text);
 
 /**
  * Label sets that stay the same object from one snapshot to the next (a port's {device, port}, that
@@ -84,8 +81,8 @@ export class Samples {
    * The exposition text of the metrics of `order` that have samples, in that order, as UTF-8, laid
    * out as prom-client lays out a registry (families apart by an empty line, label order as given,
    * values as JavaScript prints them): byte for byte what a prom-client registry renders for the
-   * same samples (test/metrics/render-oracle.test.ts), written straight into buffers, without a
-   * metric object per label set or a string per line. Empty when no metric has samples.
+   * same samples (test/metrics/render-oracle.test.ts), written straight into one buffer, without a
+   * metric object per label set. Empty when no metric has samples.
    */
   encode(order: readonly MetricSpec[]): Buffer {
     // A label object shared by several samples (one per port, across its families) is formatted once.
@@ -100,23 +97,14 @@ export class Samples {
       }
       return body;
     };
-    const out = new TextWriter();
-    let first = true;
+    const out = new ExpositionBuffer();
     for (const spec of order) {
       const samples = this.byMetric.get(spec);
       if (!samples) continue;
-      if (!first) out.write('\n');
-      first = false;
-      out.write(`# HELP ${spec.name} ${escapeHelp(spec.help)}\n# TYPE ${spec.name} ${spec.type}\n`);
-      for (let i = 0; i < samples.values.length; i++) {
-        out.write(spec.name);
-        out.write(format(samples.labels[i]!));
-        out.write(' ');
-        out.write(String(samples.values[i]));
-        out.write('\n');
-      }
+      out.header(spec);
+      for (let i = 0; i < samples.values.length; i++) out.write(`${spec.name}${format(samples.labels[i]!)} ${samples.values[i]}\n`);
     }
-    return out.bytes();
+    return out.finish();
   }
 
   /** The same as text. */
@@ -126,32 +114,6 @@ export class Samples {
 }
 
 const bit = (flag: boolean): number => (flag ? 1 : 0);
-
-/** Appends text to large buffers: megabytes of exposition without a string per line on the way. */
-class TextWriter {
-  private static readonly CHUNK = 1024 * 1024;
-  private readonly chunks: Buffer[] = [];
-  private chunk: Buffer | undefined;
-  private used = 0;
-
-  write(text: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.chunk === undefined || this.used + text.length * 3 > this.chunk.length) {
-      if (this.chunk) this.chunks.push(this.chunk.subarray(0, this.used));
-      // Small at first: a host's text is tens of kilobytes, fabric mode's megabytes.
-      const size = this.chunk === undefined ? 64 * 1024 : TextWriter.CHUNK;
-      this.chunk = Buffer.allocUnsafe(Math.max(size, text.length * 3));
-      this.used = 0;
-    }
-    this.used += this.chunk.write(text, this.used);
-  }
-
-  /** The bytes written, in one buffer of their size. */
-  bytes(): Buffer {
-    const last = this.chunk?.subarray(0, this.used) ?? Buffer.alloc(0);
-    return Buffer.concat([...this.chunks, last]);
-  }
-}
 
 export interface RenderOptions {
   /** Also the one-hot infiniband_port_state{state} and infiniband_port_physical_state{state} families. */
