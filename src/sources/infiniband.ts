@@ -155,7 +155,7 @@ export function listInfinibandDevices(files: SysfsFiles, filter: DeviceFilter): 
   return { names: listing.names.filter((name) => deviceSelected(name, filter)), failure: undefined };
 }
 
-/** Read everything of every selected device at once (the check command, tests). */
+/** Read everything of every selected device at once, without the collection's caching (the readers' tests). */
 export function readInfinibandClass(files: SysfsFiles, filter: DeviceFilter): InfinibandReading {
   const { names, failure } = listInfinibandDevices(files, filter);
   const devices: Device[] = [];

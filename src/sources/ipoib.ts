@@ -46,7 +46,7 @@ export function placeHcas(files: SysfsFiles, devices: readonly Pick<Device, 'nam
   return { hcaByPciFunction, portsByDevice };
 }
 
-/** Read everything of every IPoIB interface at once (tests, the check command). */
+/** Read everything of every IPoIB interface at once, without the collection's caching (the readers' tests). */
 export function readIpoib(files: SysfsFiles, devices: readonly Device[]): IpoibReading {
   const { names, failure } = listInterfaces(files);
   const placement = placeHcas(files, devices);
