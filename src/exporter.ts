@@ -50,7 +50,7 @@ export class Exporter {
     const build = buildInfo();
     this.intervalMs = settings.collectionIntervalMs;
     const runners = { diag: options.diagRunner, ethtool: options.ethtoolRunner };
-    const { collection, diagTools } = collectionFromSettings(settings, logger, runners, { now, freshHost: () => this.freshHost() });
+    const { collection, diagTools } = collectionFromSettings(settings, logger, runners, { now, freshHost: () => this.freshHost(), keepFilesOpen: true });
     this.collection = collection;
     this.hostReading = new Periodic({
       intervalMs: settings.collectionIntervalMs,
@@ -171,6 +171,7 @@ export class Exporter {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
+    this.collection.close();
     await this.app.close();
   }
 }

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { ExpectationRule } from '../config/config-file.js';
 import type { RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
-import { listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
+import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
 import { listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import { readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
@@ -151,11 +151,12 @@ export class Collection {
     const { files, devices: filter } = this.options;
     this.readingHost = true;
     try {
+      files.beginPass();
       const sysfsStart = performance.now();
       const listing = listInfinibandDevices(files, filter);
       const devices: Device[] = [];
       const errors: ReadError[] = [];
-      for (const name of [...this.identities.keys()]) if (!listing.names.includes(name)) this.identities.delete(name);
+      for (const name of [...this.identities.keys()]) if (!listing.names.includes(name)) this.forgetDevice(name);
       for (const [index, name] of listing.names.entries()) {
         if (index > 0) await yieldToEventLoop();
         if (signal?.aborted) return;
@@ -174,7 +175,7 @@ export class Collection {
         known.readNow = false;
         errors.push(...reading.errors);
         if (!reading.device) {
-          this.identities.delete(name);
+          this.forgetDevice(name);
           continue;
         }
         if (reading.errors.length > 0) known.stale = true;
@@ -262,12 +263,23 @@ export class Collection {
     const reading = readDeviceIdentity(this.options.files, name);
     errors.push(...reading.errors);
     if (!reading.identity) {
-      this.identities.delete(name);
+      this.forgetDevice(name);
       return undefined;
     }
     const fresh: KnownIdentity = { identity: reading.identity, readAt: this.now(), stale: reading.errors.length > 0, readNow: true };
     this.identities.set(name, fresh);
     return fresh;
+  }
+
+  /** A device that went away: its identity, and the files kept open for it. */
+  private forgetDevice(name: string): void {
+    this.identities.delete(name);
+    this.options.files.release(`${INFINIBAND_CLASS}/${name}`);
+  }
+
+  /** Close the files kept open between readings (the exporter is stopping). */
+  close(): void {
+    this.options.files.close();
   }
 
   /**
@@ -279,6 +291,7 @@ export class Collection {
     if (this.readingHost || this.hostReadAt === undefined) return;
     if (this.statesReadAt !== undefined && this.now() - this.statesReadAt < minimumAgeMs) return;
     const { files, devices: filter } = this.options;
+    files.beginPass();
     const listing = listInfinibandDevices(files, filter);
     const known = this.devices.map((device) => device.name);
     if (listing.names.length !== known.length || listing.names.some((name, i) => name !== known[i])) this.hostOutdated = true;

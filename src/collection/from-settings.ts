@@ -72,6 +72,8 @@ export interface CollectionHooks {
   now?: () => number;
   /** Makes the host reading fresh before a diag cycle (the server's scrape-driven reading). */
   freshHost?: () => Promise<void>;
+  /** Keep the files read every pass open between passes (a long-running exporter; see sources/sysfs-files.ts). */
+  keepFilesOpen?: boolean;
 }
 
 export function collectionFromSettings(settings: Settings, logger: Logger, runners: ToolRunners = {}, hooks: CollectionHooks = {}): CollectionSetup {
@@ -79,7 +81,10 @@ export function collectionFromSettings(settings: Settings, logger: Logger, runne
   const diagSetup = typeof diag === 'object' ? diag : undefined;
   const diagTools = diagSetup ? [...diagSetup.tools] : [];
   const collection = new Collection({
-    files: new SysfsFiles(settings.sysfsPath),
+    files: new SysfsFiles(settings.sysfsPath, {
+      keepOpen: hooks.keepFilesOpen ?? false,
+      onKeepingStopped: (reason) => logger.warn(`no longer keeping sysfs files open between readings: ${reason}; each reading opens them again`),
+    }),
     devices: settings.devices,
     expectations: settings.expectations,
     logger,

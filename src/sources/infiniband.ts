@@ -92,9 +92,11 @@ class DeviceReader {
   readonly errors: ReadError[] = [];
   readonly base: string;
 
+  /** `keep`: the files are read every pass (states, counters), so they may be kept open. */
   constructor(
     private readonly files: SysfsFiles,
     readonly name: string,
+    private readonly keep = false,
   ) {
     this.base = `${INFINIBAND_CLASS}/${name}`;
   }
@@ -106,7 +108,7 @@ class DeviceReader {
 
   /** Read and parse one attribute; absent files are silently undefined (optional attributes). */
   attribute<T>(relative: string, parse: Parser<T>, expected: string): T | undefined {
-    const result = this.files.read(`${this.base}/${relative}`);
+    const result = this.files.read(`${this.base}/${relative}`, this.keep);
     if (!result.ok) return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
     const value = parse(result.text);
     return value === undefined ? this.fail(relative, `unexpected content ${excerpt(result.text)}, expected ${expected}`) : value;
@@ -118,7 +120,7 @@ class DeviceReader {
 
   /** Counter files: `N/A (no PMA)` (legacy kernels) means no value, not an error. */
   counter(relative: string): bigint | undefined {
-    const result = this.files.readDecimal(`${this.base}/${relative}`);
+    const result = this.files.readDecimal(`${this.base}/${relative}`, this.keep);
     if (!result.ok) return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
     if ('value' in result) return result.value;
     if (isNoPmaText(result.text)) return undefined;
@@ -223,7 +225,7 @@ function readPortLayout(reader: DeviceReader, port: number): PortLayout {
 
 /** The logical and physical state of every port of a device (unreadable ones left out). */
 export function readPortStates(files: SysfsFiles, identity: DeviceIdentity): PortStateSample[] {
-  const reader = new DeviceReader(files, identity.name);
+  const reader = new DeviceReader(files, identity.name, true);
   return identity.ports.map(({ port }) => ({
     device: identity.name,
     port,
@@ -234,7 +236,7 @@ export function readPortStates(files: SysfsFiles, identity: DeviceIdentity): Por
 
 /** Everything that changes of a device whose identity was read, joined with that identity. */
 export function readDevice(files: SysfsFiles, identity: DeviceIdentity): DeviceReading {
-  const reader = new DeviceReader(files, identity.name);
+  const reader = new DeviceReader(files, identity.name, true);
   const ports = identity.ports.map((layout) => readPort(reader, identity.name, layout));
   const { present, errors } = reader.present();
   if (!present) return { device: undefined, errors };
