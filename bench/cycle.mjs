@@ -26,6 +26,10 @@ class RecordingFiles extends SysfsFiles {
     if (this.recording) this.calls.push(['read', this.resolve(relative)]);
     return super.readDecimal(relative, keep);
   }
+  readDecimals(directory, names, keep, values, others) {
+    if (this.recording) for (const name of names) this.calls.push(['read', this.resolve(`${directory}/${name}`)]);
+    super.readDecimals(directory, names, keep, values, others);
+  }
   list(relative, options) {
     if (this.recording) this.calls.push(['list', this.resolve(relative)]);
     return super.list(relative, options);

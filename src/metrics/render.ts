@@ -58,6 +58,25 @@ class StableLabels {
 
 const STABLE = new StableLabels();
 
+const CHUNK_CHARACTERS = 8192;
+
+/**
+ * `{name="value",…}` of a label set, formatted once per label object: the stable ones (a port's)
+ * once for the life of the process, the others once per render.
+ */
+const FORMATTED = new WeakMap<Labels, string>();
+
+function formatLabels(labels: Labels): string {
+  let body = FORMATTED.get(labels);
+  if (body === undefined) {
+    const pairs: string[] = [];
+    for (const name in labels) pairs.push(`${name}="${escapeLabelValue(labels[name]!)}"`);
+    body = pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+    FORMATTED.set(labels, body);
+  }
+  return body;
+}
+
 /** Samples gathered per metric; only metrics with at least one sample are written. */
 export class Samples {
   // Two parallel lists per metric rather than a [labels, value] pair per sample: at 170 000 samples
@@ -85,24 +104,22 @@ export class Samples {
    * metric object per label set. Empty when no metric has samples.
    */
   encode(order: readonly MetricSpec[]): Buffer {
-    // A label object shared by several samples (one per port, across its families) is formatted once.
-    const formatted = new Map<Labels, string>();
-    const format = (labels: Labels): string => {
-      let body = formatted.get(labels);
-      if (body === undefined) {
-        const pairs: string[] = [];
-        for (const name in labels) pairs.push(`${name}="${escapeLabelValue(labels[name]!)}"`);
-        body = pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
-        formatted.set(labels, body);
-      }
-      return body;
-    };
     const out = new ExpositionBuffer();
     for (const spec of order) {
       const samples = this.byMetric.get(spec);
       if (!samples) continue;
       out.header(spec);
-      for (let i = 0; i < samples.values.length; i++) out.write(`${spec.name}${format(samples.labels[i]!)} ${samples.values[i]}\n`);
+      // Lines are joined into chunks of a few KiB before they are encoded: one UTF-8 write per
+      // line was a fifth of the render.
+      let chunk = '';
+      for (let i = 0; i < samples.values.length; i++) {
+        chunk += `${spec.name}${formatLabels(samples.labels[i]!)} ${samples.values[i]}\n`;
+        if (chunk.length > CHUNK_CHARACTERS) {
+          out.write(chunk);
+          chunk = '';
+        }
+      }
+      out.write(chunk);
     }
     return out.finish();
   }

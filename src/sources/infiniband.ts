@@ -20,7 +20,7 @@ import {
 import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../infiniband/port-state.js';
 import type { Device, Port, PortCounter, ReadError } from '../snapshot/types.js';
 import { deviceSelected, type DeviceFilter } from './device-filter.js';
-import type { SysfsFiles } from './sysfs-files.js';
+import type { ReadResult, SysfsFiles } from './sysfs-files.js';
 
 export const INFINIBAND_CLASS = 'class/infiniband';
 
@@ -121,8 +121,21 @@ class DeviceReader {
   /** Counter files: `N/A (no PMA)` (legacy kernels) means no value, not an error. */
   counter(relative: string): bigint | undefined {
     const result = this.files.readDecimal(`${this.base}/${relative}`, this.keep);
+    return 'value' in result ? result.value : this.judgeCounter(relative, result);
+  }
+
+  /** The counter files `names` of `directory`, by index (see counter()). */
+  counters(directory: string, names: readonly string[]): (bigint | undefined)[] {
+    const values = new Array<bigint | undefined>(names.length);
+    const others: { index: number; result: ReadResult }[] = [];
+    this.files.readDecimals(`${this.base}/${directory}`, names, this.keep, values, others);
+    for (const { index, result } of others) values[index] = this.judgeCounter(`${directory}/${names[index]!}`, result);
+    return values;
+  }
+
+  /** A counter file that did not read as a plain decimal: absent, no PMA, a decimal after all, or an error. */
+  private judgeCounter(relative: string, result: ReadResult): bigint | undefined {
     if (!result.ok) return result.failure.kind === 'missing' ? undefined : this.fail(relative, result.failure.message);
-    if ('value' in result) return result.value;
     if (isNoPmaText(result.text)) return undefined;
     const value = parseCounterValue(result.text);
     return value === undefined ? this.fail(relative, `unexpected content ${excerpt(result.text)}, expected an unsigned decimal`) : value;
@@ -253,9 +266,9 @@ function readPort(reader: DeviceReader, device: string, layout: PortLayout): Por
   const smLid = reader.attribute(`${dir}/sm_lid`, parseHex, 'hex like "0x1"');
   const counters = readPmaCounters(reader, dir, layout);
   const hwCounters = new Map<string, number>();
-  for (const name of layout.hwCounterFiles) {
-    const value = reader.counter(`${dir}/hw_counters/${name}`);
-    if (value !== undefined) hwCounters.set(name, Number(value));
+  if (layout.hwCounterFiles.length > 0) {
+    const values = reader.counters(`${dir}/hw_counters`, layout.hwCounterFiles);
+    for (let i = 0; i < values.length; i++) if (values[i] !== undefined) hwCounters.set(layout.hwCounterFiles[i]!, Number(values[i]));
   }
   return {
     device,
@@ -287,10 +300,10 @@ function readPmaCounters(reader: DeviceReader, dir: string, layout: PortLayout):
     raw.set(target, value);
     fromLegacy.add(target);
   }
-  for (const file of layout.counterFiles) {
-    if (fromLegacy.has(file)) continue;
-    const value = reader.counter(`${dir}/counters/${file}`);
-    if (value !== undefined) raw.set(file, value);
+  const files = fromLegacy.size === 0 ? layout.counterFiles : layout.counterFiles.filter((file) => !fromLegacy.has(file));
+  if (files.length > 0) {
+    const values = reader.counters(`${dir}/counters`, files);
+    for (let i = 0; i < values.length; i++) if (values[i] !== undefined) raw.set(files[i]!, values[i]!);
   }
   return pmaCountersFromRaw(raw, fromLegacy);
 }

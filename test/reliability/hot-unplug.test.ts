@@ -29,6 +29,18 @@ class HookedFiles extends SysfsFiles {
     this.beforeRead?.(relative);
     return super.readDecimal(relative);
   }
+
+  /** One file at a time, so that the hook runs before each. */
+  override readDecimals(...[directory, names, keep, values, others]: Parameters<SysfsFiles['readDecimals']>): void {
+    names.forEach((name, index) => {
+      this.beforeRead?.(`${directory}/${name}`);
+      const value: (bigint | undefined)[] = [];
+      const other: { index: number; result: ReadResult }[] = [];
+      super.readDecimals(directory, [name], keep, value, other);
+      values[index] = value[0];
+      for (const { result } of other) others.push({ index, result });
+    });
+  }
 }
 
 let dir: string;

@@ -119,6 +119,11 @@ describe('sysfs source on the zoo host', () => {
       reads.push(relative);
       return readDecimal(relative);
     };
+    const readDecimals = files.readDecimals.bind(files);
+    files.readDecimals = (directory, names, keep, values, others) => {
+      reads.push(...names.map((name) => `${directory}/${name}`));
+      readDecimals(directory, names, keep, values, others);
+    };
     const reading = await readInfinibandClass(files, { include: /^mlx5_/, exclude: /^mlx5_[1-7]$/ });
     expect(reading.devices.map((d) => d.name)).toEqual(['mlx5_0']);
     expect(reads.every((file) => file.startsWith('class/infiniband/mlx5_0/'))).toBe(true);
