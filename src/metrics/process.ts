@@ -5,13 +5,17 @@
 //     which samples every 10 ms — 100 wake-ups a second on an idle node. Only
 //     nodejs_eventloop_lag_seconds stays, measured at scrape time (one event-loop turn);
 //   - processCpuTotal: it loads @opentelemetry/api for exemplars; the three CPU counters are
-//     read from process.cpuUsage() here instead, under the same names and help.
+//     read from process.cpuUsage() here instead, under the same names and help;
+//   - processOpenFileDescriptors: it lists /proc/self/fd, and the exporter keeps its sysfs files
+//     open (about 45 per port: 0.4 ms per scrape at 8 devices, 4.5 ms at 64). Since Linux 6.2 the
+//     size of that directory is the number of open descriptors, one stat; older kernels say 0
+//     there, and the directory is listed as before.
+import { readdirSync, statSync } from 'node:fs';
 import { Counter, Gauge, Registry, defaultMetric } from './prom-client-parts.js';
 
 const DEFAULT_METRICS = [
   'processStartTime',
   'osMemoryHeap',
-  'processOpenFileDescriptors',
   'processMaxFileDescriptors',
   'processResources',
   'processHandles',
@@ -47,6 +51,16 @@ export function processRegistry(): Registry {
   cpu('process_cpu_seconds_total', 'Total user and system CPU time spent in seconds.', (usage) => (usage.user + usage.system) / 1e6);
 
   new Gauge({
+    name: 'process_open_fds',
+    help: 'Number of open file descriptors.',
+    registers: [registry],
+    collect() {
+      const count = openFileDescriptors();
+      if (count !== undefined) this.set(count);
+    },
+  });
+
+  new Gauge({
     name: 'nodejs_eventloop_lag_seconds',
     help: 'Lag of event loop in seconds: how long a callback queued at scrape time waited for its turn.',
     registers: [registry],
@@ -57,4 +71,15 @@ export function processRegistry(): Registry {
     },
   });
   return registry;
+}
+
+/** Open file descriptors of this process; undefined where /proc/self/fd cannot be read (not Linux). */
+export function openFileDescriptors(): number | undefined {
+  try {
+    const size = statSync('/proc/self/fd').size;
+    // The listing includes the descriptor it was read through; prom-client leaves that one out.
+    return size > 0 ? size : readdirSync('/proc/self/fd').length - 1;
+  } catch {
+    return undefined;
+  }
 }

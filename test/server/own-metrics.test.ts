@@ -3,7 +3,8 @@
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { TimedPart } from '../../src/metrics/exposition-parts.js';
-import { processRegistry } from '../../src/metrics/process.js';
+import { closeSync, openSync, readdirSync } from 'node:fs';
+import { openFileDescriptors, processRegistry } from '../../src/metrics/process.js';
 import { OWN_METRICS_MAX_AGE_MS } from '../../src/server/app.js';
 
 const timers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
@@ -60,5 +61,18 @@ describe('own metrics', () => {
     expect(cpu).toBeGreaterThan(0);
     expect(cpu).toBeLessThanOrEqual((usage.user + usage.system) / 1e6);
     expect(Number(/^nodejs_eventloop_lag_seconds (\S+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(0);
+  });
+
+  it('count open file descriptors as prom-client did (the listing of /proc/self/fd less its own)', async () => {
+    const opened = Array.from({ length: 50 }, () => openSync(new URL(import.meta.url), 'r'));
+    try {
+      const listed = readdirSync('/proc/self/fd').length - 1;
+      expect(openFileDescriptors()).toBe(listed);
+      expect(listed).toBeGreaterThanOrEqual(50);
+      const text = await processRegistry().metrics();
+      expect(Number(/^process_open_fds (\S+)$/m.exec(text)?.[1])).toBe(listed);
+    } finally {
+      for (const fd of opened) closeSync(fd);
+    }
   });
 });
