@@ -19,7 +19,7 @@ import type { RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
-import { listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
+import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import { readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
 import type { CommandRunner } from '../sources/command-runner.js';
 import { hasTsoErratum } from '../infiniband/tso-erratum.js';
@@ -226,7 +226,7 @@ export class Collection {
     const errors: ReadError[] = [];
     const interfaces: IpoibInterface[] = [];
     const names = new Set(listing.names);
-    for (const name of [...this.interfaces.keys()]) if (!names.has(name)) this.interfaces.delete(name);
+    for (const name of [...this.interfaces.keys()]) if (!names.has(name)) this.forgetInterface(name);
     const devicesChanged = devices.length !== this.devices.length || devices.some((device, i) => device.name !== this.devices[i]?.name || device.ports.length !== this.devices[i]?.ports.length);
     let placement: HcaPlacement | undefined;
     for (const name of listing.names) {
@@ -236,7 +236,7 @@ export class Collection {
         const reading = readInterfaceIdentity(files, name, placement);
         errors.push(...reading.errors);
         if (!reading.identity) {
-          this.interfaces.delete(name);
+          this.forgetInterface(name);
           continue;
         }
         known = { identity: reading.identity, readAt: this.now(), stale: reading.errors.length > 0, carrier: known?.carrier };
@@ -245,7 +245,7 @@ export class Collection {
       if (!known.identity.ipoib) continue;
       const carrier = readCarrier(files, name);
       if (carrier === undefined) {
-        this.interfaces.delete(name);
+        this.forgetInterface(name);
         continue;
       }
       // Up or down again: it may have come back with other settings (mode, MTU).
@@ -275,6 +275,12 @@ export class Collection {
   private forgetDevice(name: string): void {
     this.identities.delete(name);
     this.options.files.release(`${INFINIBAND_CLASS}/${name}`);
+  }
+
+  /** An interface that went away: what is known of it, and its carrier file kept open. */
+  private forgetInterface(name: string): void {
+    this.interfaces.delete(name);
+    this.options.files.release(`${NET_CLASS}/${name}`);
   }
 
   /** Close the files kept open between readings (the exporter is stopping). */

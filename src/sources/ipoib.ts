@@ -68,7 +68,8 @@ export function readIpoib(files: SysfsFiles, devices: readonly Device[]): IpoibR
  * error.
  */
 export function readCarrier(files: SysfsFiles, name: string): 0 | 1 | undefined {
-  const read = files.read(`${NET_CLASS}/${name}/carrier`);
+  // Read at every reading: kept open (an interface that is down fails the read, and is opened again).
+  const read = files.read(`${NET_CLASS}/${name}/carrier`, true);
   if (read.ok) return read.text.trim() === '1' ? 1 : 0;
   return read.failure.kind === 'missing' && !files.read(`${NET_CLASS}/${name}/type`).ok ? undefined : 0;
 }

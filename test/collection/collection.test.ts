@@ -1,5 +1,6 @@
 // The collection loop over a changing tree: state changes counted, vanished ports gone, snapshot
 // replaced whole, self metrics kept.
+import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
@@ -173,5 +174,38 @@ describe('Collection, between full readings', () => {
     c.sampleStates();
     await c.collectHost();
     expect(description()).toBe('renamed again');
+  });
+});
+
+describe('Collection with files kept open', () => {
+  it('keeps the files read at every reading, sees changes, and closes the files of what went away', async () => {
+    const logger = pino({ level: 'silent' });
+    // The copy's directories were made just now; a clock a minute ahead makes them quiet.
+    const files = new SysfsFiles(tree.root, { keepOpen: true, now: () => Date.now() + 60_000 });
+    const kept = new Collection({ files, devices: NO_DEVICE_FILTER, expectations: [], logger, errors: new RecurringErrors(logger), collectors: ['sysfs', 'ipoib'], commands: [] });
+    try {
+      await kept.collectHost();
+      const all = files.keptFiles;
+      expect(all).toBeGreaterThan(100);
+      await kept.collectHost();
+      expect(files.keptFiles).toBe(all);
+
+      // Written in place: read through the kept descriptor.
+      await writeFile(path.join(tree.root, 'class/infiniband/mlx5_0/ports/1/counters/symbol_error'), '4242\n');
+      await kept.collectHost();
+      const text = renderSnapshot(kept.snapshot!, build, { portStateSeries: false });
+      expect(text).toContain('infiniband_port_symbol_errors_total{device="mlx5_0",port="1"} 4242');
+
+      const mlx5_1 = readdirSync(path.join(tree.root, 'class/infiniband/mlx5_1/ports/1/counters')).length;
+      await rm(path.join(tree.root, 'class/infiniband/mlx5_1'), { recursive: true });
+      await rm(path.join(tree.root, 'class/net/ib1'), { recursive: true });
+      await kept.collectHost();
+      expect(kept.snapshot!.devices.map((device) => device.name)).not.toContain('mlx5_1');
+      expect(kept.snapshot!.ipoib.map((iface) => iface.name)).not.toContain('ib1');
+      expect(files.keptFiles).toBeLessThan(all - mlx5_1);
+    } finally {
+      kept.close();
+    }
+    expect(files.keptFiles).toBe(0);
   });
 });
