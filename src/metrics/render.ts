@@ -103,8 +103,8 @@ export class Samples {
    * same samples (test/metrics/render-oracle.test.ts), written straight into one buffer, without a
    * metric object per label set. Empty when no metric has samples.
    */
-  encode(order: readonly MetricSpec[]): Buffer {
-    const out = new ExpositionBuffer();
+  encode(order: readonly MetricSpec[], sizeHint = 0): Buffer {
+    const out = new ExpositionBuffer(sizeHint);
     for (const spec of order) {
       const samples = this.byMetric.get(spec);
       if (!samples) continue;
@@ -292,7 +292,17 @@ const ORDER: readonly MetricSpec[] = [
 /** The order of the metric families in the text. */
 export const METRIC_ORDER = ORDER;
 
-/** Render one snapshot as Prometheus text exposition format 0.0.4. */
+/** The size of the last snapshot encoded: the next one's buffer is sized from it, allocated once. */
+let lastEncodedBytes = 0;
+
+/** One snapshot as Prometheus text exposition format 0.0.4, in UTF-8: what /metrics serves. */
+export function encodeSnapshot(snapshot: Snapshot, build: BuildInfo, options: RenderOptions): Buffer {
+  const bytes = collectSamples(snapshot, build, options).encode(ORDER, lastEncodedBytes + (lastEncodedBytes >> 4));
+  lastEncodedBytes = bytes.length;
+  return bytes;
+}
+
+/** The same as text. */
 export function renderSnapshot(snapshot: Snapshot, build: BuildInfo, options: RenderOptions): string {
-  return collectSamples(snapshot, build, options).text(ORDER);
+  return encodeSnapshot(snapshot, build, options).toString('utf8');
 }
