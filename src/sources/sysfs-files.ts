@@ -19,7 +19,10 @@
 //     file) and its files opened again when they differ. A directory changed in the last
 //     RECENT_CHANGE_MS is not trusted to show the next change (timestamps are coarse): its files
 //     are opened, read and closed as if not kept until it has been quiet that long.
-import { accessSync, closeSync, constants, fstatSync, openSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs';
+// At most half the process's limit on open files is kept (45 files per mlx5 port: 23 000 at 256
+// devices); files beyond that are opened at each reading. Should opening fail for want of
+// descriptors all the same (EMFILE), every kept file is closed and nothing is kept from then on.
+import { accessSync, closeSync, constants, fstatSync, openSync, readFileSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs';
 
 /** Sysfs attributes are at most one page (4 KiB here); anything larger is not a sysfs attribute. */
 export const MAX_ATTRIBUTE_BYTES = 8191;
@@ -119,6 +122,8 @@ export interface SysfsFilesOptions {
   keepOpen?: boolean;
   /** Told once why files are no longer kept open (the process ran out of file descriptors). */
   onKeepingStopped?: (reason: string) => void;
+  /** At most this many files kept open; default half the process's limit on open files. */
+  maxKeptFiles?: number;
   now?: () => number;
 }
 
@@ -134,6 +139,21 @@ interface KeptDirectory {
 }
 
 type BytesResult = { ok: true; length: number } | { ok: false; failure: ReadFailure };
+
+/**
+ * The soft limit on open files (Node.js raises it to the hard limit at start), from
+ * /proc/self/limits; 1024 when it cannot be read.
+ */
+export function openFilesLimit(): number {
+  try {
+    const line = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'latin1'));
+    if (line?.[1] === 'unlimited') return 1 << 20;
+    const limit = Number(line?.[1]);
+    return Number.isSafeInteger(limit) && limit > 0 ? limit : 1024;
+  } catch {
+    return 1024;
+  }
+}
 
 /** Read an open file from offset 0 into the shared buffer. */
 function readOpenFile(fd: number): BytesResult {
@@ -179,10 +199,6 @@ function closeQuietly(fd: number): void {
   }
 }
 
-function closeAll(directory: KeptDirectory): void {
-  for (const fd of directory.files.values()) closeQuietly(fd);
-  directory.files.clear();
-}
 
 /** Reads attribute files and lists directories below one root (`--path.sysfs`). */
 export class SysfsFiles {
@@ -192,6 +208,8 @@ export class SysfsFiles {
   private readonly onKeepingStopped: ((reason: string) => void) | undefined;
   private readonly now: () => number;
   private readonly kept = new Map<string, KeptDirectory>();
+  private readonly maxKept: number;
+  private keptCount = 0;
   private pass = 0;
 
   constructor(root: string, options: SysfsFilesOptions = {}) {
@@ -199,6 +217,7 @@ export class SysfsFiles {
     this.prefix = root.endsWith('/') ? root : `${root}/`;
     this.keepOpen = options.keepOpen ?? false;
     this.onKeepingStopped = options.onKeepingStopped;
+    this.maxKept = options.maxKeptFiles ?? (this.keepOpen ? Math.floor(openFilesLimit() / 2) : 0);
     this.now = options.now ?? Date.now;
   }
 
@@ -209,16 +228,14 @@ export class SysfsFiles {
 
   /** How many files are kept open. */
   get keptFiles(): number {
-    let count = 0;
-    for (const directory of this.kept.values()) count += directory.files.size;
-    return count;
+    return this.keptCount;
   }
 
   /** Close the kept files below `relative` (a device that went away), or all of them. */
   release(relative?: string): void {
     for (const [path, directory] of this.kept) {
       if (relative !== undefined && path !== relative && !path.startsWith(`${relative}/`)) continue;
-      closeAll(directory);
+      this.closeAll(directory);
       this.kept.delete(path);
     }
   }
@@ -269,10 +286,7 @@ export class SysfsFiles {
       const held = kept?.files.get(name);
       let length = held === undefined ? -1 : readKeptFile(held);
       if (length < 0) {
-        if (held !== undefined) {
-          kept!.files.delete(name);
-          closeQuietly(held);
-        }
+        if (held !== undefined) this.closeKept(kept!, name, held);
         const read = this.openAndRead(prefix + name, name, kept);
         if (!read.ok) {
           values[i] = undefined;
@@ -308,8 +322,7 @@ export class SysfsFiles {
       const result = readOpenFile(held);
       if (result.ok) return result;
       // Gone from sysfs (ENODEV) or otherwise broken: read it again by its path.
-      directory!.files.delete(name);
-      closeQuietly(held);
+      this.closeKept(directory!, name, held);
     }
     return this.openAndRead(relative, name, directory);
   }
@@ -326,8 +339,12 @@ export class SysfsFiles {
       return this.openAndRead(relative, name, undefined);
     }
     const result = readOpenFile(fd);
-    if (result.ok && directory?.quiet && this.keepOpen) directory.files.set(name, fd);
-    else closeQuietly(fd);
+    if (result.ok && directory?.quiet && this.keepOpen && this.keptCount < this.maxKept) {
+      directory.files.set(name, fd);
+      this.keptCount++;
+    } else {
+      closeQuietly(fd);
+    }
     return result;
   }
 
@@ -350,13 +367,25 @@ export class SysfsFiles {
       directory = { signature, checkedInPass: this.pass, quiet: false, files: new Map() };
       this.kept.set(relative, directory);
     } else if (directory.signature !== signature) {
-      closeAll(directory);
+      this.closeAll(directory);
       directory.signature = signature;
     }
     directory.checkedInPass = this.pass;
     directory.quiet = signature !== undefined && this.now() - changedAt >= RECENT_CHANGE_MS;
-    if (!directory.quiet) closeAll(directory);
+    if (!directory.quiet) this.closeAll(directory);
     return directory;
+  }
+
+  private closeKept(directory: KeptDirectory, name: string, fd: number): void {
+    directory.files.delete(name);
+    this.keptCount--;
+    closeQuietly(fd);
+  }
+
+  private closeAll(directory: KeptDirectory): void {
+    for (const fd of directory.files.values()) closeQuietly(fd);
+    this.keptCount -= directory.files.size;
+    directory.files.clear();
   }
 
   private stopKeeping(reason: string): void {

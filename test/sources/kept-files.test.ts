@@ -1,12 +1,12 @@
 // Files kept open between passes (sources/sysfs-files.ts): read again with a pread at offset 0,
 // opened again by path whenever what the path names may have changed.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RECENT_CHANGE_MS, SysfsFiles } from '../../src/sources/sysfs-files.js';
+import { RECENT_CHANGE_MS, SysfsFiles, openFilesLimit } from '../../src/sources/sysfs-files.js';
 import { buildOnce, MAIN } from '../support/built.js';
 import { copyTree, ZOO } from '../support/trees.js';
 
@@ -155,6 +155,23 @@ describe('files kept open between passes', () => {
     files.beginPass();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     expect(files.keptFiles).toBe(1);
+  });
+
+  it('keeps no more files than its budget, and reads the others by their paths', async () => {
+    await quietTree();
+    files = new SysfsFiles(dir, { keepOpen: true, now: later, maxKeptFiles: 1 });
+    for (let pass = 0; pass < 2; pass++) {
+      files.beginPass();
+      const values: (bigint | undefined)[] = [];
+      files.readDecimals(COUNTERS, ['symbol_error', 'port_rcv_errors'], true, values, []);
+      expect(values).toEqual([1n, 2n]);
+      expect(files.keptFiles).toBe(1);
+    }
+  });
+
+  it('reads the limit on open files it budgets half of from /proc/self/limits', () => {
+    const limit = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'latin1'))![1]);
+    expect(openFilesLimit()).toBe(limit);
   });
 
   it('release closes the files below a path, close all of them', async () => {
