@@ -161,7 +161,7 @@ class DeviceReader {
 
 /** The devices of the class directory that pass the filter; a missing directory is no devices. */
 export function listInfinibandDevices(files: SysfsFiles, filter: DeviceFilter): { names: string[]; failure: string | undefined } {
-  const listing = files.list(INFINIBAND_CLASS);
+  const listing = files.list(INFINIBAND_CLASS, { keep: true });
   if (!listing.ok) {
     // No InfiniBand stack loaded is a normal host, not a failure.
     if (listing.failure.kind === 'missing') return { names: [], failure: undefined };

@@ -29,7 +29,7 @@ export interface HcaPlacement {
 
 /** The interfaces of class/net; a missing directory is none. */
 export function listInterfaces(files: SysfsFiles): { names: string[]; failure: string | undefined } {
-  const listing = files.list(NET_CLASS);
+  const listing = files.list(NET_CLASS, { keep: true });
   if (listing.ok) return { names: listing.names, failure: undefined };
   if (listing.failure.kind === 'missing') return { names: [], failure: undefined };
   return { names: [], failure: `cannot list ${files.resolve(NET_CLASS)}: ${listing.failure.message}` };

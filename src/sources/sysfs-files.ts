@@ -208,6 +208,8 @@ export class SysfsFiles {
   private readonly onKeepingStopped: ((reason: string) => void) | undefined;
   private readonly now: () => number;
   private readonly kept = new Map<string, KeptDirectory>();
+  /** Kept listings: the names as the directory listed them, and sorted. */
+  private readonly listings = new Map<string, { listed: readonly string[]; sorted: readonly string[] }>();
   private readonly maxKept: number;
   private keptCount = 0;
   private pass = 0;
@@ -395,9 +397,11 @@ export class SysfsFiles {
 
   /**
    * List a directory's entries, sorted. `missing` when it does not exist; entries that are not
-   * directories or symlinks are left out when `directoriesOnly` is set.
+   * directories or symlinks are left out when `directoriesOnly` is set. With `keep` (a directory
+   * listed at every pass: the class directories), the sorted listing is kept and reused while the
+   * directory lists the same names in the same order.
    */
-  list(relative: string, options: { directoriesOnly?: boolean } = {}): ListResult {
+  list(relative: string, options: { directoriesOnly?: boolean; keep?: boolean } = {}): ListResult {
     let names: string[];
     try {
       const directory = this.resolve(relative);
@@ -407,9 +411,15 @@ export class SysfsFiles {
             .map((entry) => entry.name)
         : readdirSync(directory);
     } catch (error) {
+      if (options.keep) this.listings.delete(relative);
       return failed(error);
     }
-    return { ok: true, names: names.sort(compareNatural) };
+    if (!options.keep) return { ok: true, names: names.sort(compareNatural) };
+    const last = this.listings.get(relative);
+    if (last && last.listed.length === names.length && last.listed.every((name, i) => name === names[i])) return { ok: true, names: [...last.sorted] };
+    const sorted = [...names].sort(compareNatural);
+    this.listings.set(relative, { listed: names, sorted });
+    return { ok: true, names: [...sorted] };
   }
 
   /** The canonical path a symlink such as `class/net/ib0/device` points to, or undefined. */

@@ -174,6 +174,23 @@ describe('files kept open between passes', () => {
     expect(openFilesLimit()).toBe(limit);
   });
 
+  it('sorts a kept listing again only when the directory lists other names', async () => {
+    for (const name of ['mlx5_10', 'mlx5_2', 'mlx5_1']) await mkdir(path.join(dir, 'class/infiniband', name), { recursive: true });
+    files = new SysfsFiles(dir, { keepOpen: true, now: later });
+    const names = () => {
+      const listing = files!.list('class/infiniband', { keep: true });
+      return listing.ok ? listing.names : listing.failure.kind;
+    };
+    expect(names()).toEqual(['mlx5_1', 'mlx5_2', 'mlx5_10']);
+    const first = names();
+    (first as string[]).push('changed by the caller');
+    expect(names()).toEqual(['mlx5_1', 'mlx5_2', 'mlx5_10']);
+    await mkdir(path.join(dir, 'class/infiniband/mlx5_0'));
+    expect(names()).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_10']);
+    await rm(path.join(dir, 'class/infiniband'), { recursive: true });
+    expect(names()).toBe('missing');
+  });
+
   it('release closes the files below a path, close all of them', async () => {
     await quietTree();
     await mkdir(path.join(dir, 'class/infiniband/mlx5_1/ports/1/counters'), { recursive: true });
