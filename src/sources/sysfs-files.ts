@@ -155,14 +155,14 @@ export function openFilesLimit(): number {
   }
 }
 
-/** Read an open file from offset 0 into the shared buffer. */
+/** Read a file just opened, from offset 0, into the shared buffer. */
 function readOpenFile(fd: number): BytesResult {
   let length: number;
   try {
     // sysfs reports st_size 4096 whatever the content, and returns a whole attribute in one read;
     // a short read of a regular file is its end. A pread at offset 0 is refused by a FIFO or
     // socket (ESPIPE) without blocking or consuming what a writer put there, and by a directory
-    // (EISDIR); on sysfs it formats the attribute afresh, however often the file was read.
+    // (EISDIR).
     length = readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, 0);
   } catch (error) {
     const kind = notRegular(fd);
@@ -179,8 +179,9 @@ function readOpenFile(fd: number): BytesResult {
 }
 
 /**
- * The length read from a kept file (a regular file when it was opened, so an empty read is empty
- * content), or -1 when the read failed or was too large: the caller then reads it by its path.
+ * The length read from a kept file, again from offset 0, where sysfs formats the attribute afresh
+ * however often the file was read. It was a regular file when it was opened, so an empty read is
+ * empty content; -1 when the read failed or was too large: the caller then reads it by its path.
  */
 function readKeptFile(fd: number): number {
   try {
@@ -198,7 +199,6 @@ function closeQuietly(fd: number): void {
     // nothing left to release
   }
 }
-
 
 /** Reads attribute files and lists directories below one root (`--path.sysfs`). */
 export class SysfsFiles {
@@ -285,10 +285,8 @@ export class SysfsFiles {
     const prefix = `${directory}/`;
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
-      const held = kept?.files.get(name);
-      let length = held === undefined ? -1 : readKeptFile(held);
+      let length = kept === undefined ? -1 : this.readKept(kept, name);
       if (length < 0) {
-        if (held !== undefined) this.closeKept(kept!, name, held);
         const read = this.openAndRead(prefix + name, name, kept);
         if (!read.ok) {
           values[i] = undefined;
@@ -319,14 +317,20 @@ export class SysfsFiles {
     const slash = relative.lastIndexOf('/');
     const directory = keep && this.keepOpen ? this.keptDirectory(relative.slice(0, slash)) : undefined;
     const name = relative.slice(slash + 1);
-    const held = directory?.files.get(name);
-    if (held !== undefined) {
-      const result = readOpenFile(held);
-      if (result.ok) return result;
-      // Gone from sysfs (ENODEV) or otherwise broken: read it again by its path.
-      this.closeKept(directory!, name, held);
-    }
-    return this.openAndRead(relative, name, directory);
+    const length = directory === undefined ? -1 : this.readKept(directory, name);
+    return length >= 0 ? { ok: true, length } : this.openAndRead(relative, name, directory);
+  }
+
+  /**
+   * The length read from the file `name` kept in `directory`; -1 when it is not kept, or when its
+   * read failed (gone from sysfs: ENODEV), which closes it for the caller to read it by its path.
+   */
+  private readKept(directory: KeptDirectory, name: string): number {
+    const held = directory.files.get(name);
+    if (held === undefined) return -1;
+    const length = readKeptFile(held);
+    if (length < 0) this.closeKept(directory, name, held);
+    return length;
   }
 
   /** Open `relative`, read it, and keep it open in `directory` when that is quiet and the read worked. */
