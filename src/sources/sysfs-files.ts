@@ -22,7 +22,7 @@
 // At most half the process's limit on open files is kept (45 files per mlx5 port: 23 000 at 256
 // devices); files beyond that are opened at each reading. Should opening fail for want of
 // descriptors all the same (EMFILE), every kept file is closed and nothing is kept from then on.
-import { accessSync, closeSync, constants, fstatSync, openSync, readFileSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, openSync, readFileSync, readdirSync, readvSync, realpathSync, statSync } from 'node:fs';
 
 /** Sysfs attributes are at most one page (4 KiB here); anything larger is not a sysfs attribute. */
 export const MAX_ATTRIBUTE_BYTES = 8191;
@@ -30,6 +30,17 @@ export const MAX_ATTRIBUTE_BYTES = 8191;
 // One buffer for every read: reads are synchronous, so only one is ever in use. One byte more
 // than the limit tells "too large" apart from "exactly at the limit".
 const READ_BUFFER = Buffer.allocUnsafeSlow(MAX_ATTRIBUTE_BYTES + 1);
+const READ_BUFFERS = [READ_BUFFER];
+const NO_THROW_IF_ABSENT = { throwIfNoEntry: false } as const;
+
+/**
+ * pread of the read buffer at offset 0, as a preadv of one buffer: readSync validates five
+ * arguments through wrappers that each allocate, readvSync two (0.4 us and 400 bytes less per
+ * file, on the 736 files of an 8-device host at every reading).
+ */
+function readAtStart(fd: number): number {
+  return readvSync(fd, READ_BUFFERS, 0);
+}
 
 // O_NONBLOCK makes open() of a FIFO return at once instead of waiting for a writer.
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -129,8 +140,10 @@ export interface SysfsFilesOptions {
 
 /** A directory with kept files, as it was when they were opened. */
 interface KeptDirectory {
-  /** Inode number, mtime and ctime; undefined when the directory could not be stat'ed. */
-  signature: string | undefined;
+  /** Inode number, mtime and ctime (ms); NaN when the directory could not be stat'ed. */
+  ino: number;
+  mtimeMs: number;
+  ctimeMs: number;
   /** The pass in which the signature was last compared. */
   checkedInPass: number;
   /** Unchanged for RECENT_CHANGE_MS: its files may be kept. */
@@ -163,7 +176,7 @@ function readOpenFile(fd: number): BytesResult {
     // a short read of a regular file is its end. A pread at offset 0 is refused by a FIFO or
     // socket (ESPIPE) without blocking or consuming what a writer put there, and by a directory
     // (EISDIR).
-    length = readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, 0);
+    length = readAtStart(fd);
   } catch (error) {
     const kind = notRegular(fd);
     return kind === undefined ? failed(error) : { ok: false, failure: { kind: 'error', message: kind } };
@@ -185,7 +198,7 @@ function readOpenFile(fd: number): BytesResult {
  */
 function readKeptFile(fd: number): number {
   try {
-    const length = readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, 0);
+    const length = readAtStart(fd);
     return length > MAX_ATTRIBUTE_BYTES ? -1 : length;
   } catch {
     return -1;
@@ -358,26 +371,28 @@ export class SysfsFiles {
   private keptDirectory(relative: string): KeptDirectory {
     let directory = this.kept.get(relative);
     if (directory?.checkedInPass === this.pass) return directory;
-    let signature: string | undefined;
-    let changedAt = Number.POSITIVE_INFINITY;
+    let ino = Number.NaN;
+    let mtimeMs = Number.NaN;
+    let ctimeMs = Number.NaN;
     try {
-      const stats = statSync(this.resolve(relative), { throwIfNoEntry: false });
-      if (stats?.isDirectory()) {
-        signature = `${stats.ino}:${stats.mtimeMs}:${stats.ctimeMs}`;
-        changedAt = Math.max(stats.mtimeMs, stats.ctimeMs);
-      }
+      const stats = statSync(this.resolve(relative), NO_THROW_IF_ABSENT);
+      if (stats?.isDirectory()) ({ ino, mtimeMs, ctimeMs } = stats);
     } catch {
       // unreadable: nothing is kept below it
     }
+    // Compared as numbers: no string of the fractional timestamps at every pass.
+    const known = !Number.isNaN(ino);
     if (!directory) {
-      directory = { signature, checkedInPass: this.pass, quiet: false, files: new Map() };
+      directory = { ino, mtimeMs, ctimeMs, checkedInPass: this.pass, quiet: false, files: new Map() };
       this.kept.set(relative, directory);
-    } else if (directory.signature !== signature) {
+    } else if (!known || directory.ino !== ino || directory.mtimeMs !== mtimeMs || directory.ctimeMs !== ctimeMs) {
       this.closeAll(directory);
-      directory.signature = signature;
+      directory.ino = ino;
+      directory.mtimeMs = mtimeMs;
+      directory.ctimeMs = ctimeMs;
     }
     directory.checkedInPass = this.pass;
-    directory.quiet = signature !== undefined && this.now() - changedAt >= RECENT_CHANGE_MS;
+    directory.quiet = known && this.now() - Math.max(mtimeMs, ctimeMs) >= RECENT_CHANGE_MS;
     if (!directory.quiet) this.closeAll(directory);
     return directory;
   }
