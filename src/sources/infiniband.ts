@@ -290,39 +290,51 @@ function readPort(reader: DeviceReader, device: string, layout: PortLayout): Por
   };
 }
 
+/** Index of each known counter file in PMA_COUNTERS. */
+const PMA_INDEX: ReadonlyMap<string, number> = new Map(PMA_COUNTERS.map((counter, index) => [counter.file, index]));
+const UNICAST_INDICES = ['unicast_xmit_packets', 'unicast_rcv_packets'].map((file) => PMA_INDEX.get(file)!);
+const MAX_32 = counterMaximum(32);
+
 function readPmaCounters(reader: DeviceReader, dir: string, layout: PortLayout): PortCounter[] {
-  const raw = new Map<string, bigint>();
-  const fromLegacy = new Set<string>();
+  // Raw values by index in PMA_COUNTERS (an array, not a Map: this runs for every port at every
+  // reading).
+  const raw = new Array<bigint | undefined>(PMA_COUNTERS.length);
+  let fromLegacy: Set<string> | undefined;
   for (const file of layout.legacyCounterFiles) {
     const value = reader.counter(`${dir}/counters_ext/${file}`);
     if (value === undefined) continue;
     const target = LEGACY_EXTENDED_FILES.get(file)!;
-    raw.set(target, value);
-    fromLegacy.add(target);
+    const index = PMA_INDEX.get(target);
+    if (index === undefined) continue;
+    raw[index] = value;
+    (fromLegacy ??= new Set()).add(target);
   }
-  const files = fromLegacy.size === 0 ? layout.counterFiles : layout.counterFiles.filter((file) => !fromLegacy.has(file));
+  const legacy = fromLegacy;
+  const files = legacy === undefined ? layout.counterFiles : layout.counterFiles.filter((file) => !legacy.has(file));
   if (files.length > 0) {
     const values = reader.counters(`${dir}/counters`, files);
-    for (let i = 0; i < values.length; i++) if (values[i] !== undefined) raw.set(files[i]!, values[i]!);
+    for (let i = 0; i < values.length; i++) if (values[i] !== undefined) raw[PMA_INDEX.get(files[i]!)!] = values[i];
   }
-  return pmaCountersFromRaw(raw, fromLegacy);
+  return exportPmaCounters(raw, legacy);
 }
 
 /**
- * Turn raw counter values into exported counters. The width of the data and packet counters
- * depends on the table the kernel chose for the port: 64-bit when the extended table is in use
- * (unicast/multicast files present, legacy `counters_ext/`, or any value beyond 32 bits), else 32.
+ * Turn raw counter values (by index in PMA_COUNTERS) into exported counters. The width of the
+ * data and packet counters depends on the table the kernel chose for the port: 64-bit when the
+ * extended table is in use (unicast/multicast files present, legacy `counters_ext/`, or any value
+ * beyond 32 bits), else 32.
  */
-export function pmaCountersFromRaw(raw: ReadonlyMap<string, bigint>, fromLegacy: ReadonlySet<string> = new Set()): PortCounter[] {
-  const max32 = counterMaximum(32);
-  const extendedTable =
-    raw.has('unicast_xmit_packets') ||
-    raw.has('unicast_rcv_packets') ||
-    PMA_COUNTERS.some((counter) => counter.tableDependent && (fromLegacy.has(counter.file) || (raw.get(counter.file) ?? 0n) > max32));
+function exportPmaCounters(raw: readonly (bigint | undefined)[], fromLegacy: ReadonlySet<string> | undefined): PortCounter[] {
+  let extendedTable = UNICAST_INDICES.some((index) => raw[index] !== undefined);
+  for (let i = 0; i < PMA_COUNTERS.length && !extendedTable; i++) {
+    const counter = PMA_COUNTERS[i]!;
+    extendedTable = counter.tableDependent && (fromLegacy?.has(counter.file) === true || (raw[i] ?? 0n) > MAX_32);
+  }
   const exported: PortCounter[] = [];
-  for (const counter of PMA_COUNTERS) {
-    const value = raw.get(counter.file);
+  for (let i = 0; i < PMA_COUNTERS.length; i++) {
+    const value = raw[i];
     if (value === undefined) continue;
+    const counter = PMA_COUNTERS[i]!;
     exported.push(exportCounter(counter, value, counter.tableDependent && extendedTable ? 64 : counter.bits));
   }
   return exported;
