@@ -38,21 +38,25 @@ class StableLabels {
   private readonly children = new WeakMap<Labels, Map<string, Map<string, Labels>>>();
 
   one(name: string, value: string): Labels {
-    return StableLabels.intern(this.roots, name, value, () => ({ [name]: value }));
+    const byValue = StableLabels.byValue(this.roots, name);
+    let labels = byValue.get(value);
+    if (!labels) byValue.set(value, (labels = { [name]: value }));
+    return labels;
   }
 
   with(base: Labels, name: string, value: string): Labels {
     let byName = this.children.get(base);
     if (!byName) this.children.set(base, (byName = new Map()));
-    return StableLabels.intern(byName, name, value, () => ({ ...base, [name]: value }));
+    const byValue = StableLabels.byValue(byName, name);
+    let labels = byValue.get(value);
+    if (!labels) byValue.set(value, (labels = { ...base, [name]: value }));
+    return labels;
   }
 
-  private static intern(byName: Map<string, Map<string, Labels>>, name: string, value: string, make: () => Labels): Labels {
+  private static byValue(byName: Map<string, Map<string, Labels>>, name: string): Map<string, Labels> {
     let byValue = byName.get(name);
     if (!byValue) byName.set(name, (byValue = new Map()));
-    let labels = byValue.get(value);
-    if (!labels) byValue.set(value, (labels = make()));
-    return labels;
+    return byValue;
   }
 }
 
@@ -105,7 +109,8 @@ export class Samples {
    */
   encode(order: readonly MetricSpec[], sizeHint = 0): Buffer {
     const out = new ExpositionBuffer(sizeHint);
-    for (const spec of order) {
+    for (let s = 0; s < order.length; s++) {
+      const spec = order[s]!;
       const samples = this.byMetric.get(spec);
       if (!samples) continue;
       out.header(spec);
@@ -202,11 +207,14 @@ export function collectSamples(snapshot: Snapshot, build: BuildInfo, options: Re
         if (assessment.widthDegraded !== undefined) samples.add(PORT_METRICS.degraded, STABLE.with(id, 'reason', 'width'), bit(assessment.widthDegraded));
         if (assessment.speedDegraded !== undefined) samples.add(PORT_METRICS.degraded, STABLE.with(id, 'reason', 'speed'), bit(assessment.speedDegraded));
       }
-      for (const counter of port.counters) {
+      // Indexed loops and forEach: V8's interpreter, which is all that runs here (runtime-flags.ts),
+      // allocates a result object per step of for…of (and an entry array per step over a Map).
+      for (let i = 0; i < port.counters.length; i++) {
+        const counter = port.counters[i]!;
         samples.add(PMA_COUNTER_METRICS.get(counter.name)!, id, counter.value);
         if (counter.saturated) samples.add(PORT_METRICS.pmaSaturated, STABLE.with(id, 'counter', counter.name), 1);
       }
-      for (const [name, value] of port.hwCounters) samples.add(PORT_METRICS.hwStat, STABLE.with(id, 'counter', name), value);
+      port.hwCounters.forEach((value, name) => samples.add(PORT_METRICS.hwStat, STABLE.with(id, 'counter', name), value));
       addDiagSamples(samples, id, snapshot.diag.get(portKey(device.name, port.port)));
     }
   }
