@@ -35,7 +35,11 @@ export class Exporter {
   readonly collection: Collection;
   /** The full host reading: at start, and when a scrape or a diag cycle finds the last too old. */
   private readonly hostReading: Periodic;
-  /** Port states, every --collection.interval. */
+  /**
+   * Port states, every --collection.interval after they were last read: a full reading postpones
+   * the next sample, so a host scraped every 15 s at the default 10 s interval wakes for one sample
+   * between scrapes rather than three every two scrapes.
+   */
   private readonly stateSampler: Periodic;
   private readonly diag: Periodic | undefined;
   private readonly intervalMs: number;
@@ -54,13 +58,19 @@ export class Exporter {
     this.collection = collection;
     this.hostReading = new Periodic({
       intervalMs: settings.collectionIntervalMs,
-      task: (signal) => this.collection.collectHost(signal),
+      task: async (signal) => {
+        const statesReadAt = this.collection.lastReadingAt;
+        await this.collection.collectHost(signal);
+        // The reading read the port states: the next sample is due one interval from now.
+        if (this.collection.lastReadingAt !== statesReadAt) this.stateSampler.postpone();
+      },
       onOverrun: (deadlineMs) => this.collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
       onError: (error) => logger.error({ err: error }, 'sysfs collection cycle failed'),
     });
     this.stateSampler = new Periodic({
       intervalMs: settings.collectionIntervalMs,
-      // A full reading within the last half interval read the states already.
+      // A full reading within the last half interval read the states already (it postpones this
+      // timer too; the check covers a reading that ran while a sample was due).
       task: async () => this.collection.sampleStates(settings.collectionIntervalMs / 2),
       onOverrun: (deadlineMs) => logger.warn({ deadlineMs }, 'sampling the port states took longer than the collection interval'),
       onError: (error) => logger.error({ err: error }, 'sampling the port states failed'),

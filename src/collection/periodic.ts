@@ -33,6 +33,16 @@ export class Periodic {
     return this.running;
   }
 
+  /**
+   * Push the next run back to one interval from now (the work it would do was just done another
+   * way). Nothing changes while a run is in progress or before start(): the end of that run, or
+   * start(), schedules the next.
+   */
+  postpone(): void {
+    if (this.stopped || this.running || this.timer === undefined) return;
+    this.schedule(this.options.intervalMs);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
@@ -43,6 +53,8 @@ export class Periodic {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
+    // One timer at a time, whoever schedules.
+    if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       const started = Date.now();
       void this.runNow().then(() => this.schedule(Math.max(0, this.options.intervalMs - (Date.now() - started))));

@@ -5,6 +5,24 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A Periodic every 1000 ms whose runs take `runMs`, and the times they started. */
+function recordingStarts(runMs: number): { periodic: Periodic; starts: number[] } {
+  const starts: number[] = [];
+  const periodic = new Periodic({
+    intervalMs: 1000,
+    deadlineMs: 5000,
+    task: async () => {
+      starts.push(Date.now());
+      if (runMs > 0) await new Promise((resolve) => setTimeout(resolve, runMs));
+    },
+    onOverrun: () => undefined,
+    onError: (error) => {
+      throw error;
+    },
+  });
+  return { periodic, starts };
+}
+
 describe('Periodic', () => {
   it('runs at once, then every interval, never overlapping', async () => {
     vi.useFakeTimers();
@@ -79,5 +97,38 @@ describe('Periodic', () => {
     await periodic.runNow();
     expect(calls).toBe(2);
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);
+  });
+  it('postpones the next run to one interval from now, keeping one timer', async () => {
+    vi.useFakeTimers();
+    const { periodic, starts } = recordingStarts(0);
+    periodic.postpone(); // before start: nothing to postpone
+    const t0 = Date.now();
+    periodic.start();
+    await vi.advanceTimersByTimeAsync(600);
+    periodic.postpone(); // due at 1000, now at 1600
+    await vi.advanceTimersByTimeAsync(900);
+    expect(starts.map((t) => t - t0)).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(starts.map((t) => t - t0)).toEqual([0, 1600]);
+    periodic.postpone();
+    periodic.postpone(); // twice: still one run, one interval after the last call
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(starts.map((t) => t - t0)).toEqual([0, 1600, 2600, 3600, 4600]);
+    await periodic.stop();
+    periodic.postpone(); // after stop: nothing runs again
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(starts).toHaveLength(5);
+  });
+
+  it('does not postpone a run in progress', async () => {
+    vi.useFakeTimers();
+    const { periodic, starts } = recordingStarts(500);
+    const t0 = Date.now();
+    periodic.start();
+    await vi.advanceTimersByTimeAsync(200);
+    periodic.postpone(); // the first run is under way: the next stays due at 1000
+    await vi.advanceTimersByTimeAsync(1400); // to 1600: the second run is over, the third due at 2000
+    expect(starts.map((t) => t - t0)).toEqual([0, 1000]);
+    await periodic.stop();
   });
 });

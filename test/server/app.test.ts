@@ -1,5 +1,6 @@
 import { request } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { Periodic } from '../../src/collection/periodic.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { ZOO } from '../support/trees.js';
 
@@ -111,6 +112,20 @@ describe('how fresh a scrape is', () => {
       now += 30_001;
       expect((await exporter.app.inject({ url: '/ready' })).statusCode).toBe(503);
     } finally {
+      await exporter.stop();
+    }
+  });
+
+  it('puts the next port-state sample off after a full reading, which read the states', async () => {
+    const postpone = vi.spyOn(Periodic.prototype, 'postpone');
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s']);
+    try {
+      await exporter.collectOnce();
+      expect(postpone).toHaveBeenCalledTimes(1);
+      await exporter.collectOnce();
+      expect(postpone).toHaveBeenCalledTimes(2);
+    } finally {
+      postpone.mockRestore();
       await exporter.stop();
     }
   });
