@@ -98,6 +98,7 @@ describe('Periodic', () => {
     expect(calls).toBe(2);
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);
   });
+
   it('postpones the next run to one interval from now, keeping one timer', async () => {
     vi.useFakeTimers();
     const { periodic, starts } = recordingStarts(0);
