@@ -118,13 +118,10 @@ class DeviceReader {
     return this.attribute(relative, parseLine, 'text');
   }
 
-  /** Counter files: `N/A (no PMA)` (legacy kernels) means no value, not an error. */
-  counter(relative: string): bigint | undefined {
-    const result = this.files.readDecimal(`${this.base}/${relative}`, this.keep);
-    return 'value' in result ? result.value : this.judgeCounter(relative, result);
-  }
-
-  /** The counter files `names` of `directory`, by index (see counter()). */
+  /**
+   * The counter files `names` of `directory`, by index: `N/A (no PMA)` (legacy kernels) means no
+   * value, not an error.
+   */
   counters(directory: string, names: readonly string[]): (bigint | undefined)[] {
     const values = new Array<bigint | undefined>(names.length);
     const others: { index: number; result: ReadResult }[] = [];
@@ -300,14 +297,15 @@ function readPmaCounters(reader: DeviceReader, dir: string, layout: PortLayout):
   // reading).
   const raw = new Array<bigint | undefined>(PMA_COUNTERS.length);
   let fromLegacy: Set<string> | undefined;
-  for (const file of layout.legacyCounterFiles) {
-    const value = reader.counter(`${dir}/counters_ext/${file}`);
-    if (value === undefined) continue;
-    const target = LEGACY_EXTENDED_FILES.get(file)!;
-    const index = PMA_INDEX.get(target);
-    if (index === undefined) continue;
-    raw[index] = value;
-    (fromLegacy ??= new Set()).add(target);
+  if (layout.legacyCounterFiles.length > 0) {
+    const values = reader.counters(`${dir}/counters_ext`, layout.legacyCounterFiles);
+    for (let i = 0; i < values.length; i++) {
+      const target = LEGACY_EXTENDED_FILES.get(layout.legacyCounterFiles[i]!)!;
+      const index = PMA_INDEX.get(target);
+      if (values[i] === undefined || index === undefined) continue;
+      raw[index] = values[i];
+      (fromLegacy ??= new Set()).add(target);
+    }
   }
   const legacy = fromLegacy;
   const files = legacy === undefined ? layout.counterFiles : layout.counterFiles.filter((file) => !legacy.has(file));

@@ -277,21 +277,10 @@ export class SysfsFiles {
   }
 
   /**
-   * Read an attribute that should hold one unsigned decimal (a counter): its value, parsed from
-   * the bytes without making a string of them, or its text when it is anything else (`N/A (no
-   * PMA)`, garbage) for the caller to judge. Counters are most of the files of a host.
-   */
-  readDecimal(relative: string, keep = false): { ok: true; value: bigint } | ReadResult {
-    const read = this.readBytes(relative, keep);
-    if (!read.ok) return read;
-    const value = parseDecimal(read.length);
-    return value === undefined ? { ok: true, text: decode(read.length) } : { ok: true, value };
-  }
-
-  /**
-   * readDecimal for several files of one directory (a port's counters), with less work per file:
-   * `values[i]` is the value of `names[i]`, or undefined with the file's text or failure in
-   * `others` for the caller to judge.
+   * Read attributes of one directory that should each hold one unsigned decimal (a port's
+   * counters), parsed from the bytes without making a string of them: `values[i]` is the value of
+   * `names[i]`, or undefined with the file's text (`N/A (no PMA)`, garbage) or failure in `others`
+   * for the caller to judge. Counters are most of the files of a host.
    */
   readDecimals(directory: string, names: readonly string[], keep: boolean, values: (bigint | undefined)[], others: { index: number; result: ReadResult }[]): void {
     const kept = keep && this.keepOpen ? this.keptDirectory(directory) : undefined;

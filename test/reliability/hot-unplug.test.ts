@@ -25,11 +25,6 @@ class HookedFiles extends SysfsFiles {
     return super.read(relative);
   }
 
-  override readDecimal(relative: string): ReturnType<SysfsFiles['readDecimal']> {
-    this.beforeRead?.(relative);
-    return super.readDecimal(relative);
-  }
-
   /** One file at a time, so that the hook runs before each. */
   override readDecimals(...[directory, names, keep, values, others]: Parameters<SysfsFiles['readDecimals']>): void {
     names.forEach((name, index) => {

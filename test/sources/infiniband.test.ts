@@ -110,14 +110,9 @@ describe('sysfs source on the zoo host', () => {
     const files = new SysfsFiles(ZOO);
     const reads: string[] = [];
     const read = files.read.bind(files);
-    const readDecimal = files.readDecimal.bind(files);
     files.read = (relative) => {
       reads.push(relative);
       return read(relative);
-    };
-    files.readDecimal = (relative) => {
-      reads.push(relative);
-      return readDecimal(relative);
     };
     const readDecimals = files.readDecimals.bind(files);
     files.readDecimals = (directory, names, keep, values, others) => {

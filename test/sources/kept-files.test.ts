@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RECENT_CHANGE_MS, SysfsFiles, openFilesLimit } from '../../src/sources/sysfs-files.js';
+import { RECENT_CHANGE_MS, SysfsFiles, openFilesLimit, type ReadResult } from '../../src/sources/sysfs-files.js';
 import { buildOnce, MAIN } from '../support/built.js';
 import { copyTree, ZOO } from '../support/trees.js';
 
@@ -36,10 +36,23 @@ function openFds(): number {
   return readdirSync('/proc/self/fd').length;
 }
 
-function value(relative: string): bigint | string {
-  const read = files!.readDecimal(relative, true);
-  if (!read.ok) return `${read.failure.kind}: ${read.failure.message}`;
-  return 'value' in read ? read.value : read.text;
+/** A counter file read with `keep`: its value, its text, or `kind: message` of its failure. */
+function value(relative: string, reader: SysfsFiles = files!): bigint | string {
+  const slash = relative.lastIndexOf('/');
+  const values: (bigint | undefined)[] = [];
+  const others: { index: number; result: ReadResult }[] = [];
+  reader.readDecimals(relative.slice(0, slash), [relative.slice(slash + 1)], true, values, others);
+  const read = others[0]?.result;
+  if (read === undefined) return values[0]!;
+  return read.ok ? read.text : `${read.failure.kind}: ${read.failure.message}`;
+}
+
+/** The quiet tree, read by a SysfsFiles that keeps files open, its first pass begun. */
+async function keptQuietTree(): Promise<SysfsFiles> {
+  await quietTree();
+  const kept = new SysfsFiles(dir, { keepOpen: true, now: later });
+  kept.beginPass();
+  return kept;
 }
 
 beforeEach(async () => {
@@ -53,9 +66,7 @@ afterEach(async () => {
 
 describe('files kept open between passes', () => {
   it('keeps a file open and reads what was written into it since', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     expect(files.keptFiles).toBe(1);
     const fds = openFds();
@@ -69,21 +80,17 @@ describe('files kept open between passes', () => {
   });
 
   it('opens and closes each file when not asked to keep it, or without keepOpen', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(files.read(`${COUNTERS}/symbol_error`)).toEqual({ ok: true, text: '1' });
     expect(files.keptFiles).toBe(0);
     const plain = new SysfsFiles(dir, { now: later });
     plain.beginPass();
-    expect(plain.readDecimal(`${COUNTERS}/symbol_error`, true)).toEqual({ ok: true, value: 1n });
+    expect(value(`${COUNTERS}/symbol_error`, plain)).toBe(1n);
     expect(plain.keptFiles).toBe(0);
   });
 
   it('reads a file replaced by another (an atomic write) in the next pass', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     await writeFile(path.join(dir, 'new'), '99\n');
     await rename(path.join(dir, 'new'), path.join(dir, COUNTERS, 'symbol_error'));
@@ -92,9 +99,7 @@ describe('files kept open between passes', () => {
   });
 
   it('sees a kept file turned into a FIFO or removed, without blocking', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     expect(value(`${COUNTERS}/port_rcv_errors`)).toBe(2n);
     await rm(path.join(dir, COUNTERS, 'symbol_error'));
@@ -107,9 +112,7 @@ describe('files kept open between passes', () => {
   });
 
   it('reads the new files of a device that was unplugged and plugged back in', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     await rm(path.join(dir, 'class/infiniband/mlx5_0'), { recursive: true });
     files.beginPass();
@@ -136,9 +139,7 @@ describe('files kept open between passes', () => {
   });
 
   it('opens a kept file again by its path when reading it fails', async () => {
-    await quietTree();
-    files = new SysfsFiles(dir, { keepOpen: true, now: later });
-    files.beginPass();
+    files = await keptQuietTree();
     expect(value(`${COUNTERS}/symbol_error`)).toBe(1n);
     // What a kernfs file does when its device goes away (ENODEV), done here by closing the
     // descriptor behind the reader's back (EBADF).
