@@ -5,54 +5,45 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** A Periodic every 1000 ms whose runs take `runMs`, and the times they started. */
-function recordingStarts(runMs: number): { periodic: Periodic; starts: number[] } {
+/**
+ * A Periodic every 1000 ms (deadline 5000 ms) whose runs take `runMs`: the times they started, and
+ * the most that ran at once. An overrun or an error fails the test.
+ */
+function recordingStarts(runMs: number): { periodic: Periodic; starts: number[]; maxRunning: () => number } {
   const starts: number[] = [];
+  let running = 0;
+  let most = 0;
   const periodic = new Periodic({
     intervalMs: 1000,
     deadlineMs: 5000,
     task: async () => {
       starts.push(Date.now());
+      running++;
+      most = Math.max(most, running);
       if (runMs > 0) await new Promise((resolve) => setTimeout(resolve, runMs));
+      running--;
     },
-    onOverrun: () => undefined,
+    onOverrun: () => {
+      throw new Error('no overrun expected');
+    },
     onError: (error) => {
       throw error;
     },
   });
-  return { periodic, starts };
+  return { periodic, starts, maxRunning: () => most };
 }
 
 describe('Periodic', () => {
   it('runs at once, then every interval, never overlapping', async () => {
     vi.useFakeTimers();
-    let running = 0;
-    let maxRunning = 0;
-    const starts: number[] = [];
-    const periodic = new Periodic({
-      intervalMs: 1000,
-      deadlineMs: 5000,
-      task: async () => {
-        starts.push(Date.now());
-        running++;
-        maxRunning = Math.max(maxRunning, running);
-        await new Promise((resolve) => setTimeout(resolve, 2500)); // runs longer than the interval
-        running--;
-      },
-      onOverrun: () => {
-        throw new Error('no overrun expected');
-      },
-      onError: (error) => {
-        throw error;
-      },
-    });
+    const { periodic, starts, maxRunning } = recordingStarts(2500); // runs longer than the interval
     const t0 = Date.now();
     periodic.start();
     await vi.advanceTimersByTimeAsync(10_000);
     const stopping = periodic.stop();
     await vi.advanceTimersByTimeAsync(3000); // let the run in progress finish
     await stopping;
-    expect(maxRunning).toBe(1);
+    expect(maxRunning()).toBe(1);
     // A run that took 2.5 s is followed at once by the next (within a timer tick): 0, 2.5, 5, 7.5 s.
     expect(starts[0]).toBe(t0);
     const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
