@@ -13,6 +13,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
+# The bundle step (scripts/bundle.mjs) runs the exporter on the demo host to write V8's code cache
+# for this image's Node.js and the ENTRYPOINT's flags.
+COPY scripts/bundle.mjs scripts/node-flags.mjs scripts/
+COPY test/fixtures/sys/zoo/ test/fixtures/sys/zoo/
+COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 RUN npm run build
 
 FROM ${NODE_IMAGE}

@@ -1,5 +1,5 @@
 // Wires the pipeline for one Settings value: sources → snapshot → metrics → HTTP. No process
-// concerns here (signals, exit codes): those live in main.ts.
+// concerns here (signals, exit codes): those live in cli.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildInfo } from './build-info.js';

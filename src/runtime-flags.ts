@@ -1,5 +1,6 @@
-// V8 flags the exporter sets for itself before anything else is loaded (main.ts imports this
-// module first), so that they hold however it is started, `node dist/main.js` included.
+// V8 flags the exporter sets for itself before anything else is loaded (main.ts and cli.ts import
+// this module first), so that they hold however it is started, `node dist/main.js` included, and
+// before the bundle is compiled: a code cache holds only for the flags it was made with.
 //
 // --no-opt: V8's optimizing compiler (TurboFan) is of no use to an exporter that wakes a few times
 // a minute: its work is a few thousand short calls per scrape, which run well enough in V8's

@@ -1,6 +1,6 @@
 // `infiniband-exporter check`: one collection cycle with the server's flags and config file, the
 // findings for a person or a script, and an exit status a node health check can act on (0 healthy,
-// 1 something critical or warning, 2 usage error). Loaded by main.ts on demand: nothing of the
+// 1 something critical or warning, 2 usage error). Loaded by cli.ts on demand: nothing of the
 // HTTP server, fastify or prom-client is imported on this path.
 import pino from 'pino';
 import { UsageError } from '../config/errors.js';

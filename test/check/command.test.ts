@@ -327,8 +327,8 @@ describe('the check path', () => {
     return seen;
   }
 
-  it('loads nothing of the HTTP server, fastify or prom-client, and main.ts loads them only on demand', () => {
-    for (const entry of ['src/check/command.ts', 'src/main.ts']) {
+  it('loads nothing of the HTTP server, fastify or prom-client, and cli.ts loads them only on demand', () => {
+    for (const entry of ['src/check/command.ts', 'src/cli.ts']) {
       const modules = [...staticImports(path.join(PROJECT_ROOT, entry))];
       expect(modules.filter((m) => /^(fastify|prom-client|@fastify)/.test(m) || m.includes('/src/server/') || m.includes('/src/metrics/') || m.endsWith('/src/exporter.ts')), entry).toEqual([]);
       expect(modules.length, entry).toBeGreaterThan(5);

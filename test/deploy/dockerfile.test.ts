@@ -1,15 +1,14 @@
 // There is no container engine here, so the Dockerfile is checked by what can be checked without
 // one: the instructions themselves, the build context .dockerignore leaves, and the runtime stage's
 // file layout assembled from its COPY lines and started with --demo.
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, statSync } from 'node:fs';
-import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
 import { buildOnce, PROJECT } from '../support/built.js';
+import { demoMetrics } from '../support/demo-metrics.js';
 
 interface Instruction {
   keyword: string;
@@ -160,41 +159,11 @@ describe('Dockerfile', () => {
       const workdir = path.join(root, 'app');
       const [, , node, ...rest] = exec('ENTRYPOINT');
       expect(node).toBe('node');
-      const child = spawn(process.execPath, [...rest, '--demo', '--web.listen-address=127.0.0.1:0'], { cwd: workdir, stdio: ['ignore', 'ignore', 'pipe'] });
-      try {
-        const address = await new Promise<string>((resolve, reject) => {
-          let log = '';
-          const timer = setTimeout(() => reject(new Error(`no "listening" line: ${log}`)), 15_000);
-          child.stderr.setEncoding('utf8');
-          child.stderr.on('data', (chunk: string) => {
-            log += chunk;
-            const found = /"address":"(http:\/\/[^"]+)","telemetryPath"/.exec(log);
-            if (found) {
-              clearTimeout(timer);
-              resolve(found[1]!);
-            }
-          });
-          child.on('exit', (code) => reject(new Error(`exited with ${code}: ${log}`)));
-        });
-        let body = '';
-        for (let attempt = 0; attempt < 50 && !body.includes('infiniband_port_state_id'); attempt++) {
-          body = await new Promise<string>((resolve, reject) =>
-            get(`${address}/metrics`, (res) => {
-              let text = '';
-              res.setEncoding('utf8');
-              res.on('data', (chunk: string) => (text += chunk));
-              res.on('end', () => resolve(text));
-            }).on('error', reject),
-          );
-          if (!body.includes('infiniband_port_state_id')) await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(body).toMatch(/^infiniband_device_info\{device="mlx5_0",/m);
-        // The version comes from the copied package.json, next to dist/.
-        const { version } = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string };
-        expect(body).toContain(`infiniband_exporter_build_info{version="${version}"`);
-      } finally {
-        child.kill('SIGTERM');
-      }
+      const body = await demoMetrics(rest, workdir);
+      expect(body).toMatch(/^infiniband_device_info\{device="mlx5_0",/m);
+      // The version comes from the copied package.json, next to dist/.
+      const { version } = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string };
+      expect(body).toContain(`infiniband_exporter_build_info{version="${version}"`);
     });
   });
 });

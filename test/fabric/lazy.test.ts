@@ -26,8 +26,10 @@ function staticClosure(entry: string): Set<string> {
 }
 
 describe('fabric mode is loaded lazily', () => {
-  // main.ts loads the server (exporter.ts) or the check command on demand: each is a start of its own.
-  it.each(['main.ts', 'exporter.ts', 'check/command.ts'])('no fabric module is statically reachable from src/%s', (entry) => {
+  // cli.ts (the program that main.ts runs) loads the server (exporter.ts) or the check command on
+  // demand: each is a start of its own. In the build's bundle the same import() calls become
+  // modules evaluated when first called.
+  it.each(['cli.ts', 'exporter.ts', 'check/command.ts'])('no fabric module is statically reachable from src/%s', (entry) => {
     const reachable = [...staticClosure(path.join(SRC, entry))].map((file) => path.relative(SRC, file));
     expect(reachable.length).toBeGreaterThan(3);
     expect(reachable.filter((file) => FABRIC_MODULES.some((module) => file.startsWith(module)))).toEqual([]);

@@ -1,0 +1,102 @@
+// The program: parse the command line, log, listen, and shut down cleanly on SIGTERM/SIGINT.
+// main.ts runs it, from the build's one-file bundle when there is one (bundle-loader.ts).
+// First of all, the V8 flags (before fastify and the rest are loaded): see runtime-flags.ts.
+import './runtime-flags.js';
+import { buildInfo } from './build-info.js';
+import { UsageError } from './config/errors.js';
+import { helpText, parseCommandLine, type Settings } from './config/settings.js';
+import type { Exporter } from './exporter.js';
+import { createLogger } from './log/logger.js';
+
+const SHUTDOWN_GRACE_MS = 1500;
+
+function usageFailure(error: unknown): never {
+  if (error instanceof UsageError) {
+    process.stderr.write(`infiniband-exporter: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+
+async function listen(exporter: Exporter, settings: Settings): Promise<string> {
+  const { host, port } = settings.listen;
+  if (host !== undefined) return exporter.app.listen({ host, port });
+  try {
+    // Every interface: IPv6 and IPv4 where the host has IPv6, else IPv4 only.
+    return await exporter.app.listen({ host: '::', port });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw error;
+    return exporter.app.listen({ host: '0.0.0.0', port });
+  }
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === 'check') {
+    // Loaded on demand: the check path never loads the HTTP server.
+    const { runCheck } = await import('./check/command.js');
+    process.exitCode = await runCheck(process.argv.slice(3), process);
+    return;
+  }
+  let command;
+  try {
+    command = parseCommandLine(process.argv.slice(2));
+  } catch (error) {
+    usageFailure(error);
+  }
+  if (command.action === 'help') {
+    process.stdout.write(helpText());
+    return;
+  }
+  if (command.action === 'version') {
+    const info = buildInfo();
+    process.stdout.write(`infiniband-exporter ${info.version} (revision ${info.revision}, Node.js ${info.nodejsVersion})\n`);
+    return;
+  }
+  const { settings } = command;
+  const logger = createLogger(settings.log.level, settings.log.format);
+  const { Exporter } = await import('./exporter.js');
+  let exporter: Exporter;
+  try {
+    exporter = new Exporter({ settings, logger });
+  } catch (error) {
+    usageFailure(error);
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.warn('shutdown took too long; exiting anyway');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    exporter.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error during shutdown');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  if (settings.demo) logger.info({ sysfs: settings.sysfsPath, config: settings.configFile }, 'demo mode: serving the bundled fixture host');
+  exporter.start();
+  try {
+    const address = await listen(exporter, settings);
+    logger.info({ address, telemetryPath: settings.telemetryPath, sysfs: settings.sysfsPath }, 'listening');
+  } catch (error) {
+    logger.error({ err: error, address: settings.listenAddress }, 'cannot listen');
+    await exporter.stop().catch(() => undefined);
+    process.exit(1);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`infiniband-exporter: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
