@@ -1,4 +1,4 @@
-// A real exporter process on the demo host: started, read once its ports are in, stopped.
+// A real exporter process: started, read once its /metrics holds what the test waits for, stopped.
 import { spawn } from 'node:child_process';
 import { get } from 'node:http';
 
@@ -14,12 +14,12 @@ function text(url: string): Promise<string> {
 }
 
 /**
- * Runs `node <args> --demo --web.listen-address=127.0.0.1:0` in `cwd`, waits for its "listening"
- * log line, and returns its /metrics once the ports are in; the process is stopped (SIGTERM) in
+ * Runs `node <args> --web.listen-address=127.0.0.1:0` in `cwd`, waits for its "listening" log line,
+ * and returns its /metrics once `ready` says so (or after 5 s); the process is stopped (SIGTERM) in
  * any case.
  */
-export async function demoMetrics(args: string[], cwd: string): Promise<string> {
-  const child = spawn(process.execPath, [...args, '--demo', '--web.listen-address=127.0.0.1:0'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function servedMetrics(args: string[], cwd: string, ready: (body: string) => boolean): Promise<string> {
+  const child = spawn(process.execPath, [...args, '--web.listen-address=127.0.0.1:0'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     const address = await new Promise<string>((resolve, reject) => {
       let log = '';
@@ -36,12 +36,17 @@ export async function demoMetrics(args: string[], cwd: string): Promise<string> 
       child.on('exit', (code) => reject(new Error(`exited with ${code}: ${log}`)));
     });
     let body = '';
-    for (let attempt = 0; attempt < 50 && !body.includes('infiniband_port_state_id'); attempt++) {
+    for (let attempt = 0; attempt < 50 && !ready(body); attempt++) {
       body = await text(`${address}/metrics`);
-      if (!body.includes('infiniband_port_state_id')) await new Promise((r) => setTimeout(r, 100));
+      if (!ready(body)) await new Promise((r) => setTimeout(r, 100));
     }
     return body;
   } finally {
     child.kill('SIGTERM');
   }
+}
+
+/** The /metrics of `node <args> --demo` once the demo host's ports are in. */
+export function demoMetrics(args: string[], cwd: string): Promise<string> {
+  return servedMetrics([...args, '--demo'], cwd, (body) => body.includes('infiniband_port_state_id'));
 }
