@@ -94,13 +94,10 @@ export function runCompiled(file: string, compiled: CompiledBundle): void {
  */
 export function runBundle(bundleUrl: URL, modulesUrl: URL): boolean {
   const file = fileURLToPath(bundleUrl);
-  let bundle: Stats;
-  try {
-    bundle = statSync(file);
-    if (statSync(fileURLToPath(modulesUrl)).mtimeMs > bundle.mtimeMs + STALE_SLACK_MS) return false;
-  } catch {
-    return false;
-  }
+  const bundle = statSync(file, { throwIfNoEntry: false });
+  if (bundle === undefined) return false;
+  const modules = statSync(fileURLToPath(modulesUrl), { throwIfNoEntry: false });
+  if (modules !== undefined && modules.mtimeMs > bundle.mtimeMs + STALE_SLACK_MS) return false;
   const compiled = compileBundle(file, bundle);
   if (compiled.cache !== 'accepted') {
     let saved = false;

@@ -98,14 +98,16 @@ describe('runBundle', () => {
   const modules = () => path.join(dir, 'cli.js');
   const setTime = (target: string, seconds: number) => utimesSync(target, seconds, seconds);
 
-  it('runs a bundle newer than the modules, or older by less than a second (a copy of dist/)', () => {
+  it('runs a bundle newer than the modules, older by less than a second (a copy of dist/), or alone', () => {
     writeFileSync(modules(), '');
     setTime(modules(), 1_000_000);
     setTime(file, 1_000_001);
     expect(runBundle(pathToFileURL(file), pathToFileURL(modules()))).toBe(true);
     setTime(modules(), 1_000_001.5);
     expect(runBundle(pathToFileURL(file), pathToFileURL(modules()))).toBe(true);
-    expect(globalThis.bundleRuns).toHaveLength(2);
+    // Without the modules (a dist/ that ships only the bundle), the bundle all the same.
+    expect(runBundle(pathToFileURL(file), pathToFileURL(path.join(dir, 'absent.js')))).toBe(true);
+    expect(globalThis.bundleRuns).toHaveLength(3);
   });
 
   it('leaves the modules to the caller when the bundle is missing or older than they are (tsc ran again)', () => {
