@@ -49,5 +49,5 @@ COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 USER node
 EXPOSE 10460
 # Node.js flags: see scripts/node-flags.mjs and docs/benchmarks.md ("Idle cost").
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "--v8-pool-size=1", "dist/main.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--v8-pool-size=1", "dist/main.js"]
 CMD ["--path.sysfs=/host/sys"]
