@@ -7,7 +7,7 @@ import type { Settings } from './config/settings.js';
 import { RenderedPart, TimedPart, type EncodedPart } from './metrics/exposition-parts.js';
 import type { FabricParts } from './metrics/fabric.js';
 import { processRegistry } from './metrics/process.js';
-import { encodeSnapshot } from './metrics/render.js';
+import { writeSnapshot } from './metrics/render.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './server/app.js';
 import { WebSecurity } from './server/web-config.js';
 import type { CommandRunner } from './sources/command-runner.js';
@@ -88,7 +88,7 @@ export class Exporter {
     // The parts of /metrics (metrics/exposition-parts.ts): the host snapshot, rendered once per
     // snapshot that is scraped; in fabric mode the fabric's families, each part rendered once per
     // change of its data; then the process's own metrics, read at most once a second.
-    const hostPart = new RenderedPart<Snapshot>((snapshot) => encodeSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }));
+    const hostPart = new RenderedPart<Snapshot>((snapshot, out) => writeSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }, out));
     const registry = settings.disableExporterMetrics ? undefined : processRegistry();
     const ownPart = registry && new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, now);
     const source: MetricsSource = {

@@ -11,7 +11,8 @@ export const escapeLabelValue = (text: string): string => (/[\\\n"]/.test(text) 
  * Exposition bytes written straight into one buffer: fabric mode's ports part is 16 MiB at 1 900
  * nodes, and going through a string per line, then chunks, then one string of the whole allocated
  * about 100 MiB per render and kept a 16 MiB string alive beside the bytes. A part sized from its
- * previous render is normally allocated once.
+ * previous render is normally allocated once; one kept and reset for every render (the host
+ * part's) is allocated once for the life of the process.
  */
 export class ExpositionBuffer {
   private bytes: Buffer;
@@ -30,6 +31,17 @@ export class ExpositionBuffer {
       this.bytes = grown;
     }
     this.used += this.bytes.write(text, this.used);
+  }
+
+  /** Empty again, keeping its bytes for the next text. */
+  reset(): void {
+    this.used = 0;
+    this.families = 0;
+  }
+
+  /** The bytes written so far, not copied: valid until the next write after reset(). */
+  view(): Buffer {
+    return this.bytes.subarray(0, this.used);
   }
 
   /** A family's HELP and TYPE lines, after a blank line unless it is the part's first (as prom-client writes them). */

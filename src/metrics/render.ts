@@ -109,6 +109,12 @@ export class Samples {
    */
   encode(order: readonly MetricSpec[], sizeHint = 0): Buffer {
     const out = new ExpositionBuffer(sizeHint);
+    this.writeTo(order, out);
+    return out.finish();
+  }
+
+  /** The same, written into `out`. */
+  writeTo(order: readonly MetricSpec[], out: ExpositionBuffer): void {
     for (let s = 0; s < order.length; s++) {
       const spec = order[s]!;
       const samples = this.byMetric.get(spec);
@@ -126,7 +132,6 @@ export class Samples {
       }
       out.write(chunk);
     }
-    return out.finish();
   }
 
   /** The same as text. */
@@ -300,14 +305,17 @@ const ORDER: readonly MetricSpec[] = [
 /** The order of the metric families in the text. */
 export const METRIC_ORDER = ORDER;
 
-/** The size of the last snapshot encoded: the next one's buffer is sized from it, allocated once. */
-let lastEncodedBytes = 0;
-
 /** One snapshot as Prometheus text exposition format 0.0.4, in UTF-8: what /metrics serves. */
 export function encodeSnapshot(snapshot: Snapshot, build: BuildInfo, options: RenderOptions): Buffer {
-  const bytes = collectSamples(snapshot, build, options).encode(ORDER, lastEncodedBytes + (lastEncodedBytes >> 4));
-  lastEncodedBytes = bytes.length;
-  return bytes;
+  return collectSamples(snapshot, build, options).encode(ORDER);
+}
+
+/**
+ * The same, written into `out`: the host part's buffer (metrics/exposition-parts.ts), kept from one
+ * snapshot to the next.
+ */
+export function writeSnapshot(snapshot: Snapshot, build: BuildInfo, options: RenderOptions, out: ExpositionBuffer): void {
+  collectSamples(snapshot, build, options).writeTo(ORDER, out);
 }
 
 /** The same as text. */
