@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// npm run bench [-- [--quick] [--idle-seconds=N] [section…]]: runs the benchmark sections (all by
-// default) and writes each one's markdown into docs/benchmarks.md between its own markers,
+// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [section…]]: runs the
+// benchmark sections (all but the long ones by default) and writes each one's markdown into docs/benchmarks.md between its own markers,
 // `<!-- bench:<name>:begin … -->` and `<!-- bench:<name>:end -->`; the text around them is prose
 // kept by hand. A section is a module in bench/sections/ exporting an async function that gets
 // { generateTree, quick, … } and returns markdown: adding one is a line in SECTIONS and a pair of
@@ -17,16 +17,23 @@ const SECTIONS = {
   load: async (context) => (await import('./sections/load.mjs')).load(context),
   // Fabric mode on a simulated ~1 900-node subnet (bench/fabric.mjs; `npm run bench:fabric` alone).
   fabric: async () => (await import('./fabric.mjs')).fabricBenchmark(),
+  // Half an hour at Prometheus's pace: run when named (`npm run bench -- memory`).
+  memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
 };
+const LONG = new Set(['memory']);
 
 function parseArguments(argv) {
   const names = argv.filter((arg) => !arg.startsWith('--'));
   for (const name of names) if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
-  const seconds = argv.find((arg) => arg.startsWith('--idle-seconds='));
+  const number = (flag) => {
+    const given = argv.find((arg) => arg.startsWith(`${flag}=`));
+    return given === undefined ? undefined : Number(given.split('=')[1]);
+  };
   return {
-    sections: names.length > 0 ? names : Object.keys(SECTIONS),
+    sections: names.length > 0 ? names : Object.keys(SECTIONS).filter((name) => !LONG.has(name)),
     quick: argv.includes('--quick'),
-    seconds: seconds === undefined ? undefined : Number(seconds.split('=')[1]),
+    seconds: number('--idle-seconds'),
+    minutes: number('--memory-minutes'),
   };
 }
 
@@ -49,7 +56,7 @@ async function main() {
   const generateTree = await prepare();
   for (const name of options.sections) {
     log(`section ${name}`);
-    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds });
+    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds, minutes: options.minutes });
     await writeSection(name, markdown);
     log(`wrote section ${name} of ${path.relative(PROJECT, DOC)}`);
   }

@@ -15,6 +15,13 @@
 // CPU, a quarter of all the exporter's CPU from its first answer over the next two minutes (15-16
 // against 10-13 ticks of 10 ms, 8 scrapes 15 s apart; RSS 0.6-1 MiB higher; docs/benchmarks.md).
 // Someone who says anything about the memory reducer keeps their choice.
+// --optimize-for-size: V8 lets the old generation grow by at least 8 MiB past what was live at the
+// last full collection before it collects again. Each snapshot lives one collection interval,
+// long enough to be moved there, and then is garbage: about 95 KB a reading on the 8-device tree,
+// so that at a scrape every 15 s RSS rose from 54 to 59 MiB in the first 15 minutes, towards the
+// limit. With the flag V8 grows the heap in steps of 2 MiB: RSS stayed at 54-55 MiB over 30
+// minutes, for the same CPU within this machine's noise (docs/benchmarks.md, "Memory over time").
+// A user who passes --optimize-for-size or --no-optimize-for-size keeps their choice.
 import { setFlagsFromString } from 'node:v8';
 import { chooseV8Flags } from './v8-flags.js';
 

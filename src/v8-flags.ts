@@ -7,5 +7,6 @@ export function chooseV8Flags(given: readonly string[]): string[] {
   if (!given.some((flag) => /^--(no-)?(opt|turbofan|sparkplug)$|^--max-opt\b|^--jitless$/.test(flag))) flags.push('--no-opt', '--no-sparkplug');
   flags.push('--semi-space-growth-factor=1');
   if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push('--memory-reducer-single-gc');
+  if (!given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
   return flags;
 }

@@ -2,20 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { chooseV8Flags } from '../src/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
-  it('turns the compilers off, keeps the young generation small and the memory reducer to one collection', () => {
-    expect(chooseV8Flags([])).toEqual(['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc']);
-    expect(chooseV8Flags(['--max-semi-space-size=1', '--v8-pool-size=1', ''])).toEqual(['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc']);
+  const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc', '--optimize-for-size'];
+
+  it('turns the compilers off, keeps the young generation small, the memory reducer to one collection and the old generation close to what is live', () => {
+    expect(chooseV8Flags([])).toEqual(ALL);
+    expect(chooseV8Flags(['--max-semi-space-size=1', '--v8-pool-size=1', ''])).toEqual(ALL);
   });
 
   it('leaves the compilers to a user who chose', () => {
     for (const choice of ['--opt', '--no-opt', '--turbofan', '--sparkplug', '--no-sparkplug', '--max-opt=2', '--jitless']) {
-      expect(chooseV8Flags([choice])).toEqual(['--semi-space-growth-factor=1', '--memory-reducer-single-gc']);
+      expect(chooseV8Flags([choice])).toEqual(ALL.slice(2));
     }
   });
 
   it('leaves the memory reducer to a user who chose', () => {
     for (const choice of ['--no-memory-reducer', '--memory-reducer', '--no-memory-reducer-single-gc', '--memory-reducer-for-small-heaps']) {
-      expect(chooseV8Flags([choice])).toEqual(['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1']);
+      expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== '--memory-reducer-single-gc'));
+    }
+  });
+
+  it('leaves the choice between memory and speed to a user who made it', () => {
+    for (const choice of ['--optimize-for-size', '--no-optimize-for-size', '--optimize_for_size']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.slice(0, 4));
     }
   });
 });
