@@ -1,10 +1,9 @@
 // /metrics is assembled from parts, each cached on its own: its exposition text, encoded once, and
 // that text as one gzip member, compressed once (the host snapshot's at once, the others the first
-// time a scrape asks for gzip). A part is
-// rendered again only when its source changes (the host snapshot, the process's own metrics once a
-// second, ...). Concatenated gzip members are one valid gzip stream (RFC 1952, 2.2), which
-// Prometheus's Go reader, curl and zlib read whole, so a scrape only joins cached bytes.
-// A metric family never spans two parts.
+// time a scrape asks for gzip). A part is rendered again only when its source changes (the host
+// snapshot, the process's own metrics once a second, ...). Concatenated gzip members are one valid
+// gzip stream (RFC 1952, 2.2), which Prometheus's Go reader, curl and zlib read whole, so a scrape
+// only joins cached bytes. A metric family never spans two parts.
 import { constants, gzipSync } from 'node:zlib';
 import { ExpositionBuffer } from './exposition-buffer.js';
 
@@ -51,7 +50,7 @@ export class EncodedPart {
  * so a snapshot keeps only its gzip member, what Prometheus asks for: a snapshot lives one
  * collection interval, long enough for V8 to move what it holds to the old generation, where the
  * memory of a plain text allocated per snapshot (86 KB at 8 devices) stayed until the next full
- * collection, some 40 readings later (docs/benchmarks.md). A client that asks for the plain text
+ * collection, tens of readings later (docs/benchmarks.md, "Memory over time"). A client that asks for the plain text
  * has the snapshot rendered again, once.
  */
 export class RenderedPart<Source extends object> {
