@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [section…]]: runs the
-// benchmark sections (all but the long ones by default) and writes each one's markdown into docs/benchmarks.md between its own markers,
-// `<!-- bench:<name>:begin … -->` and `<!-- bench:<name>:end -->`; the text around them is prose
-// kept by hand. A section is a module in bench/sections/ exporting an async function that gets
+// benchmark sections (all but the long ones by default) and writes each one's markdown into
+// docs/benchmarks.md between its own markers, `<!-- bench:<name>:begin … -->` and
+// `<!-- bench:<name>:end -->`; the text around them is prose kept by hand. A section is a module in bench/sections/ exporting an async function that gets
 // { generateTree, quick, … } and returns markdown: adding one is a line in SECTIONS and a pair of
 // markers in the doc.
 import { readFile, writeFile } from 'node:fs/promises';

@@ -188,5 +188,8 @@ export function machineFacts(loadBefore, loadAfter, extra = []) {
   ].join('\n');
 }
 
+/** The value of an unlabelled sample `name` in exposition `text`; NaN when it is not there. */
+export const sampleValue = (text, name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+
 export const fmt = (v, digits = 1) => (v >= 100 ? v.toFixed(0) : v.toFixed(digits));
 export const mark = (ok) => (ok ? 'met' : '**missed**');

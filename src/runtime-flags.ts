@@ -20,7 +20,8 @@
 // long enough to be moved there, and then is garbage: about 95 KB a reading on the 8-device tree,
 // so that at a scrape every 15 s RSS rose from 54 to 59 MiB in the first 15 minutes, towards the
 // limit. With the flag V8 grows the heap in steps of 2 MiB: RSS stayed at 54-55 MiB over 30
-// minutes, for the same CPU within this machine's noise (docs/benchmarks.md, "Memory over time").
+// minutes, for 0-9 % more CPU in the runs measured, about 0.2 s an hour at 8 devices: the full
+// collections come more often (docs/benchmarks.md, "Memory over time").
 // A user who passes --optimize-for-size or --no-optimize-for-size keeps their choice.
 import { setFlagsFromString } from 'node:v8';
 import { chooseV8Flags } from './v8-flags.js';

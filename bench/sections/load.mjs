@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chartSvg } from '../chart.mjs';
-import { MAIN, PORTS_PER_DEVICE, PROJECT, cpuSeconds, fmt, freePort, log, machineFacts, mark, memoryKiB, run, startNodeExporter, startServer } from '../support.mjs';
+import { MAIN, PORTS_PER_DEVICE, PROJECT, cpuSeconds, fmt, freePort, log, machineFacts, mark, memoryKiB, run, sampleValue, startNodeExporter, startServer } from '../support.mjs';
 
 const PNG = path.join(PROJECT, 'docs/benchmarks.png');
 const SIZES = [1, 8, 64, 256];
@@ -107,8 +107,8 @@ export async function load({ generateTree, quick }) {
           const samples = [];
           for (let chunk = 1; chunk <= SOAK.chunks; chunk++) {
             await autocannon(server.url, { amount: SOAK.perChunk });
-            const heap = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(await (await fetch(server.url)).text());
-            samples.push({ scrapes: chunk * SOAK.perChunk, rssMiB: (await memoryKiB(server.pid)).rss / 1024, heapMiB: Number(heap?.[1] ?? NaN) / 2 ** 20 });
+            const heap = sampleValue(await (await fetch(server.url)).text(), 'nodejs_heap_size_used_bytes');
+            samples.push({ scrapes: chunk * SOAK.perChunk, rssMiB: (await memoryKiB(server.pid)).rss / 1024, heapMiB: heap / 2 ** 20 });
           }
           soak = { devices, samples, hwmMiB: (await memoryKiB(server.pid)).hwm / 1024 };
         } finally {

@@ -9,14 +9,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLK_TCK, MAIN, PORTS_PER_DEVICE, cpuTicks, fmt, freePort, log, machineFacts, mark, memoryKiB, scrape, sleep, startNodeExporter, startServer } from '../support.mjs';
+import { CLK_TCK, MAIN, PORTS_PER_DEVICE, cpuTicks, fmt, freePort, log, machineFacts, mark, memoryKiB, sampleValue, scrape, sleep, startNodeExporter, startServer } from '../support.mjs';
 
 const DEVICES = 8;
 const SCRAPE_EVERY_MS = 15_000;
 const REPORT_EVERY_MS = 5 * 60_000;
 
 const MiB = (bytes) => bytes / 2 ** 20;
-const sample = (text, name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 export async function memory({ generateTree, quick, minutes: requested }) {
   const minutes = requested ?? (quick ? 5 : 30);
@@ -45,7 +44,7 @@ export async function memory({ generateTree, quick, minutes: requested }) {
       rows.push({
         minute: at / 60_000,
         rss,
-        heap: results.slice(0, 2).map(({ text }) => ({ used: MiB(sample(text, 'nodejs_heap_size_used_bytes')), total: MiB(sample(text, 'nodejs_heap_size_total_bytes')), external: MiB(sample(text, 'nodejs_external_memory_bytes')) })),
+        heap: results.slice(0, 2).map(({ text }) => ({ used: MiB(sampleValue(text, 'nodejs_heap_size_used_bytes')), total: MiB(sampleValue(text, 'nodejs_heap_size_total_bytes')), external: MiB(sampleValue(text, 'nodejs_external_memory_bytes')) })),
       });
     }
     const after = await Promise.all(servers.map((server) => cpuTicks(server.pid)));

@@ -50,8 +50,8 @@ export class EncodedPart {
  * so a snapshot keeps only its gzip member, what Prometheus asks for: a snapshot lives one
  * collection interval, long enough for V8 to move what it holds to the old generation, where the
  * memory of a plain text allocated per snapshot (86 KB at 8 devices) stayed until the next full
- * collection, tens of readings later (docs/benchmarks.md, "Memory over time"). A client that asks for the plain text
- * has the snapshot rendered again, once.
+ * collection, tens of readings later (docs/benchmarks.md, "Memory over time"). A client that asks
+ * for the plain text has the snapshot rendered again, once.
  */
 export class RenderedPart<Source extends object> {
   private cached: { source: Source; part: EncodedPart } | undefined;

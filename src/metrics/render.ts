@@ -107,8 +107,8 @@ export class Samples {
    * same samples (test/metrics/render-oracle.test.ts), written straight into one buffer, without a
    * metric object per label set. Empty when no metric has samples.
    */
-  encode(order: readonly MetricSpec[], sizeHint = 0): Buffer {
-    const out = new ExpositionBuffer(sizeHint);
+  encode(order: readonly MetricSpec[]): Buffer {
+    const out = new ExpositionBuffer();
     this.writeTo(order, out);
     return out.finish();
   }
