@@ -6,7 +6,7 @@ import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { RecurringErrors } from '../dist/log/recurring-errors.js';
-import { ExpositionBuffer } from '../dist/metrics/exposition-buffer.js';
+import { ExpositionBuffer } from '../dist/exposition/buffer.js';
 import { renderSnapshot, writeSnapshot } from '../dist/metrics/render.js';
 import { Collection } from '../dist/collection/collection.js';
 import { NO_DEVICE_FILTER } from '../dist/sources/device-filter.js';

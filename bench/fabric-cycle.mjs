@@ -7,7 +7,7 @@
 // sent (its PortXmitPkts, read locally, which does not move the counter). Run by bench/fabric.mjs.
 // First, the V8 flags the exporter sets for itself (dist/main.js imports them first too): our
 // cycles are measured as the exporter runs them.
-import '../dist/runtime-flags.js';
+import '../dist/startup/runtime-flags.js';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';

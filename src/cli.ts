@@ -1,11 +1,11 @@
 // The program: parse the command line, log, listen, and shut down cleanly on SIGTERM/SIGINT.
 // main.ts runs it, from the build's one-file bundle when there is one (bundle-loader.ts).
 // First of all, the V8 flags (before fastify and the rest are loaded): see runtime-flags.ts.
-import './runtime-flags.js';
-import { buildInfo } from './build-info.js';
+import './startup/runtime-flags.js';
+import { buildInfo } from './metrics/build-info.js';
 import { UsageError } from './config/errors.js';
 import { helpText, parseCommandLine, type Settings } from './config/settings.js';
-import type { Exporter } from './exporter.js';
+import type { Exporter } from './commands/serve/exporter.js';
 import { createLogger } from './log/logger.js';
 
 const SHUTDOWN_GRACE_MS = 1500;
@@ -34,7 +34,7 @@ async function listen(exporter: Exporter, settings: Settings): Promise<string> {
 async function main(): Promise<void> {
   if (process.argv[2] === 'check') {
     // Loaded on demand: the check path never loads the HTTP server.
-    const { runCheck } = await import('./check/command.js');
+    const { runCheck } = await import('./commands/check/command.js');
     process.exitCode = await runCheck(process.argv.slice(3), process);
     return;
   }
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   }
   const { settings } = command;
   const logger = createLogger(settings.log.level, settings.log.format);
-  const { Exporter } = await import('./exporter.js');
+  const { Exporter } = await import('./commands/serve/exporter.js');
   let exporter: Exporter;
   try {
     exporter = new Exporter({ settings, logger });

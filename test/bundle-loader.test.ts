@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cacheName, compileBundle, runBundle, runCompiled, saveCodeCache } from '../src/bundle-loader.js';
+import { cacheName, compileBundle, runBundle, runCompiled, saveCodeCache } from '../src/startup/bundle-loader.js';
 
 // A bundle as esbuild writes one: CommonJS, a shebang line, require() of a built-in module. Each
 // test's has its own token: V8 keeps what it compiled per source, and a source it has compiled

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseV8Flags } from '../src/v8-flags.js';
+import { chooseV8Flags } from '../src/startup/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
   const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc', '--optimize-for-size'];

@@ -22,7 +22,7 @@ import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local
 import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import { readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
 import type { CommandRunner } from '../sources/command-runner.js';
-import { hasTsoErratum } from '../infiniband/tso-erratum.js';
+import { hasTsoErratum } from '../model/tso-erratum.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { readUmadPorts } from '../sources/umad.js';
 import { ExpectationRules } from './expectation-rules.js';
@@ -38,8 +38,8 @@ import {
   type ReadError,
   type Snapshot,
   type TsoReading,
-} from '../snapshot/types.js';
-import type { FabricSnapshot } from '../snapshot/fabric.js';
+} from '../model/snapshot.js';
+import type { FabricSnapshot } from '../model/fabric.js';
 
 /** Identity and port layout are read again at least this often (firmware updates, node_desc). */
 export const IDENTITY_MAX_AGE_MS = 300_000;

@@ -2,8 +2,8 @@
 // matches get the best width and speed both link ends have enabled, when the diag collector
 // learnt it (see collection.ts).
 import type { ExpectationRule, FabricExpectationRule } from '../config/config-file.js';
-import type { FabricNode } from '../snapshot/fabric.js';
-import type { LinkExpectation } from '../snapshot/types.js';
+import type { FabricNode } from '../model/fabric.js';
+import type { LinkExpectation } from '../model/snapshot.js';
 
 function globToRegExp(glob: string): RegExp {
   const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');

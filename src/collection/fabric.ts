@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { FabricSettings } from '../config/settings.js';
 import { parseNodeNameMap } from '../config/node-name-map.js';
-import { bestCommonEnabled } from '../infiniband/link-rate.js';
+import { bestCommonEnabled } from '../model/link-rate.js';
 import {
   fabricPortKey,
   inShard,
@@ -23,8 +23,8 @@ import {
   type FabricTopology,
   type MulticastGroup,
   type PortAddress,
-} from '../snapshot/fabric.js';
-import type { CollectorName, FabricCommand, LinkExpectation } from '../snapshot/types.js';
+} from '../model/fabric.js';
+import type { CollectorName, FabricCommand, LinkExpectation } from '../model/snapshot.js';
 import type { CommandRunner } from '../sources/command-runner.js';
 import { FabricCycle, type FabricCycleReport } from '../sources/fabric/commands.js';
 import { discoverFabric, type TopologyCache } from '../sources/fabric/discovery.js';

@@ -7,7 +7,7 @@ import { RecurringErrors } from '../log/recurring-errors.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import { ETHTOOL_MAX_OUTPUT_BYTES, ETHTOOL_TIMEOUT_MS, type EthtoolCommand } from '../sources/ethtool.js';
 import { SysfsFiles } from '../sources/sysfs-files.js';
-import { DIAG_COMMANDS, FABRIC_COMMANDS, type CollectorName, type DiagCommand, type FabricCommand } from '../snapshot/types.js';
+import { DIAG_COMMANDS, FABRIC_COMMANDS, type CollectorName, type DiagCommand, type FabricCommand } from '../model/snapshot.js';
 import { Collection } from './collection.js';
 
 export interface ToolRunners {

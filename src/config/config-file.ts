@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { LineCounter, Node } from 'yaml';
 import { yaml } from './yaml.js';
-import { LINK_SPEEDS, LINK_WIDTHS, type LinkSpeed, type LinkWidth } from '../infiniband/link-rate.js';
+import { LINK_SPEEDS, LINK_WIDTHS, type LinkSpeed, type LinkWidth } from '../model/link-rate.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 

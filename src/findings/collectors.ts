@@ -1,8 +1,8 @@
 // Findings about the collectors themselves: one that failed this cycle (warning, as
 // InfiniBandExporterCollectorFailing) or one that worked but could not read some items (info).
 // The host and fabric judges each explain their own collectors.
-import { COLLECTORS, type CollectorReport, type ReadError } from '../snapshot/types.js';
-import type { Finding } from './finding.js';
+import { COLLECTORS, type CollectorReport, type ReadError } from '../model/snapshot.js';
+import type { Finding } from '../model/finding.js';
 
 /** What a failed collector means, in its judge's words. */
 export interface CollectorFailure {

@@ -1,11 +1,11 @@
 // The fabric at a glance, for the landing page and `check --format json`: nodes by type, links,
 // subnet managers, IPoIB groups, and the unhealthy links and ports (those with a finding) with
 // both ends named. Never a row per port: a fabric has thousands.
-import { physicalLinkIsUp } from '../infiniband/port-state.js';
-import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../snapshot/fabric.js';
-import type { LinkExpectation, SubnetManagerState } from '../snapshot/types.js';
+import { physicalLinkIsUp } from '../model/port-state.js';
+import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
+import type { LinkExpectation, SubnetManagerState } from '../model/snapshot.js';
 import { subnetManagerHost } from './fabric.js';
-import type { FabricPortName, Finding, Severity } from './finding.js';
+import type { FabricPortName, Finding, Severity } from '../model/finding.js';
 import { stateText } from './port-overview.js';
 
 export interface FabricSubnetManagerRow {

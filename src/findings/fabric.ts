@@ -10,14 +10,14 @@
 //   - "for 5 minutes" and rates (INIT, physical errors, congestion) are not waited for: INIT is
 //     judged now, as the host's INIT finding is; error and congestion rates are left to the alerts.
 //   - a switch gone since yesterday (InfiniBandFabricNodeMissing) cannot be seen in one topology.
-import { formatWidth, LANE_RATES, type LinkSpeed, type LinkWidth } from '../infiniband/link-rate.js';
-import { PHYSICAL_STATE_LINK_UP, PORT_STATE_ACTIVE, PORT_STATE_INIT } from '../infiniband/port-state.js';
-import { saMtuCode, saRateCode } from '../infiniband/subnet-administration.js';
-import { fabricPortKey, type FabricPortReading, type FabricSnapshot, type FabricSubnetManager, type MulticastGroup, type PortAddress } from '../snapshot/fabric.js';
-import { assessLink } from '../snapshot/link-degradation.js';
-import type { CollectorName, CollectorReport, LinkExpectation, Snapshot } from '../snapshot/types.js';
+import { formatWidth, LANE_RATES, type LinkSpeed, type LinkWidth } from '../model/link-rate.js';
+import { PHYSICAL_STATE_LINK_UP, PORT_STATE_ACTIVE, PORT_STATE_INIT } from '../model/port-state.js';
+import { saMtuCode, saRateCode } from '../model/subnet-administration.js';
+import { fabricPortKey, type FabricPortReading, type FabricSnapshot, type FabricSubnetManager, type MulticastGroup, type PortAddress } from '../model/fabric.js';
+import { assessLink } from '../model/link-degradation.js';
+import type { CollectorName, CollectorReport, LinkExpectation, Snapshot } from '../model/snapshot.js';
 import { collectorFindings, plural, type CollectorFailure } from './collectors.js';
-import type { FabricNodeName, FabricPortName, Finding } from './finding.js';
+import type { FabricNodeName, FabricPortName, Finding } from '../model/finding.js';
 
 export const FABRIC_COLLECTORS: ReadonlySet<CollectorName> = new Set(['fabric_discovery', 'fabric_ports', 'fabric_sa']);
 

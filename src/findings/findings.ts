@@ -1,9 +1,9 @@
 // Every finding of a snapshot, worst first: the one list the check command and the landing page
 // show. Each judge is a pure function of the snapshot; the fabric judge finds nothing unless
 // fabric mode (--collector.fabric) filled Snapshot.fabric.
-import type { Snapshot } from '../snapshot/types.js';
+import type { Snapshot } from '../model/snapshot.js';
 import { FABRIC_COLLECTORS, fabricFindings } from './fabric.js';
-import { severityRank, type Finding, type FindingSubject } from './finding.js';
+import { severityRank, type Finding, type FindingSubject } from '../model/finding.js';
 import { hostFindings } from './host.js';
 
 export type Judge = (snapshot: Snapshot) => Finding[];

@@ -1,13 +1,13 @@
 // The findings of one host's snapshot: its ports, IPoIB interfaces and collectors. Each condition
 // mirrors a host alert of rules/infiniband-alerts.yml where one snapshot can judge it (a rate or a
 // "for 5 minutes" cannot be: errors are then said as a count, at info).
-import { formatWidth, LANE_RATES } from '../infiniband/link-rate.js';
-import { PMA_COUNTERS } from '../infiniband/pma-counters.js';
-import { PORT_STATE_INIT, physicalLinkIsUp } from '../infiniband/port-state.js';
-import { assessLink } from '../snapshot/link-degradation.js';
-import { portKey, type CollectorName, type Device, type IpoibInterface, type LinkExpectation, type Port, type PortCounter, type Snapshot, type TsoReading } from '../snapshot/types.js';
+import { formatWidth, LANE_RATES } from '../model/link-rate.js';
+import { PMA_COUNTERS } from '../model/pma-counters.js';
+import { PORT_STATE_INIT, physicalLinkIsUp } from '../model/port-state.js';
+import { assessLink } from '../model/link-degradation.js';
+import { portKey, type CollectorName, type Device, type IpoibInterface, type LinkExpectation, type Port, type PortCounter, type Snapshot, type TsoReading } from '../model/snapshot.js';
 import { collectorFindings, plural, type CollectorFailure } from './collectors.js';
-import type { Finding } from './finding.js';
+import type { Finding } from '../model/finding.js';
 
 /** The port speaks InfiniBand: RoCE and iWARP (link layer Ethernet) never get SM or INIT findings. Old kernels lack the file. */
 export function isInfinibandPort(port: Pick<Port, 'linkLayer'>): boolean {

@@ -1,8 +1,8 @@
 // One row per port, as `ibstat` would show it plus what the exporter knows besides (expectation,
 // IPoIB interfaces, link peer, worst finding): the table of the landing page and of `check --format json`.
-import { physicalLinkIsUp } from '../infiniband/port-state.js';
-import { portKey, type LinkExpectation, type Snapshot } from '../snapshot/types.js';
-import { worstSeverity, type Finding, type Severity } from './finding.js';
+import { physicalLinkIsUp } from '../model/port-state.js';
+import { portKey, type LinkExpectation, type Snapshot } from '../model/snapshot.js';
+import { worstSeverity, type Finding, type Severity } from '../model/finding.js';
 
 export interface PortOverview {
   device: string;

@@ -1,7 +1,7 @@
 // A file that cannot be read fails again every cycle. Log it once when it starts, a summary while
 // it persists (at most once per `summaryEveryMs`), and once when it clears — never every cycle.
 import type { Logger } from 'pino';
-import type { CollectorName, ReadError } from '../snapshot/types.js';
+import type { CollectorName, ReadError } from '../model/snapshot.js';
 
 interface Ongoing {
   error: ReadError;

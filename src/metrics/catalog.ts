@@ -1,6 +1,6 @@
 // Every metric the exporter serves: name, type, labels and the HELP text a person on call reads.
 // The README's metric list is checked against this table by a test.
-import { PMA_COUNTERS } from '../infiniband/pma-counters.js';
+import { PMA_COUNTERS } from '../model/pma-counters.js';
 
 export interface MetricSpec {
   name: string;

@@ -3,12 +3,12 @@
 // ports cycle: about 31 series per switch port, 170 000 at 1 900 nodes) and the SA's records (per
 // SA cycle). Never on a host refresh. Loaded only in fabric mode. Node and port series are those of
 // this instance's shard; subnet manager, multicast and duplicate series are fabric-wide.
-import { BYTES_PER_GIGABIT, LANE_RATES, type LinkSpeed } from '../infiniband/link-rate.js';
-import { assessLink } from '../snapshot/link-degradation.js';
-import { inShard, type FabricPortReading, type FabricSnapshot, type PortAddress } from '../snapshot/fabric.js';
+import { BYTES_PER_GIGABIT, LANE_RATES, type LinkSpeed } from '../model/link-rate.js';
+import { assessLink } from '../model/link-degradation.js';
+import { inShard, type FabricPortReading, type FabricSnapshot, type PortAddress } from '../model/fabric.js';
 import { FABRIC_METRICS, FABRIC_PMA_COUNTER_METRICS, type MetricSpec } from './catalog.js';
 import { EncodedPart } from './exposition-parts.js';
-import { ExpositionBuffer } from './exposition-buffer.js';
+import { ExpositionBuffer } from '../exposition/buffer.js';
 import { Samples } from './render.js';
 
 const M = FABRIC_METRICS;

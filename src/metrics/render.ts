@@ -8,11 +8,11 @@
 // snapshot, 64 devices 6 against 21 ms — and on a compute node scraped every 15 s that render is a
 // large share of all the work the exporter does (docs/benchmarks.md). prom-client still serves the
 // process's own metrics.
-import type { BuildInfo } from '../build-info.js';
-import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../infiniband/link-rate.js';
-import { PHYSICAL_STATES, PORT_STATES, physicalLinkIsUp } from '../infiniband/port-state.js';
-import { assessLink } from '../snapshot/link-degradation.js';
-import { portKey, type DiagPort, type Snapshot } from '../snapshot/types.js';
+import type { BuildInfo } from './build-info.js';
+import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../model/link-rate.js';
+import { PHYSICAL_STATES, PORT_STATES, physicalLinkIsUp } from '../model/port-state.js';
+import { assessLink } from '../model/link-degradation.js';
+import { portKey, type DiagPort, type Snapshot } from '../model/snapshot.js';
 import {
   DEVICE_METRICS,
   EXPORTER_METRICS,
@@ -24,7 +24,7 @@ import {
   SUBNET_MANAGER_METRICS,
   type MetricSpec,
 } from './catalog.js';
-import { ExpositionBuffer, escapeLabelValue } from './exposition-buffer.js';
+import { ExpositionBuffer, escapeLabelValue } from '../exposition/buffer.js';
 
 export type Labels = Readonly<Record<string, string>>;
 

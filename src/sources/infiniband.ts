@@ -6,8 +6,8 @@
 //             link layer, port GUID, SM SL, LMC, capability mask, and which counter files exist;
 //   state     per port `state` and `phys_state`, sampled often so that flaps are counted;
 //   device    the rest, read when a scrape needs it: state, rate, LIDs, PMA and hw counters.
-import { normaliseGuid, portGuidFromGid } from '../infiniband/guid.js';
-import { parseLinkRate } from '../infiniband/link-rate.js';
+import { normaliseGuid, portGuidFromGid } from '../model/guid.js';
+import { parseLinkRate } from '../model/link-rate.js';
 import {
   LEGACY_EXTENDED_FILES,
   PMA_COUNTER_BY_FILE,
@@ -16,9 +16,9 @@ import {
   isNoPmaText,
   parseCounterValue,
   type PmaCounter,
-} from '../infiniband/pma-counters.js';
-import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../infiniband/port-state.js';
-import type { Device, Port, PortCounter, ReadError } from '../snapshot/types.js';
+} from '../model/pma-counters.js';
+import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../model/port-state.js';
+import type { Device, Port, PortCounter, ReadError } from '../model/snapshot.js';
 import { deviceSelected, type DeviceFilter } from './device-filter.js';
 import type { ReadResult, SysfsFiles } from './sysfs-files.js';
 

@@ -2,7 +2,7 @@
 // that carries it: same PCI function as /sys/class/infiniband/<dev>/device, port = dev_port + 1.
 // Like a device, an interface is read in two parts: its identity (type, mode, MTU, P_Key, parent,
 // HCA port), which changes rarely, and its carrier, read in every full reading.
-import type { Device, IpoibInterface, ReadError } from '../snapshot/types.js';
+import type { Device, IpoibInterface, ReadError } from '../model/snapshot.js';
 import { INFINIBAND_CLASS } from './infiniband.js';
 import type { SysfsFiles } from './sysfs-files.js';
 

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCheck } from '../../src/check/command.js';
+import { runCheck } from '../../src/commands/check/command.js';
 import { DIAG_TOOLS, FABRIC_TOOLS, startLab, type Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';

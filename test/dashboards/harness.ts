@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { stringify } from 'yaml';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseCommandLine } from '../../src/config/settings.js';
 import type { CommandRunner } from '../../src/sources/command-runner.js';
-import type { DiagCommand } from '../../src/snapshot/types.js';
+import type { DiagCommand } from '../../src/model/snapshot.js';
 import { freePort, startService, type Service } from '../support/processes.js';
 
 export interface RunningExporter {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ALL_METRICS } from '../../src/metrics/catalog.js';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 import { DIAG_METRICS } from './contract.js';
 import {
   DASHBOARD_DIR,

@@ -6,9 +6,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine, type Settings } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import type { CommandRunner } from '../../src/sources/command-runner.js';
-import type { DiagCommand } from '../../src/snapshot/types.js';
+import type { DiagCommand } from '../../src/model/snapshot.js';
 import { ReplayRunner, type Override } from './replay.js';
 
 interface PortFiles {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine, type Settings } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { requireSystemTools } from '../support/system.js';
 import { waitFor } from '../support/processes.js';
 import { startLab, type Lab } from '../support/ibsim-lab.js';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
-import type { DiagCommand } from '../../src/snapshot/types.js';
+import type { DiagCommand } from '../../src/model/snapshot.js';
 import { readRecording, type Recording } from '../support/recordings.js';
 
 export type { Recording };

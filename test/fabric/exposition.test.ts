@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createFabricParts, renderFabric } from '../../src/metrics/fabric.js';
 import { FIXTURES } from '../support/trees.js';
 import { FabricReplay } from './replay.js';

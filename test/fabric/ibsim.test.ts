@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { fatTreeNet, leafGuid, spineGuid } from '../support/fat-tree.js';
 import { FABRIC_LAB_PACKAGES, startLab, type Lab } from '../support/ibsim-lab.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';

@@ -29,25 +29,25 @@ describe('fabric mode is loaded lazily', () => {
   // cli.ts (the program that main.ts runs) loads the server (exporter.ts) or the check command on
   // demand: each is a start of its own. In the build's bundle the same import() calls become
   // modules evaluated when first called.
-  it.each(['cli.ts', 'exporter.ts', 'check/command.ts'])('no fabric module is statically reachable from src/%s', (entry) => {
+  it.each(['cli.ts', 'commands/serve/exporter.ts', 'commands/check/command.ts'])('no fabric module is statically reachable from src/%s', (entry) => {
     const reachable = [...staticClosure(path.join(SRC, entry))].map((file) => path.relative(SRC, file));
     expect(reachable.length).toBeGreaterThan(3);
     expect(reachable.filter((file) => FABRIC_MODULES.some((module) => file.startsWith(module)))).toEqual([]);
   });
 
   it('the server reaches the collection loop statically (the closure is not vacuous)', () => {
-    expect([...staticClosure(path.join(SRC, 'exporter.ts'))].map((file) => path.relative(SRC, file))).toContain('collection/collection.ts');
+    expect([...staticClosure(path.join(SRC, 'commands/serve/exporter.ts'))].map((file) => path.relative(SRC, file))).toContain('collection/collection.ts');
   });
 
   it('the exporter imports them dynamically', () => {
-    const exporter = readFileSync(path.join(SRC, 'exporter.ts'), 'utf8');
-    expect(exporter).toContain("import('./collection/fabric.js')");
-    expect(exporter).toContain("import('./metrics/fabric.js')");
+    const exporter = readFileSync(path.join(SRC, 'commands/serve/exporter.ts'), 'utf8');
+    expect(exporter).toContain("import('../../collection/fabric.js')");
+    expect(exporter).toContain("import('../../metrics/fabric.js')");
   });
 
   it('check imports the fabric loops dynamically, only with --collector.fabric', () => {
-    const cycle = readFileSync(path.join(SRC, 'check/one-cycle.ts'), 'utf8');
-    expect(cycle).toContain("await import('../collection/fabric.js')");
+    const cycle = readFileSync(path.join(SRC, 'commands/check/one-cycle.ts'), 'utf8');
+    expect(cycle).toContain("await import('../../collection/fabric.js')");
     expect(cycle).toMatch(/settings\.fabric\.enabled \? collectFabricOnce\(/);
   });
 });

@@ -4,7 +4,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
-import type { FabricCommand } from '../../src/snapshot/types.js';
+import type { FabricCommand } from '../../src/model/snapshot.js';
 import { FABRIC_FIXTURES, recordedCommands, recording } from './recordings.js';
 
 export type FabricOverride = (command: FabricCommand, args: readonly string[]) => CommandResult<FabricCommand> | undefined;

@@ -1,6 +1,6 @@
 // The topology built from a discovery, and the pure facts derived from it.
 import { describe, expect, it } from 'vitest';
-import { inShard } from '../../src/snapshot/fabric.js';
+import { inShard } from '../../src/model/fabric.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology, nodesByPortGuid } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';

@@ -6,15 +6,15 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectOnce } from '../../src/check/one-cycle.js';
+import { collectOnce } from '../../src/commands/check/one-cycle.js';
 import type { ToolRunners } from '../../src/collection/from-settings.js';
 import { parseCheckCommandLine } from '../../src/config/settings.js';
-import { RUNBOOK_BASE, type Finding, type FindingSubject } from '../../src/findings/finding.js';
+import { RUNBOOK_BASE, type Finding, type FindingSubject } from '../../src/model/finding.js';
 import { findingsOf } from '../../src/findings/findings.js';
 import { portOverview } from '../../src/findings/port-overview.js';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
 import type { EthtoolCommand } from '../../src/sources/ethtool.js';
-import type { Snapshot } from '../../src/snapshot/types.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../support/host-tree.js';
 import { DGX, FIXTURES, PROJECT_ROOT } from '../support/trees.js';
 

@@ -1,9 +1,9 @@
 // Parser tables of real strings the kernel has printed (reference: infiniband-facts §2, §3, §12).
 import { describe, expect, it } from 'vitest';
-import { normaliseGuid, portGuidFromGid } from '../../src/infiniband/guid.js';
-import { parseLinkRate } from '../../src/infiniband/link-rate.js';
-import { counterMaximum, isNoPmaText, parseCounterValue } from '../../src/infiniband/pma-counters.js';
-import { parsePhysicalState, parsePortState } from '../../src/infiniband/port-state.js';
+import { normaliseGuid, portGuidFromGid } from '../../src/model/guid.js';
+import { parseLinkRate } from '../../src/model/link-rate.js';
+import { counterMaximum, isNoPmaText, parseCounterValue } from '../../src/model/pma-counters.js';
+import { parsePhysicalState, parsePortState } from '../../src/model/port-state.js';
 
 describe('parseLinkRate', () => {
   it.each([

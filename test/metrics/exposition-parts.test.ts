@@ -2,7 +2,7 @@
 // written into one buffer kept from one snapshot to the next, and what each part keeps.
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { ExpositionBuffer } from '../../src/metrics/exposition-buffer.js';
+import type { ExpositionBuffer } from '../../src/exposition/buffer.js';
 import { EncodedPart, RenderedPart } from '../../src/metrics/exposition-parts.js';
 
 interface Source {

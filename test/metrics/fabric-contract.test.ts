@@ -1,7 +1,7 @@
 // The fabric metrics exactly as DESIGN.md's "Fabric mode" contract names them: users' queries, the
 // fabric rules and the fabric dashboard depend on these names, types and labels.
 import { describe, expect, it } from 'vitest';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 import { FABRIC_METRICS, FABRIC_PMA_COUNTER_METRICS } from '../../src/metrics/catalog.js';
 
 const PORT = ['node_guid', 'port'];

@@ -6,7 +6,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { ReplayRunner } from '../diag/replay.js';
 import { FabricReplay } from '../fabric/replay.js';
 import { requireSystemTools } from '../support/system.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildInfo } from '../../src/build-info.js';
+import { buildInfo } from '../../src/metrics/build-info.js';
 import { RecurringErrors } from '../../src/log/recurring-errors.js';
 import { renderSnapshot } from '../../src/metrics/render.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';

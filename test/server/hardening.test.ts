@@ -3,7 +3,7 @@
 import net from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALLOWED_METHODS, SERVER_LIMITS, buildApp, type AppOptions } from '../../src/server/app.js';
+import { ALLOWED_METHODS, SERVER_LIMITS, buildApp, type AppOptions } from '../../src/commands/serve/app.js';
 import type { FastifyInstance } from 'fastify';
 import { EncodedPart } from '../../src/metrics/exposition-parts.js';
 

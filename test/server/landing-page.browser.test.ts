@@ -5,7 +5,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserServer } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Exporter } from '../../src/exporter.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { requireSystemTools } from '../support/system.js';
 import { PROJECT_ROOT } from '../support/trees.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { TimedPart } from '../../src/metrics/exposition-parts.js';
 import { closeSync, openSync, readdirSync } from 'node:fs';
 import { openFileDescriptors, processRegistry } from '../../src/metrics/process.js';
-import { OWN_METRICS_MAX_AGE_MS } from '../../src/server/app.js';
+import { OWN_METRICS_MAX_AGE_MS } from '../../src/commands/serve/app.js';
 
 const timers = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 

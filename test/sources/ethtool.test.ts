@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { hasTsoErratum } from '../../src/infiniband/tso-erratum.js';
+import { hasTsoErratum } from '../../src/model/tso-erratum.js';
 import { ExecaRunner, type CommandResult, type CommandRunner } from '../../src/sources/command-runner.js';
 import { ETHTOOL_TIMEOUT_MS, parseOffloadFeatures, readTcpSegmentationOffload, tcpSegmentationOffload, type EthtoolCommand } from '../../src/sources/ethtool.js';
 import { requireSystemTools } from '../support/system.js';

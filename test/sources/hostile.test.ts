@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { readInfinibandClass } from '../../src/sources/infiniband.js';
 import { readIpoib } from '../../src/sources/ipoib.js';

@@ -1,7 +1,7 @@
 // An exporter built in-process from command-line flags, as main.ts would build it.
 import pino from 'pino';
 import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 
 export function exporterFromFlags(flags: string[], now?: () => number): Exporter {
   const command = parseCommandLine(flags);

@@ -1,5 +1,5 @@
 // Reading the exporter's /metrics in tests, as a Prometheus would see it.
-import type { Exporter } from '../../src/exporter.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
 
 export async function scrape(exporter: Exporter): Promise<string> {
   return (await exporter.app.inject({ method: 'GET', url: '/metrics' })).body;

@@ -3,7 +3,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 
 export interface PortSpec {
   state: string;

@@ -10,9 +10,9 @@
 // Ethernet (RoCE) ports are never sent a MAD. A command that fails is recorded against its
 // collector and its values are left out: nothing from a previous cycle is carried over.
 import { performance } from 'node:perf_hooks';
-import { PMA_COUNTERS } from '../../infiniband/pma-counters.js';
-import { physicalLinkIsUp } from '../../infiniband/port-state.js';
-import { portKey, type CollectorName, type Device, type DiagCommand, type DiagPort, type LinkPeer, type Port, type ReadError, type SubnetManagerReading } from '../../snapshot/types.js';
+import { PMA_COUNTERS } from '../../model/pma-counters.js';
+import { physicalLinkIsUp } from '../../model/port-state.js';
+import { portKey, type CollectorName, type Device, type DiagCommand, type DiagPort, type LinkPeer, type Port, type ReadError, type SubnetManagerReading } from '../../model/snapshot.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from './sminfo.js';

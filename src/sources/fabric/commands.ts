@@ -2,7 +2,7 @@
 // against the cycle's collector, every command that failed or timed out and every output line
 // that was not understood. Nothing here throws for one bad command.
 import { performance } from 'node:perf_hooks';
-import type { CollectorName, FabricCommand, ReadError } from '../../snapshot/types.js';
+import type { CollectorName, FabricCommand, ReadError } from '../../model/snapshot.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
 
 export interface FabricRunOptions {

@@ -3,7 +3,7 @@
 // is kept for the ports cycle's counter sweeps (ibqueryerrors --load-cache), so that they do not
 // discover the fabric again.
 import { readFile } from 'node:fs/promises';
-import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../snapshot/fabric.js';
+import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
 import { commandLine } from '../command-runner.js';
 import type { FabricCycle } from './commands.js';
 import { CacheFormatError, parseDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';

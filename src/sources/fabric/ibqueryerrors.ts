@@ -14,8 +14,8 @@
 // Failed queries go to stderr as `ibwarn: [pid] <function>: <what> query failed on <name>, Lid <L> port <P>`
 // (port 0 for ClassPortInfo, 255 for the all-ports query). The run ends with `## Summary: …`; its
 // absence means the sweep did not finish.
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { parseCounterValue } from '../../infiniband/pma-counters.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { parseCounterValue } from '../../model/pma-counters.js';
 
 export interface SweepValue {
   value: bigint;

@@ -3,8 +3,8 @@
 // 32-bit traffic, one block per port) and `perfquery -x -l <lid> 1-<N>` (PortCountersExtended,
 // 64-bit traffic), at most --fabric.max-concurrent at once. Slower than the sweep (two processes
 // per switch), the same values.
-import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../snapshot/fabric.js';
-import type { PortCounter } from '../../snapshot/types.js';
+import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../model/fabric.js';
+import type { PortCounter } from '../../model/snapshot.js';
 import { commandLine, type CommandResult } from '../command-runner.js';
 import { countersFromPerfquery, parsePerfquery, type PerfqueryReading } from '../diag/perfquery.js';
 import type { FabricCycle } from './commands.js';

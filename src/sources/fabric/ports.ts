@@ -11,9 +11,9 @@
 // (missing, or failing at once), the counters are read switch by switch with perfquery instead.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../infiniband/pma-counters.js';
-import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../snapshot/fabric.js';
-import type { PortCounter } from '../../snapshot/types.js';
+import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
+import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import type { PortCounter } from '../../model/snapshot.js';
 import { commandLine, type CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import type { FabricCycle } from './commands.js';

@@ -3,7 +3,7 @@
 // DISCOVERING for an SM that has long been STANDBY), and every multicast group (saquery -g) with
 // its member count (saquery -m). The SA is the master SM: while no master answers, these fail and
 // this cycle reports no records.
-import type { FabricSubnetManager, MulticastGroup } from '../../snapshot/fabric.js';
+import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 import { commandLine } from '../command-runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../diag/sminfo.js';
 import type { FabricCycle } from './commands.js';

@@ -3,10 +3,10 @@
 //   saquery SMIR   SMInfoRecord: LID, GUID, ActCount, Priority, SMState of every SM the master knows
 //   saquery -g     MCMemberRecord group dump: MGID, Mlid, Mtu, pkey, Rate, SL of every multicast group
 //   saquery -m     MCMemberRecord member dump: MGID, PortGid, … of every membership
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { saMtuBytes, saRateGbps } from '../../infiniband/subnet-administration.js';
-import { SUBNET_MANAGER_STATES } from '../../snapshot/types.js';
-import type { FabricSubnetManager, MulticastGroup } from '../../snapshot/fabric.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { saMtuBytes, saRateGbps } from '../../model/subnet-administration.js';
+import { SUBNET_MANAGER_STATES } from '../../model/snapshot.js';
+import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 
 interface Records {
   records: Map<string, string>[];

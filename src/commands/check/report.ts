@@ -1,9 +1,9 @@
 // What `check` reports about one snapshot, before it is written as text or JSON.
-import { countBySeverity, isProblem, worstSeverity, type Finding, type Severity } from '../findings/finding.js';
-import { fabricOverview, type FabricOverview } from '../findings/fabric-overview.js';
-import { findingsOf } from '../findings/findings.js';
-import { portOverview, type PortOverview } from '../findings/port-overview.js';
-import type { Snapshot } from '../snapshot/types.js';
+import { countBySeverity, isProblem, worstSeverity, type Finding, type Severity } from '../../model/finding.js';
+import { fabricOverview, type FabricOverview } from '../../findings/fabric-overview.js';
+import { findingsOf } from '../../findings/findings.js';
+import { portOverview, type PortOverview } from '../../findings/port-overview.js';
+import type { Snapshot } from '../../model/snapshot.js';
 import type { CheckCycle } from './one-cycle.js';
 
 /** 0 when nothing is critical or warning, 1 when something is (2, usage errors, never gets here). */

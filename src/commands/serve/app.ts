@@ -6,8 +6,8 @@ import { STATUS_CODES } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
-import { joinParts, type EncodedPart } from '../metrics/exposition-parts.js';
-import type { Snapshot } from '../snapshot/types.js';
+import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
+import type { Snapshot } from '../../model/snapshot.js';
 import { landingPage } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 

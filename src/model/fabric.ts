@@ -3,9 +3,9 @@
 // last ports cycle (state, width, speed, peer and PMA counters of every switch port, connected or
 // not), and the subnet administrator's records (subnet managers, multicast groups). Plain data,
 // replaced whole by each cycle; `Snapshot.fabric` is undefined when fabric mode is off.
-import type { EnabledRates, LinkSpeed, LinkWidth } from '../infiniband/link-rate.js';
-import type { PhysicalStateName, PortStateName, StateReading } from '../infiniband/port-state.js';
-import type { LinkExpectation, PortCounter, SubnetManagerState } from './types.js';
+import type { EnabledRates, LinkSpeed, LinkWidth } from './link-rate.js';
+import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
+import type { LinkExpectation, PortCounter, SubnetManagerState } from './snapshot.js';
 
 export const FABRIC_NODE_TYPES = ['switch', 'ca', 'router'] as const;
 export type FabricNodeType = (typeof FABRIC_NODE_TYPES)[number];

@@ -1,9 +1,9 @@
 // `check --format json`: the report for scripts. The shape is documented in README.md ("The check
 // command"); keys are snake_case like Prometheus' own JSON, absent values are null.
-import type { FabricOverview } from '../findings/fabric-overview.js';
-import { runbookUrl, type FabricPortName, type Finding, type FindingSubject } from '../findings/finding.js';
-import type { PortOverview } from '../findings/port-overview.js';
-import { COLLECTORS } from '../snapshot/types.js';
+import type { FabricOverview } from '../../findings/fabric-overview.js';
+import { runbookUrl, type FabricPortName, type Finding, type FindingSubject } from '../../model/finding.js';
+import type { PortOverview } from '../../findings/port-overview.js';
+import { COLLECTORS } from '../../model/snapshot.js';
 import type { CheckReport } from './report.js';
 
 /** Bumped when a key changes meaning or goes away; new keys may appear without a bump. */

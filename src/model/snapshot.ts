@@ -1,7 +1,7 @@
 // The snapshot: plain, immutable data describing one host at one moment. Sources produce its
 // parts; metrics are rendered from it; nothing in it refers back to files or processes.
-import type { LinkSpeed, LinkWidth } from '../infiniband/link-rate.js';
-import type { PhysicalStateName, PortStateName, StateReading } from '../infiniband/port-state.js';
+import type { LinkSpeed, LinkWidth } from './link-rate.js';
+import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
 import type { FabricSnapshot } from './fabric.js';
 
 export const COLLECTORS = ['sysfs', 'ipoib', 'perfquery', 'sminfo', 'smpquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa'] as const;

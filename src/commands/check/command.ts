@@ -3,9 +3,9 @@
 // 1 something critical or warning, 2 usage error). Loaded by cli.ts on demand: nothing of the
 // HTTP server, fastify or prom-client is imported on this path.
 import pino from 'pino';
-import { UsageError } from '../config/errors.js';
-import { checkHelpText, parseCheckCommandLine } from '../config/settings.js';
-import type { ToolRunners } from '../collection/from-settings.js';
+import { UsageError } from '../../config/errors.js';
+import { checkHelpText, parseCheckCommandLine } from '../../config/settings.js';
+import type { ToolRunners } from '../../collection/from-settings.js';
 import { renderJson } from './json-report.js';
 import { collectOnce } from './one-cycle.js';
 import { checkReport } from './report.js';

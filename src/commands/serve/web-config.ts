@@ -11,9 +11,9 @@ import { Server as TlsServer, createSecureContext, type SecureContextOptions, ty
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Node } from 'yaml';
-import { describe, keyName, parseYaml, type FileContext } from '../config/config-file.js';
-import { yaml } from '../config/yaml.js';
-import { UsageError } from '../config/errors.js';
+import { describe, keyName, parseYaml, type FileContext } from '../../config/config-file.js';
+import { yaml } from '../../config/yaml.js';
+import { UsageError } from '../../config/errors.js';
 
 // bcryptjs, loaded with the first password check: only a file with basic_auth_users needs it.
 interface Bcrypt {

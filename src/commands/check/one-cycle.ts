@@ -5,11 +5,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Settings } from '../config/settings.js';
-import type { Collection } from '../collection/collection.js';
-import { collectionFromSettings, fabricRunnerFromSettings, type ToolRunners } from '../collection/from-settings.js';
-import { Periodic } from '../collection/periodic.js';
-import type { Snapshot } from '../snapshot/types.js';
+import type { Settings } from '../../config/settings.js';
+import type { Collection } from '../../collection/collection.js';
+import { collectionFromSettings, fabricRunnerFromSettings, type ToolRunners } from '../../collection/from-settings.js';
+import { Periodic } from '../../collection/periodic.js';
+import type { Snapshot } from '../../model/snapshot.js';
 
 export interface CheckCycle {
   snapshot: Snapshot;
@@ -64,7 +64,7 @@ export async function collectOnce(settings: Settings, logger: Logger, runners: T
  * deadlines (the interval, or the commands in a row if longer). Fabric mode is loaded only here.
  */
 async function collectFabricOnce(settings: Settings, logger: Logger, collection: Collection, runners: ToolRunners): Promise<void> {
-  const { FabricMode } = await import('../collection/fabric.js');
+  const { FabricMode } = await import('../../collection/fabric.js');
   const mode = new FabricMode({
     settings: settings.fabric,
     timeoutMs: settings.diag.timeoutMs,

@@ -2,11 +2,11 @@
 // snapshot, worst first), a table of every port, in fabric mode a summary of the fabric, then the
 // links. Plain server-rendered HTML that needs no JavaScript; every string from the host or the
 // fabric is escaped. Nothing grows with the fabric unbounded: long lists are cut and say so.
-import { fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../findings/fabric-overview.js';
-import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../findings/finding.js';
-import { findingsOf } from '../findings/findings.js';
-import { portOverview, type PortOverview } from '../findings/port-overview.js';
-import type { Snapshot } from '../snapshot/types.js';
+import { fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
+import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../../model/finding.js';
+import { findingsOf } from '../../findings/findings.js';
+import { portOverview, type PortOverview } from '../../findings/port-overview.js';
+import type { Snapshot } from '../../model/snapshot.js';
 
 export interface LandingPageOptions {
   telemetryPath: string;

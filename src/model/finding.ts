@@ -1,7 +1,7 @@
 // What is wrong on a host (and, in fabric mode, in its subnet), for a person: one finding per condition, with what it means, its likely
 // cause and the first thing to do (the runbook's first step). Findings are judged from one
 // snapshot by pure functions; the check command, the landing page and the tests share them.
-import type { CollectorName } from '../snapshot/types.js';
+import type { CollectorName } from './snapshot.js';
 
 /** As the alert the finding mirrors: critical pages, warning makes a ticket, info is context. */
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;

@@ -2,21 +2,21 @@
 // concerns here (signals, exit codes): those live in cli.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { buildInfo } from './build-info.js';
-import type { Settings } from './config/settings.js';
-import { RenderedPart, TimedPart, type EncodedPart } from './metrics/exposition-parts.js';
-import type { FabricParts } from './metrics/fabric.js';
-import { processRegistry } from './metrics/process.js';
-import { writeSnapshot } from './metrics/render.js';
-import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './server/app.js';
-import { WebSecurity } from './server/web-config.js';
-import type { CommandRunner } from './sources/command-runner.js';
-import type { EthtoolCommand } from './sources/ethtool.js';
-import type { Collection } from './collection/collection.js';
-import type { FabricMode } from './collection/fabric.js';
-import { collectionFromSettings, fabricRunnerFromSettings } from './collection/from-settings.js';
-import { Periodic } from './collection/periodic.js';
-import type { DiagCommand, FabricCommand, Snapshot } from './snapshot/types.js';
+import { buildInfo } from '../../metrics/build-info.js';
+import type { Settings } from '../../config/settings.js';
+import { RenderedPart, TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
+import type { FabricParts } from '../../metrics/fabric.js';
+import { processRegistry } from '../../metrics/process.js';
+import { writeSnapshot } from '../../metrics/render.js';
+import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
+import { WebSecurity } from './web-config.js';
+import type { CommandRunner } from '../../sources/command-runner.js';
+import type { EthtoolCommand } from '../../sources/ethtool.js';
+import type { Collection } from '../../collection/collection.js';
+import type { FabricMode } from '../../collection/fabric.js';
+import { collectionFromSettings, fabricRunnerFromSettings } from '../../collection/from-settings.js';
+import { Periodic } from '../../collection/periodic.js';
+import type { DiagCommand, FabricCommand, Snapshot } from '../../model/snapshot.js';
 
 export interface ExporterOptions {
   settings: Settings;
@@ -148,7 +148,7 @@ export class Exporter {
 
   private async loadFabric(): Promise<FabricMode> {
     const { settings, logger } = this.options;
-    const [{ FabricMode: Mode }, { createFabricParts }] = await Promise.all([import('./collection/fabric.js'), import('./metrics/fabric.js')]);
+    const [{ FabricMode: Mode }, { createFabricParts }] = await Promise.all([import('../../collection/fabric.js'), import('../../metrics/fabric.js')]);
     this.fabricParts = createFabricParts();
     return new Mode({
       settings: settings.fabric,

@@ -2,13 +2,13 @@
 // then, in fabric mode, the subnet's and each switch's (worst first), worst first within a group,
 // one line each plus an indented remedy, then a one-line summary. Colour only on a terminal, and
 // never with NO_COLOR (https://no-color.org).
-import { plural } from '../findings/collectors.js';
-import { fabricNodeName } from '../findings/fabric.js';
-import type { FabricOverview } from '../findings/fabric-overview.js';
-import { severityRank, type Finding, type Severity } from '../findings/finding.js';
-import { groupOf, type FindingGroup } from '../findings/findings.js';
-import type { FabricSnapshot } from '../snapshot/fabric.js';
-import type { Device } from '../snapshot/types.js';
+import { plural } from '../../findings/collectors.js';
+import { fabricNodeName } from '../../findings/fabric.js';
+import type { FabricOverview } from '../../findings/fabric-overview.js';
+import { severityRank, type Finding, type Severity } from '../../model/finding.js';
+import { groupOf, type FindingGroup } from '../../findings/findings.js';
+import type { FabricSnapshot } from '../../model/fabric.js';
+import type { Device } from '../../model/snapshot.js';
 import type { CheckReport } from './report.js';
 
 export interface TextStyle {

@@ -1,6 +1,6 @@
 // The exposition text format's writing: escaping as prom-client does it, and a buffer the text of
 // a part is written into (the host snapshot, fabric mode's parts).
-import type { MetricSpec } from './catalog.js';
+import type { MetricSpec } from '../metrics/catalog.js';
 
 /** Backslash and newline escaped, as in HELP texts. */
 export const escapeHelp = (text: string): string => (/[\\\n]/.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text);

@@ -9,7 +9,7 @@ export interface BuildInfo {
   nodejsVersion: string;
 }
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function readText(relative: string): string | undefined {
   try {
