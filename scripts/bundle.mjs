@@ -2,7 +2,7 @@
 // dependencies included, in one CommonJS file, dist/exporter.cjs, which dist/main.js runs with V8's
 // code cache (src/bundle-loader.ts says why). Then, unless --no-code-cache, one short run of the
 // exporter per way the project starts it (plain `node dist/main.js`, and with the flags of
-// node-flags.mjs: npm start, the systemd unit, the Dockerfile), scraped once with and once without
+// NODE_FLAGS of src/startup/v8-flags.ts: npm start, the systemd unit, the Dockerfile), scraped once with and once without
 // gzip and stopped with SIGTERM, so that dist/code-cache holds their caches.
 //
 // Modules the program loads through createRequire (prom-client's parts, yaml, bcryptjs) stay in
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { NODE_FLAGS } from './node-flags.mjs';
+import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
 
 // --dist=<dir>: another compiled tree than the project's dist/ (a test's copy, beside which the
 // package's node_modules, package.json and demo host are found as beside dist/).

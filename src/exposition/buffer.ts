@@ -1,6 +1,6 @@
 // The exposition text format's writing: escaping as prom-client does it, and a buffer the text of
-// a part is written into (the host snapshot, fabric mode's parts).
-import type { MetricSpec } from '../metrics/catalog.js';
+// a part is written into (each collector's families, the exporter's own).
+import type { MetricSpec } from './metric-spec.js';
 
 /** Backslash and newline escaped, as in HELP texts. */
 export const escapeHelp = (text: string): string => (/[\\\n]/.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text);
@@ -20,7 +20,8 @@ export class ExpositionBuffer {
   private families = 0;
 
   constructor(sizeHint = 0) {
-    this.bytes = Buffer.allocUnsafe(Math.max(64 * 1024, sizeHint));
+    // Above Buffer.poolSize / 2: a buffer of its own, not a slice of the shared pool that would keep it.
+    this.bytes = Buffer.allocUnsafe(Math.max(8192, sizeHint));
   }
 
   write(text: string): void {

@@ -3,8 +3,14 @@
 // both ends named. Never a row per port: a fabric has thousands.
 import { physicalLinkIsUp } from '../model/port-state.js';
 import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
-import type { LinkExpectation, SubnetManagerState } from '../model/snapshot.js';
-import { subnetManagerHost } from './fabric.js';
+import type { LinkExpectation } from '../model/link-rate.js';
+import type { SubnetManagerState } from '../model/host.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { FABRIC_DISCOVERY } from '../collectors/fabric-discovery.js';
+import { subnetManagerHost } from '../collectors/fabric-findings.js';
+import { FABRIC_PORTS } from '../collectors/fabric-ports.js';
+import { FABRIC_SA } from '../collectors/fabric-sa.js';
+import { composeFabric } from '../model/fabric.js';
 import type { FabricPortName, Finding, Severity } from '../model/finding.js';
 import { stateText } from './port-overview.js';
 
@@ -44,6 +50,17 @@ export interface FabricOverview {
   multicastGroups: readonly MulticastGroup[];
   /** Worst first, as the findings. */
   unhealthy: UnhealthyFabricPort[];
+}
+
+/**
+ * The fabric as one FabricSnapshot, from the fabric collectors' parts; undefined when fabric mode
+ * is off (none of them has reported).
+ */
+export function fabricOf(snapshot: Snapshot): FabricSnapshot | undefined {
+  if (!snapshot.reports.some((report) => report.collector === FABRIC_DISCOVERY.name)) return undefined;
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  if (!discovery) return undefined;
+  return composeFabric(discovery.topology, FABRIC_PORTS.of(snapshot), FABRIC_SA.of(snapshot), discovery.shard);
 }
 
 export function fabricOverview(fabric: FabricSnapshot, findings: readonly Finding[]): FabricOverview {

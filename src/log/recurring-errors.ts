@@ -1,7 +1,7 @@
 // A file that cannot be read fails again every cycle. Log it once when it starts, a summary while
 // it persists (at most once per `summaryEveryMs`), and once when it clears — never every cycle.
 import type { Logger } from 'pino';
-import type { CollectorName, ReadError } from '../model/snapshot.js';
+import type { ReadError } from '../model/snapshot.js';
 
 interface Ongoing {
   error: ReadError;
@@ -20,7 +20,7 @@ export class RecurringErrors {
   ) {}
 
   /** Report every error of one finished cycle of `collector`. */
-  cycle(collector: CollectorName, errors: readonly ReadError[]): void {
+  cycle(collector: string, errors: readonly ReadError[]): void {
     const now = this.now();
     const seen = new Set<string>();
     for (const error of errors) {

@@ -3,9 +3,9 @@
 // last ports cycle (state, width, speed, peer and PMA counters of every switch port, connected or
 // not), and the subnet administrator's records (subnet managers, multicast groups). Plain data,
 // replaced whole by each cycle; `Snapshot.fabric` is undefined when fabric mode is off.
-import type { EnabledRates, LinkSpeed, LinkWidth } from './link-rate.js';
+import type { EnabledRates, LinkExpectation, LinkSpeed, LinkWidth } from './link-rate.js';
 import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
-import type { LinkExpectation, PortCounter, SubnetManagerState } from './snapshot.js';
+import type { PortCounter, SubnetManagerState } from './host.js';
 
 export const FABRIC_NODE_TYPES = ['switch', 'ca', 'router'] as const;
 export type FabricNodeType = (typeof FABRIC_NODE_TYPES)[number];
@@ -130,3 +130,20 @@ export function fabricPortKey(nodeGuid: string, port: number): string {
   return `${nodeGuid}/${port}`;
 }
 
+
+/** A fabric snapshot from the fabric collectors' parts, those that have one (an empty fabric for the others). */
+export function composeFabric(
+  topology: FabricTopology | undefined,
+  ports: Pick<FabricSnapshot, 'ports' | 'expectations'> | undefined,
+  sa: Pick<FabricSnapshot, 'subnetManagers' | 'multicastGroups'> | undefined,
+  shard: Shard,
+): FabricSnapshot {
+  return {
+    topology,
+    ports: ports?.ports ?? new Map(),
+    expectations: ports?.expectations ?? new Map(),
+    subnetManagers: sa?.subnetManagers ?? [],
+    multicastGroups: sa?.multicastGroups ?? [],
+    shard,
+  };
+}

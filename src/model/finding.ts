@@ -1,7 +1,7 @@
 // What is wrong on a host (and, in fabric mode, in its subnet), for a person: one finding per condition, with what it means, its likely
 // cause and the first thing to do (the runbook's first step). Findings are judged from one
 // snapshot by pure functions; the check command, the landing page and the tests share them.
-import type { CollectorName } from './snapshot.js';
+
 
 /** As the alert the finding mirrors: critical pages, warning makes a ticket, info is context. */
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
@@ -27,7 +27,7 @@ export type FindingSubject =
   | { kind: 'host' }
   | { kind: 'port'; device: string; port: number }
   | { kind: 'interface'; interface: string; device: string | undefined; port: number | undefined }
-  | { kind: 'collector'; collector: CollectorName }
+  | { kind: 'collector'; collector: string }
   /** A port of a fabric node; `peer` names the other end of its link when the finding is about the link. */
   | { kind: 'fabric-port'; node: FabricNodeName; port: number; peer: FabricPortName | undefined }
   | { kind: 'multicast-group'; mgid: string; pkey: string }
@@ -82,4 +82,18 @@ export function countBySeverity(findings: readonly Pick<Finding, 'severity'>[]):
   const counts: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   for (const { severity } of findings) counts[severity] += 1;
   return counts;
+}
+
+/** What a failed collector means, in its own words (the collector-failing finding). */
+export interface CollectorFailure {
+  /** Follows "collector X failed (N errors; first: …): " in the summary. */
+  consequence: string;
+  meaning: string;
+  cause: string;
+  /** The command a person runs for the failed item (default: the item as recorded). */
+  byHand?: (item: string) => string;
+}
+
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
 }

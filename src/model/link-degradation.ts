@@ -1,8 +1,8 @@
 // Whether a link trained below what it should run at: a fact derived from one port's reading and
 // its expectation, shared by the metrics and anything else that judges a snapshot.
-import { speedRank } from './link-rate.js';
+import { speedRank, type LinkExpectation } from './link-rate.js';
 import { physicalLinkIsUp } from './port-state.js';
-import type { LinkExpectation, Port } from './snapshot.js';
+import type { Port } from './host.js';
 
 export interface LinkAssessment {
   widthDegraded: boolean | undefined;

@@ -128,3 +128,10 @@ export function bestCommonEnabled(local: EnabledRates, peer: EnabledRates): Link
     speed: speeds.length === 0 ? undefined : speeds.reduce((best, speed) => (speedRank(speed) > speedRank(best) ? speed : best)),
   };
 }
+
+/** What a link should run at, and where that expectation came from. */
+export interface LinkExpectation {
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
+  source: 'config' | 'peer';
+}

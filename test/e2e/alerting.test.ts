@@ -19,7 +19,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
-import { HOST12, LEAF1 } from '../fabric/recordings.js';
+import { HOST12, LEAF1 } from '../support/fabric-recordings.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { freePort, startService, waitFor } from '../support/processes.js';

@@ -6,10 +6,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildInfo } from '../../src/metrics/build-info.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
-import { renderSnapshot } from '../../src/metrics/render.js';
-import { exporterFromFlags } from '../support/exporter.js';
+import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
+import { renderExposition } from '../support/exposition.js';
 import { generateTree } from '../support/generate-tree.js';
 import { parseExposition } from './support.js';
 
@@ -27,11 +26,12 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-concurrent-'));
   root = path.join(dir, 'sys');
   await generateTree(root, DEVICES, 2);
-  exporter = exporterFromFlags(['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h']);
+  const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h'];
+  exporter = exporterFromFlags(flags);
   // The same rendering the exporter does, of every snapshot it publishes: the texts a scrape may serve.
-  const build = buildInfo();
-  exporter.collection.subscribe((snapshot) => {
-    rendered.add(renderSnapshot(snapshot, build, { portStateSeries: false }));
+  const settings = settingsFromFlags(flags);
+  exporter.collectors.store.subscribe((snapshot) => {
+    rendered.add(renderExposition(snapshot, settings));
   });
   await prepareCycle(0);
   await exporter.collectOnce();

@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/settings.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { readInfinibandClass } from '../../src/sources/infiniband.js';

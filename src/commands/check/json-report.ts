@@ -3,7 +3,6 @@
 import type { FabricOverview } from '../../findings/fabric-overview.js';
 import { runbookUrl, type FabricPortName, type Finding, type FindingSubject } from '../../model/finding.js';
 import type { PortOverview } from '../../findings/port-overview.js';
-import { COLLECTORS } from '../../model/snapshot.js';
 import type { CheckReport } from './report.js';
 
 /** Bumped when a key changes meaning or goes away; new keys may appear without a bump. */
@@ -88,12 +87,12 @@ export function renderJson(report: CheckReport): string {
     host: {
       devices: snapshot.devices.length,
       ports: snapshot.devices.reduce((sum, device) => sum + device.ports.length, 0),
-      ipoib_interfaces: snapshot.ipoib.length,
+      ipoib_interfaces: report.ipoibInterfaces,
     },
     fabric: report.fabric ? fabricJson(report.fabric) : null,
     not_checked: report.notChecked,
-    // In the order of COLLECTORS, not of the cycles' ends (fabric mode's run side by side).
-    collectors: [...snapshot.reports].sort((a, b) => COLLECTORS.indexOf(a.collector) - COLLECTORS.indexOf(b.collector)).map((collector) => ({
+    // In the registry's order, not of the cycles' ends (fabric mode's run side by side).
+    collectors: snapshot.reports.map((collector) => ({
       collector: collector.collector,
       success: collector.success,
       duration_seconds: collector.durationSeconds,

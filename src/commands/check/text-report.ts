@@ -2,13 +2,12 @@
 // then, in fabric mode, the subnet's and each switch's (worst first), worst first within a group,
 // one line each plus an indented remedy, then a one-line summary. Colour only on a terminal, and
 // never with NO_COLOR (https://no-color.org).
-import { plural } from '../../findings/collectors.js';
-import { fabricNodeName } from '../../findings/fabric.js';
+import { fabricNodeName } from '../../collectors/fabric-findings.js';
 import type { FabricOverview } from '../../findings/fabric-overview.js';
-import { severityRank, type Finding, type Severity } from '../../model/finding.js';
+import { plural, severityRank, type Finding, type Severity } from '../../model/finding.js';
 import { groupOf, type FindingGroup } from '../../findings/findings.js';
 import type { FabricSnapshot } from '../../model/fabric.js';
-import type { Device } from '../../model/snapshot.js';
+import type { Device } from '../../model/host.js';
 import type { CheckReport } from './report.js';
 
 export interface TextStyle {
@@ -62,7 +61,7 @@ export function summaryLine(report: CheckReport): string {
   const { counts, snapshot } = report;
   const ports = snapshot.devices.reduce((sum, device) => sum + device.ports.length, 0);
   const tally = `${counts.critical} critical, ${counts.warning} warning, ${counts.info} info`;
-  const host = `${plural(snapshot.devices.length, 'InfiniBand device')}, ${plural(ports, 'port')}, ${plural(snapshot.ipoib.length, 'IPoIB interface')}`;
+  const host = `${plural(snapshot.devices.length, 'InfiniBand device')}, ${plural(ports, 'port')}, ${plural(report.ipoibInterfaces, 'IPoIB interface')}`;
   const scope = report.fabric ? `${host} and ${fabricScope(report.fabric)}` : host;
   const first = report.findings[0];
   const worst = report.exitCode === 1 && first ? `; first: ${printable(first.summary)}` : '';
@@ -97,7 +96,7 @@ function heading(report: CheckReport, group: FindingGroup, devices: ReadonlyMap<
     case 'subnet':
       return report.fabric ? `the fabric  ${fabricScope(report.fabric).replace(/^a fabric (of )?/, '')}` : 'the fabric';
     case 'fabric-node':
-      return fabricNodeHeading(report.snapshot.fabric, group.guid);
+      return fabricNodeHeading(report.fabricSnapshot, group.guid);
   }
 }
 

@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Logger } from 'pino';
 import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
+import type { Collector } from '../../collectors/collector.js';
 import { landingPage } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 
@@ -35,6 +36,8 @@ export interface AppOptions {
   authenticate?: Parameters<FastifyInstance['addHook']>[1];
   /** The current snapshot, for the findings of the landing page; undefined before the first collection. */
   currentSnapshot?: () => Snapshot | undefined;
+  /** The collectors that judge it (the registry's by default). */
+  collectors?: readonly Collector[];
 }
 
 /**
@@ -151,6 +154,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
       telemetryPath: options.telemetryPath,
       version: options.version,
       snapshot: options.currentSnapshot?.(),
+      ...(options.collectors && { collectors: options.collectors }),
       takenAt: options.source.takenAt(),
     });
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);

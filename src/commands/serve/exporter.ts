@@ -1,187 +1,104 @@
-// Wires the pipeline for one Settings value: sources → snapshot → metrics → HTTP. No process
-// concerns here (signals, exit codes): those live in cli.ts.
+// The server: the registry's collectors on their schedules, their snapshot rendered part by part
+// (metrics/exposition.ts), and the HTTP application. No process concerns here (signals, exit
+// codes): those live in cli.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Settings } from '../../config/flags.js';
+import type { Collector } from '../../collectors/collector.js';
+import { Collectors } from '../../collectors/collectors.js';
+import { DIAG_CYCLE } from '../../collectors/diag.js';
+import { DISCOVERY_CYCLE } from '../../collectors/fabric-discovery.js';
+import { FABRIC_PORTS_CYCLE } from '../../collectors/fabric-ports.js';
+import { SA_CYCLE } from '../../collectors/fabric-sa.js';
+import { COLLECTION_INTERVAL, HOST_READING } from '../../collectors/host.js';
+import { COLLECTORS } from '../../collectors/registry.js';
 import { buildInfo } from '../../metrics/build-info.js';
-import type { Settings } from '../../config/settings.js';
-import { RenderedPart, TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
-import type { FabricParts } from '../../metrics/fabric.js';
+import { Exposition } from '../../metrics/exposition.js';
+import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
-import { writeSnapshot } from '../../metrics/render.js';
-import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
-import { WebSecurity } from './web-config.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
-import type { EthtoolCommand } from '../../sources/ethtool.js';
-import type { Collection } from '../../collection/collection.js';
-import type { FabricMode } from '../../collection/fabric.js';
-import { collectionFromSettings, fabricRunnerFromSettings } from '../../collection/from-settings.js';
-import { Periodic } from '../../collection/periodic.js';
-import type { DiagCommand, FabricCommand, Snapshot } from '../../model/snapshot.js';
+import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
+import { DISABLE_EXPORTER_METRICS, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { WebSecurity } from './web-config.js';
 
 export interface ExporterOptions {
   settings: Settings;
   logger: Logger;
-  /** Runs the infiniband-diags tools; by default the real ones, found on PATH or at --<tool>.path. */
-  diagRunner?: CommandRunner<DiagCommand>;
-  /** Runs ethtool; by default the real one when it is installed. */
-  ethtoolRunner?: CommandRunner<EthtoolCommand>;
-  /** Runs fabric mode's tools; by default the real ones, found on PATH or at --<tool>.path. */
-  fabricRunner?: CommandRunner<FabricCommand>;
+  /** The collectors; the registry's by default (a test adds its own). */
+  collectors?: readonly Collector[];
+  /** Runners in place of a tool group's real tools (tests), by `ToolGroup.key`. */
+  runners?: Readonly<Record<string, CommandRunner<string> | 'not-installed' | undefined>>;
   now?: () => number;
 }
 
 export class Exporter {
   readonly app: FastifyInstance;
-  readonly collection: Collection;
-  /** The full host reading: at start, and when a scrape or a diag cycle finds the last too old. */
-  private readonly hostReading: Periodic;
-  /**
-   * Port states, every --collection.interval after they were last read: a full reading postpones
-   * the next sample, so a host scraped every 15 s at the default 10 s interval wakes for one sample
-   * between scrapes rather than three every two scrapes.
-   */
-  private readonly stateSampler: Periodic;
-  private readonly diag: Periodic | undefined;
-  private readonly intervalMs: number;
-  private fabricMode: Promise<FabricMode> | undefined;
-  /** The infiniband_fabric_* families, set once fabric mode is loaded. */
-  private fabricParts: FabricParts | undefined;
-  private stopped = false;
+  readonly collectors: Collectors;
 
-  constructor(private readonly options: ExporterOptions) {
+  constructor(options: ExporterOptions) {
     const { settings, logger } = options;
     const now = options.now ?? Date.now;
+    const registry = options.collectors ?? COLLECTORS;
     const build = buildInfo();
-    this.intervalMs = settings.collectionIntervalMs;
-    const runners = { diag: options.diagRunner, ethtool: options.ethtoolRunner };
-    const { collection, diagTools } = collectionFromSettings(settings, logger, runners, { now, freshHost: () => this.freshHost(), keepFilesOpen: true });
-    this.collection = collection;
-    this.hostReading = new Periodic({
-      intervalMs: settings.collectionIntervalMs,
-      task: async (signal) => {
-        const statesReadAt = this.collection.lastReadingAt;
-        await this.collection.collectHost(signal);
-        // The reading read the port states: the next sample is due one interval from now.
-        if (this.collection.lastReadingAt !== statesReadAt) this.stateSampler.postpone();
-      },
-      onOverrun: (deadlineMs) => this.collection.recordOverrun(['sysfs', 'ipoib'], deadlineMs),
-      onError: (error) => logger.error({ err: error }, 'sysfs collection cycle failed'),
-    });
-    this.stateSampler = new Periodic({
-      intervalMs: settings.collectionIntervalMs,
-      // A full reading within the last half interval read the states already (it postpones this
-      // timer too; the check covers a reading that ran while a sample was due).
-      task: async () => this.collection.sampleStates(settings.collectionIntervalMs / 2),
-      onOverrun: (deadlineMs) => logger.warn({ deadlineMs }, 'sampling the port states took longer than the collection interval'),
-      onError: (error) => logger.error({ err: error }, 'sampling the port states failed'),
-    });
-    this.diag = diagTools.length === 0 ? undefined : new Periodic({
-      intervalMs: settings.diag.intervalMs,
-      // A cycle waits for up to three commands in a row per port (node info, then the peer's
-      // port info, then its counters), each bounded by the time limit.
-      deadlineMs: Math.max(settings.diag.intervalMs, 4 * settings.diag.timeoutMs),
-      task: (signal) => this.collection.collectDiag(signal),
-      onOverrun: (deadlineMs) => this.collection.recordDiagOverrun(deadlineMs),
-      onError: (error) => logger.error({ err: error }, 'diag collection cycle failed'),
-    });
+    this.collectors = new Collectors(registry, { settings, logger, mode: 'serve', now, ...(options.runners && { runners: options.runners }) });
 
-    // The parts of /metrics (metrics/exposition-parts.ts): the host snapshot, rendered once per
-    // snapshot that is scraped; in fabric mode the fabric's families, each part rendered once per
-    // change of its data; then the process's own metrics, read at most once a second.
-    const hostPart = new RenderedPart<Snapshot>((snapshot, out) => writeSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }, out));
-    const registry = settings.disableExporterMetrics ? undefined : processRegistry();
-    const ownPart = registry && new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, now);
+    // The parts of /metrics: the collectors' and the exporter's own (metrics/exposition.ts), each
+    // rendered once per change of what it is made from; then the process's metrics, read at most
+    // once a second.
+    const exposition = new Exposition(registry, settings, build);
+    const registryOfProcess = settings.get(DISABLE_EXPORTER_METRICS) ? undefined : processRegistry();
+    const ownPart = registryOfProcess && new TimedPart(() => registryOfProcess.metrics(), OWN_METRICS_MAX_AGE_MS, now);
     const source: MetricsSource = {
       parts: async () => {
-        await this.freshHost();
-        const snapshot = this.collection.snapshot;
-        const parts: EncodedPart[] = [];
-        if (snapshot) parts.push(hostPart.of(snapshot));
-        if (snapshot?.fabric && this.fabricParts) parts.push(...this.fabricParts(snapshot.fabric));
+        // Counters are never served older than one collection interval.
+        await this.collectors.fresh();
+        const snapshot = this.collectors.snapshot;
+        const parts: EncodedPart[] = snapshot ? exposition.parts(snapshot) : [];
         if (ownPart) parts.push(await ownPart.current());
         return parts;
       },
-      takenAt: () => this.collection.lastReadingAt,
+      takenAt: () => this.collectors.lastReadingAt(),
     };
     // --web.config.file: a broken file is a UsageError here, before anything listens.
-    const web = settings.webConfigFile === undefined ? undefined : WebSecurity.load(settings.webConfigFile, logger);
+    const webConfigFile = settings.get(WEB_CONFIG_FILE);
+    const web = webConfigFile === undefined ? undefined : WebSecurity.load(webConfigFile, logger);
     this.app = buildApp({
       source,
-      telemetryPath: settings.telemetryPath,
-      maxSnapshotAgeMs: 3 * settings.collectionIntervalMs,
+      telemetryPath: settings.get(TELEMETRY_PATH),
+      maxSnapshotAgeMs: 3 * settings.get(COLLECTION_INTERVAL),
       version: build.version,
       logger,
       now,
-      currentSnapshot: () => this.collection.snapshot,
+      currentSnapshot: () => this.collectors.snapshot,
+      collectors: registry,
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);
   }
 
-  /**
-   * Make the host reading at most one collection interval old: counters are never served older.
-   * Concurrent callers share one reading; callers within the interval share the snapshot.
-   */
-  async freshHost(): Promise<void> {
-    if (!this.collection.hostFresh(this.intervalMs)) await this.hostReading.runNow();
-  }
-
-  /** Start collecting: a full host reading at once, then port states every interval, diag and fabric mode. */
+  /** Start collecting: a host reading at once, then every collector on its schedule. */
   start(): void {
-    void this.hostReading.runNow();
-    this.stateSampler.start();
-    this.diag?.start();
-    void this.fabric()?.then((mode) => {
-      if (!this.stopped) mode.start();
-    });
+    void this.collectors.start();
   }
 
-  /**
-   * Fabric mode, loaded on first use and only with --collector.fabric: without it none of its
-   * modules is even imported.
-   */
-  fabric(): Promise<FabricMode> | undefined {
-    if (!this.options.settings.fabric.enabled) return undefined;
-    this.fabricMode ??= this.loadFabric();
-    return this.fabricMode;
-  }
-
-  private async loadFabric(): Promise<FabricMode> {
-    const { settings, logger } = this.options;
-    const [{ FabricMode: Mode }, { createFabricParts }] = await Promise.all([import('../../collection/fabric.js'), import('../../metrics/fabric.js')]);
-    this.fabricParts = createFabricParts();
-    return new Mode({
-      settings: settings.fabric,
-      timeoutMs: settings.diag.timeoutMs,
-      runner: this.options.fabricRunner ?? fabricRunnerFromSettings(settings, logger),
-      collection: this.collection,
-      logger,
-      ...(this.options.now && { now: this.options.now }),
-    });
-  }
-
-  /** Run one discovery, then one ports and one SA cycle (tests). */
-  async collectFabricOnce(): Promise<void> {
-    const mode = await this.fabric();
-    if (!mode) return;
-    await mode.discovery.runNow();
-    await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
-  }
-
-  /** Run one full host reading now (tests, --demo warm-up). */
+  /** One host reading now (tests, --demo warm-up). */
   async collectOnce(): Promise<void> {
-    await this.hostReading.runNow();
+    await this.collectors.runCycle(HOST_READING);
   }
 
-  /** Run one diag cycle now (after a host reading). */
+  /** One diag cycle now (after a host reading). */
   async collectDiagOnce(): Promise<void> {
-    await this.diag?.runNow();
+    await this.collectors.runCycle(DIAG_CYCLE);
+  }
+
+  /** One discovery, then one ports and one SA cycle (tests). */
+  async collectFabricOnce(): Promise<void> {
+    await this.collectors.runCycle(DISCOVERY_CYCLE);
+    await Promise.all([this.collectors.runCycle(FABRIC_PORTS_CYCLE), this.collectors.runCycle(SA_CYCLE)]);
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
-    this.collection.close();
+    await this.collectors.stop();
     await this.app.close();
   }
 }

@@ -2,17 +2,20 @@
 // snapshot, worst first), a table of every port, in fabric mode a summary of the fabric, then the
 // links. Plain server-rendered HTML that needs no JavaScript; every string from the host or the
 // fabric is escaped. Nothing grows with the fabric unbounded: long lists are cut and say so.
-import { fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
+import { fabricOf, fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
 import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../../model/finding.js';
 import { findingsOf } from '../../findings/findings.js';
 import { portOverview, type PortOverview } from '../../findings/port-overview.js';
 import type { Snapshot } from '../../model/snapshot.js';
+import type { Collector } from '../../collectors/collector.js';
 
 export interface LandingPageOptions {
   telemetryPath: string;
   version: string;
   /** The current snapshot; undefined before the first collection finished. */
   snapshot: Snapshot | undefined;
+  /** The collectors that judge it (the registry's by default). */
+  collectors?: readonly Collector[];
   /** Unix time (ms) of the snapshot, for "as of". */
   takenAt: number | undefined;
 }
@@ -65,9 +68,10 @@ interface FindingsSection {
   fabric: FabricOverview | undefined;
 }
 
-function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined): FindingsSection {
+function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined, collectors: readonly Collector[] | undefined): FindingsSection {
   if (!snapshot) return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [], fabric: undefined };
-  const findings = findingsOf(snapshot);
+  const findings = findingsOf(snapshot, collectors);
+  const fabric = fabricOf(snapshot);
   const counts = countBySeverity(findings);
   const when = takenAt === undefined ? '' : ` as of <time datetime="${new Date(takenAt).toISOString()}">${new Date(takenAt).toISOString()}</time>`;
   const summary = `<p class="summary">${counts.critical} critical, ${counts.warning} warning, ${counts.info} info${when}</p>`;
@@ -78,7 +82,7 @@ function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undef
   return {
     html: `${summary}\n${list}`,
     ports: portOverview(snapshot, findings),
-    fabric: snapshot.fabric && fabricOverview(snapshot.fabric, findings),
+    fabric: fabric && fabricOverview(fabric, findings),
   };
 }
 
@@ -148,7 +152,7 @@ ${unhealthy}
 
 export function landingPage(options: LandingPageOptions): string {
   const metrics = escapeHtml(options.telemetryPath);
-  const { html, ports, fabric } = findingsSection(options.snapshot, options.takenAt);
+  const { html, ports, fabric } = findingsSection(options.snapshot, options.takenAt, options.collectors);
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>InfiniBand Exporter</title>

@@ -11,7 +11,7 @@ import { Server as TlsServer, createSecureContext, type SecureContextOptions, ty
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Node } from 'yaml';
-import { describe, keyName, parseYaml, type FileContext } from '../../config/config-file.js';
+import { describe, keyName, parseYaml, type FileContext } from '../../config/yaml-file.js';
 import { yaml } from '../../config/yaml.js';
 import { UsageError } from '../../config/errors.js';
 

@@ -1,9 +1,16 @@
-// Bookkeeping of one fabric-mode cycle: runs its commands through the injected runner and records,
-// against the cycle's collector, every command that failed or timed out and every output line
-// that was not understood. Nothing here throws for one bad command.
+// Bookkeeping of one fabric-mode cycle: runs its commands through the injected runner and records
+// every command that failed or timed out and every output line that was not understood, for the
+// collector that runs the cycle. Nothing here throws for one bad command.
 import { performance } from 'node:perf_hooks';
-import type { CollectorName, FabricCommand, ReadError } from '../../model/snapshot.js';
+import type { ItemError } from '../../model/snapshot.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
+
+/**
+ * The tools fabric mode runs: sminfo asks each subnet manager of the SA's list for its own state;
+ * perfquery reads counters switch by switch when the ibqueryerrors sweep cannot run.
+ */
+export const FABRIC_COMMANDS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
+export type FabricCommand = (typeof FABRIC_COMMANDS)[number];
 
 export interface FabricRunOptions {
   runner: CommandRunner<FabricCommand>;
@@ -13,8 +20,7 @@ export interface FabricRunOptions {
 }
 
 export interface FabricCycleReport {
-  collector: CollectorName;
-  errors: ReadError[];
+  errors: ItemError[];
   /** Commands killed at the time limit, by tool. */
   timeouts: FabricCommand[];
   /** A command failed or timed out: part of this cycle's data is missing. */
@@ -27,14 +33,11 @@ const exitedZero: Accept = (result) => result.exitCode === 0;
 
 export class FabricCycle {
   private readonly started = performance.now();
-  private readonly errors: ReadError[] = [];
+  private readonly errors: ItemError[] = [];
   private readonly timeouts: FabricCommand[] = [];
   private failed = false;
 
-  constructor(
-    readonly collector: CollectorName,
-    private readonly options: FabricRunOptions,
-  ) {}
+  constructor(private readonly options: FabricRunOptions) {}
 
   get signal(): AbortSignal | undefined {
     return this.options.signal;
@@ -66,12 +69,12 @@ export class FabricCycle {
   /** A command's failure, or a fact that makes the cycle's result incomplete. */
   fail(item: string, message: string): void {
     this.failed = true;
-    this.errors.push({ collector: this.collector, item, message });
+    this.errors.push({ item, message });
   }
 
   /** A read error that does not fail the cycle (one switch did not answer, one value was odd). */
   note(item: string, message: string): void {
-    this.errors.push({ collector: this.collector, item, message });
+    this.errors.push({ item, message });
   }
 
   /**
@@ -80,13 +83,12 @@ export class FabricCycle {
    */
   unparsed(item: string, lines: readonly string[]): void {
     if (lines.length === 0) return;
-    const error: ReadError = { collector: this.collector, item, message: `output not understood, line skipped (first: ${JSON.stringify(lines[0]!.slice(0, 120))})` };
+    const error: ItemError = { item, message: `output not understood, line skipped (first: ${JSON.stringify(lines[0]!.slice(0, 120))})` };
     for (let i = 0; i < lines.length; i++) this.errors.push(error);
   }
 
   report(): FabricCycleReport {
     return {
-      collector: this.collector,
       errors: this.errors,
       timeouts: this.timeouts,
       failed: this.failed,

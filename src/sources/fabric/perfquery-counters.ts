@@ -4,7 +4,7 @@
 // 64-bit traffic), at most --fabric.max-concurrent at once. Slower than the sweep (two processes
 // per switch), the same values.
 import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../model/fabric.js';
-import type { PortCounter } from '../../model/snapshot.js';
+import type { PortCounter } from '../../model/host.js';
 import { commandLine, type CommandResult } from '../command-runner.js';
 import { countersFromPerfquery, parsePerfquery, type PerfqueryReading } from '../diag/perfquery.js';
 import type { FabricCycle } from './commands.js';

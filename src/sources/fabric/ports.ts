@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
 import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
-import type { PortCounter } from '../../model/snapshot.js';
+import type { PortCounter } from '../../model/host.js';
 import { commandLine, type CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import type { FabricCycle } from './commands.js';

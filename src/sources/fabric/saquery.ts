@@ -5,7 +5,7 @@
 //   saquery -m     MCMemberRecord member dump: MGID, PortGid, … of every membership
 import { normaliseGuid } from '../../model/guid.js';
 import { saMtuBytes, saRateGbps } from '../../model/subnet-administration.js';
-import { SUBNET_MANAGER_STATES } from '../../model/snapshot.js';
+import { SUBNET_MANAGER_STATES } from '../../model/host.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 
 interface Records {
