@@ -8,6 +8,8 @@ import { FABRIC_DISCOVERY } from './fabric-discovery.js';
 import { FABRIC_PORTS } from './fabric-ports.js';
 import { FABRIC_SA } from './fabric-sa.js';
 import { IPOIB } from './ipoib.js';
+import { MODULE } from './module.js';
+import { PCIE } from './pcie.js';
 import { PERFQUERY } from './perfquery.js';
 import { SMINFO } from './sminfo.js';
 import { SMPQUERY } from './smpquery.js';
@@ -18,6 +20,8 @@ export const COLLECTORS: readonly Collector[] = [
   SYSFS,
   IPOIB,
   TSO,
+  PCIE,
+  MODULE,
   SMPQUERY,
   SMINFO,
   PERFQUERY,

@@ -25,13 +25,14 @@ import { isInfinibandPort, portKey, portName, type Device, type Port, type PortC
 import { assessLink } from '../model/link-degradation.js';
 import { BYTES_PER_GIGABIT, LANE_RATES, formatWidth } from '../model/link-rate.js';
 import { PMA_COUNTERS } from '../model/pma-counters.js';
-import { PHYSICAL_STATES, PORT_STATES, PORT_STATE_INIT, physicalLinkIsUp } from '../model/port-state.js';
+import { PHYSICAL_STATES, PORT_STATES, PORT_STATE_ACTIVE, PORT_STATE_INIT, physicalLinkIsUp } from '../model/port-state.js';
 import { plural, type Finding } from '../model/finding.js';
 import type { ItemError, Snapshot } from '../model/snapshot.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
+import { bitErrorRateFindings } from './bit-error-rate.js';
 import { EXPECTATIONS_SECTION } from './expectation-sections.js';
 import { COLLECTION_INTERVAL, HOST_READING, SYSFS_PATH, sysfsFiles } from './host.js';
 import { IPOIB } from './ipoib.js';
@@ -59,6 +60,8 @@ export interface SysfsPart {
   stateChanges: ReadonlyMap<string, number>;
   /** What the config file's expectations say each port should run at, by `portKey`. */
   configured: ReadonlyMap<string, LinkExpectation>;
+  /** When each port's link came up (ms), where the exporter saw it come up: the bits it carried since. */
+  linkUpAt: ReadonlyMap<string, number>;
 }
 
 interface KnownIdentity {
@@ -77,6 +80,7 @@ class SysfsReader implements Reader<SysfsPart> {
   private readonly identities = new Map<string, KnownIdentity>();
   private readonly lastState = new Map<string, number>();
   private readonly stateChanges = new Map<string, number>();
+  private readonly linkUpAt = new Map<string, number>();
   /** The device names of the last reading, to tell when devices come or go. */
   private known: readonly string[] | undefined;
 
@@ -130,7 +134,7 @@ class SysfsReader implements Reader<SysfsPart> {
     }
     return {
       devices,
-      part: { stateChanges: new Map(this.stateChanges), configured },
+      part: { stateChanges: new Map(this.stateChanges), configured, linkUpAt: new Map(this.linkUpAt) },
       errors,
       ...(listing.failure !== undefined && { failure: listing.failure }),
     };
@@ -194,6 +198,7 @@ class SysfsReader implements Reader<SysfsPart> {
         if (state === undefined || before === undefined || state === before) continue;
         this.lastState.set(key, state);
         this.stateChanges.set(key, (this.stateChanges.get(key) ?? 0) + 1);
+        this.linkCameUp(key, state);
         entry.stale = true;
         outdated = true;
       }
@@ -213,6 +218,7 @@ class SysfsReader implements Reader<SysfsPart> {
         if (!this.stateChanges.has(key)) this.stateChanges.set(key, 0);
         if (before !== undefined && before !== state) {
           this.stateChanges.set(key, this.stateChanges.get(key)! + 1);
+          this.linkCameUp(key, state);
           // The subnet manager may have set the port up differently (SM SL, LMC, capabilities).
           const known = this.identities.get(device.name);
           if (known) known.stale = true;
@@ -223,6 +229,13 @@ class SysfsReader implements Reader<SysfsPart> {
     // A port that vanished starts again from 0 if it comes back: its series is new to Prometheus too.
     for (const key of [...this.lastState.keys()]) if (!present.has(key)) this.lastState.delete(key);
     for (const key of [...this.stateChanges.keys()]) if (!present.has(key)) this.stateChanges.delete(key);
+    for (const key of [...this.linkUpAt.keys()]) if (!present.has(key)) this.linkUpAt.delete(key);
+  }
+
+  /** A port that became ACTIVE came up now; one that left ACTIVE is no longer up. */
+  private linkCameUp(key: string, state: number): void {
+    if (state === PORT_STATE_ACTIVE) this.linkUpAt.set(key, this.context.now());
+    else this.linkUpAt.delete(key);
   }
 
   close(): void {
@@ -600,6 +613,13 @@ function judge(snapshot: Snapshot): Finding[] {
       );
     }
   }
+  const part = SYSFS.of(snapshot);
+  const readAt = snapshot.reports.find((report) => report.collector === SYSFS.name)?.finishedAt;
+  const upSeconds = (device: string, port: number): number | undefined => {
+    const upAt = part?.linkUpAt.get(portKey(device, port));
+    return upAt === undefined || readAt === undefined ? undefined : Math.max(1, readAt - upAt / 1000);
+  };
+  findings.push(...bitErrorRateFindings(snapshot.devices, (key) => PERFQUERY.of(snapshot)?.get(key)?.peerCounters, upSeconds));
   return findings;
 }
 

@@ -23,6 +23,7 @@ function scopeOf(collector: string, collectors: readonly Collector[]): 'host' | 
 
 export function groupOf(subject: FindingSubject, collectors: readonly Collector[] = COLLECTORS): FindingGroup {
   switch (subject.kind) {
+    case 'device':
     case 'port':
       return { kind: 'device', device: subject.device };
     case 'interface':
@@ -44,6 +45,8 @@ function place(subject: FindingSubject, ports: ReadonlyMap<string, number>, coll
   switch (subject.kind) {
     case 'host':
       return [0, 0];
+    case 'device':
+      return [1, ports.get(portKey(subject.device, 1)) ?? ports.size];
     case 'port':
       return [1, ports.get(portKey(subject.device, subject.port)) ?? ports.size];
     case 'interface':

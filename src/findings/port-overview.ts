@@ -43,7 +43,7 @@ export function portOverview(snapshot: Snapshot, findings: readonly Finding[]): 
       const up = physicalLinkIsUp(port.physicalState?.id);
       const peer = links?.get(key)?.peer;
       const about = findings.filter(({ subject }) =>
-        (subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port);
+        ((subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port) || (subject.kind === 'device' && subject.device === device.name));
       return {
         device: device.name,
         port: port.port,

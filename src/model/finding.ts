@@ -25,6 +25,8 @@ export interface FabricPortName {
 /** What a finding is about. The fabric-port, multicast-group and subnet kinds are judged in fabric mode. */
 export type FindingSubject =
   | { kind: 'host' }
+  /** An adapter as a whole (its PCIe link). */
+  | { kind: 'device'; device: string }
   | { kind: 'port'; device: string; port: number }
   | { kind: 'interface'; interface: string; device: string | undefined; port: number | undefined }
   | { kind: 'collector'; collector: string }

@@ -71,7 +71,7 @@ async function start(root: string, runner: CommandRunner<DiagCommand> | undefine
       done();
     },
   });
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'info' }, sink), runners: { diag: runner, ethtool: 'not-installed' } });
+  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'info' }, sink), runners: { module: 'not-installed', diag: runner, ethtool: 'not-installed' } });
   cleanup.push(async () => {
     await exporter.stop();
     await rm(root, { recursive: true, force: true });

@@ -30,7 +30,7 @@ const FABRIC_CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 async function snapshotOf(scenarios: string[], override?: Override<FabricCommand>): Promise<Snapshot> {
   const command = parseServeCommandLine(['--path.sysfs', DGX, '--config.file', FABRIC_CONFIG, '--diag.timeout', '2s']);
   if (command.action !== 'run') throw new Error('not a command line that runs');
-  const runners = { ethtool: 'not-installed' as const, fabric: new ReplayRunner<FabricCommand>('fabric', scenarios, override) };
+  const runners = { ethtool: 'not-installed' as const, module: 'not-installed' as const, fabric: new ReplayRunner<FabricCommand>('fabric', scenarios, override) };
   return (await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, runners)).snapshot;
 }
 

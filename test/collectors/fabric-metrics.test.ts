@@ -32,7 +32,7 @@ afterEach(async () => {
 async function fabricSnapshot(scenarios: string[], flags: string[]): Promise<{ snapshot: Snapshot; settings: Settings }> {
   const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
+  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
   exporters.push(exporter);
   await exporter.collectFabricOnce();
   const snapshot = exporter.collectors.snapshot;

@@ -31,7 +31,7 @@ afterEach(async () => {
 function fabricExporter(runner: ReplayRunner<FabricCommand>, flags: string[] = [], now?: () => number): Exporter {
   const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--config.file', CONFIG, '--diag.timeout', '2s', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: runner }, ...(now && { now }) });
+  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner }, ...(now && { now }) });
   exporters.push(exporter);
   return exporter;
 }
@@ -390,7 +390,7 @@ describe('without --collector.fabric', () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
     const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--no-collector.diag']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: runner } });
+    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner } });
     exporters.push(exporter);
     exporter.start();
     await exporter.collectOnce();

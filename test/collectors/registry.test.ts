@@ -72,13 +72,13 @@ afterEach(async () => {
 async function check(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} }, { collectors: REGISTRY, runners: { ethtool: 'not-installed' } });
+  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} }, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
   return { code, stdout, stderr };
 }
 
 describe('a collector added through the registry', () => {
   it('reaches /metrics with its families and its own collector metrics', async () => {
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--probe.gain', '3'], undefined, { collectors: REGISTRY, runners: { ethtool: 'not-installed' } });
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--probe.gain', '3'], undefined, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
     try {
       await exporter.collectOnce();
       const text = await scrape(exporter);
@@ -92,7 +92,7 @@ describe('a collector added through the registry', () => {
   });
 
   it('is turned off by its --no-collector.<name> flag, and then serves nothing', async () => {
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe'], undefined, { collectors: REGISTRY, runners: { ethtool: 'not-installed' } });
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe'], undefined, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
     try {
       await exporter.collectOnce();
       const text = await scrape(exporter);
@@ -125,7 +125,7 @@ describe('a collector added through the registry', () => {
     expect(high.stdout).toMatch(/WARNING +the probe of mlx5_0 reads 200\n/);
     expect(high.code).toBe(1);
     const off = await check(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe']);
-    expect(off.stdout).toContain('Not checked:\n  subnet manager reachability and link peers: the diag collector is off\n  the probe of every device: the probe collector is off\n');
+    expect(off.stdout).toContain('Not checked:\n  cables and optical modules: neither mstlink nor mlxlink is installed\n  subnet manager reachability and link peers: the diag collector is off\n  the probe of every device: the probe collector is off\n');
   });
 
   it('is in the metric catalog the README table is made from', () => {
@@ -135,7 +135,7 @@ describe('a collector added through the registry', () => {
 
 describe('the registry', () => {
   it('lists every collector of the contract once, in the order of the exposition', () => {
-    expect(COLLECTORS.map((collector) => collector.name)).toEqual(['sysfs', 'ipoib', 'tso', 'smpquery', 'sminfo', 'perfquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa']);
+    expect(COLLECTORS.map((collector) => collector.name)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie', 'module', 'smpquery', 'sminfo', 'perfquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa']);
   });
 
   it('declares each flag, config key and metric family once', () => {

@@ -28,7 +28,7 @@ export async function startExporter(args: string[], diagRunner?: CommandRunner<D
   const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
   const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { diag: diagRunner } });
+  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { module: 'not-installed', diag: diagRunner } });
   await exporter.collectOnce();
   if (diagRunner) await exporter.collectDiagOnce();
   exporter.start();

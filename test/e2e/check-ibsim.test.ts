@@ -33,7 +33,7 @@ async function subnetUps(fabric: Lab, sm: string): Promise<number> {
 
 async function check(argv: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
-  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stdout += text) }, env: {} }, { runners: { ethtool: 'not-installed' } });
+  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stdout += text) }, env: {} }, { runners: { module: 'not-installed', ethtool: 'not-installed' } });
   return { code, stdout };
 }
 
@@ -66,7 +66,9 @@ describe.skipIf(tools.skipReason !== undefined)('check --collector.fabric on a s
     const { code, stdout } = await check(argv);
     expect(code).toBe(1);
     const lines = stdout.trimEnd().split('\n');
-    const headings = lines.filter((line) => /^\S/.test(line) && !/^(CRITICAL|WARNING|OK):/.test(line));
+    // The findings' headings; "Not checked:" and its lines follow them (no cable tool is given here).
+    const headings = lines.slice(0, lines.indexOf('Not checked:')).filter((line) => /^\S/.test(line) && !/^(CRITICAL|WARNING|OK):/.test(line));
+    expect(lines.slice(lines.indexOf('Not checked:'))).toContain('  cables and optical modules: neither mstlink nor mlxlink is installed');
     // This host (port 1 of H22, ACTIVE, its SM reachable) has nothing to report; the fabric follows, worst first.
     expect(headings).toEqual([
       'the fabric  5 switches, 9 CAs and 14 links',

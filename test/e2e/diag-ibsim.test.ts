@@ -43,7 +43,7 @@ function exporter(sysfs: string, paths: Record<string, string>, extra: readonly 
     ...extra,
   ]);
   if (command.action !== 'run') throw new Error('unexpected action');
-  const instance = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }) });
+  const instance = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
   teardown.push(() => instance.stop());
   return instance;
 }
@@ -243,7 +243,7 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     const command = parseCommandLine(['--path.sysfs', sysfs, '--perfquery.path', `${missing}/perfquery`, '--sminfo.path', `${missing}/sminfo`, '--smpquery.path', `${missing}/smpquery`]);
     if (command.action !== 'run') throw new Error('unexpected action');
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-    const diag = new Exporter({ settings: command.settings, logger });
+    const diag = new Exporter({ settings: command.settings, logger, runners: { module: 'not-installed' } });
     teardown.push(() => diag.stop());
     await diag.collectOnce();
     const text = await metrics(diag);

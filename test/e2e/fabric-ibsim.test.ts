@@ -40,7 +40,7 @@ async function fabricExporter(fabric: Lab, host: string, flags: string[] = []): 
     ...flags,
   ]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }) });
+  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
   teardown.push(() => exporter.stop());
   await exporter.collectOnce();
   return exporter;

@@ -28,7 +28,7 @@ const QDR_A0 = path.join(FIXTURES, 'sys/qdr-a0');
 async function snapshotOf(flags: string[], runners: ToolRunners = {}): Promise<Snapshot> {
   const command = parseServeCommandLine(flags);
   if (command.action !== 'run') throw new Error('not a command line that runs');
-  return (await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, runners)).snapshot;
+  return (await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, { module: 'not-installed', ...runners })).snapshot;
 }
 
 /** The snapshot with `part` as `collector`'s part. */
@@ -254,7 +254,7 @@ describe('the ConnectX revision a0 TSO erratum (test/fixtures/sys/qdr-a0)', () =
   });
 
   it('warns when ethtool cannot tell, and says why', async () => {
-    const findings = findingsOf(await snapshotOf(['--path.sysfs', QDR_A0, '--no-collector.diag'], { ethtool: 'not-installed' }));
+    const findings = findingsOf(await snapshotOf(['--path.sysfs', QDR_A0, '--no-collector.diag'], { ethtool: 'not-installed', module: 'not-installed' }));
     const tso = findings.find((f) => f.condition === 'ipoib-tso-erratum')!;
     expect(tso.severity).toBe('warning');
     expect(tso.summary).toMatch(/whether it is cannot be told: /);

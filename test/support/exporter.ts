@@ -12,6 +12,12 @@ export function settingsFromFlags(flags: readonly string[], collectors?: readonl
   return command.settings;
 }
 
+/**
+ * The runners of tests that run no module tool: mstlink on the machine running the tests (if any)
+ * would read this machine's adapters, not the fixture tree's.
+ */
+export const NO_MODULE_TOOL = { module: 'not-installed' } as const;
+
 export function exporterFromFlags(flags: string[], now?: () => number, options: Omit<ExporterOptions, 'settings' | 'logger' | 'now'> = {}): Exporter {
-  return new Exporter({ settings: settingsFromFlags(flags, options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options });
+  return new Exporter({ settings: settingsFromFlags(flags, options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options, runners: { ...NO_MODULE_TOOL, ...options.runners } });
 }

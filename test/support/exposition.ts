@@ -37,7 +37,7 @@ export function hostCollectors(settings: Settings, options: { files?: SysfsFiles
     settings,
     logger: pino({ level: 'silent' }),
     mode: 'serve',
-    runners: { ethtool: 'not-installed' },
+    runners: { module: 'not-installed', ethtool: 'not-installed' },
     ...(options.now && { now: options.now }),
     ...(options.files && { provided: new Map([[SYSFS_FILES, options.files]]) }),
   });

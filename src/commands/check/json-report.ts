@@ -17,6 +17,8 @@ function subjectJson(subject: FindingSubject): Record<string, unknown> {
     case 'host':
     case 'subnet':
       return { kind: subject.kind };
+    case 'device':
+      return { kind: subject.kind, device: subject.device };
     case 'port':
       return { kind: subject.kind, device: subject.device, port: subject.port };
     case 'interface':

@@ -35,13 +35,14 @@ export async function collectOnce(settings: Settings, logger: Logger, collectors
  */
 function notChecked(program: Collectors): string[] {
   const reasons = new Map<string, string[]>();
-  const add = (reason: string, collector: Collector): void => {
+  for (const collector of program.registry) {
+    const disabled = program.disabled.some((entry) => entry.collector === collector);
+    const enrolment = program.enrolments.find((entry) => entry.collector === collector);
+    // Fabric mode is off on most hosts by design: not a gap in the host's check.
+    const reason = disabled ? (collector.scope === 'host' ? `the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off` : undefined) : enrolment && 'off' in enrolment ? enrolment.off : undefined;
+    if (reason === undefined) continue;
     const checks = reasons.get(reason) ?? [];
     if (!checks.includes(collector.checks)) reasons.set(reason, [...checks, collector.checks]);
-  };
-  for (const { collector } of program.disabled) {
-    if (collector.scope === 'host') add(`the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off`, collector);
   }
-  for (const entry of program.enrolments) if ('off' in entry) add(entry.off, entry.collector);
   return [...reasons].map(([reason, checks]) => `${checks.join(', ')}: ${reason}`);
 }

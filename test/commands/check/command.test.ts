@@ -36,7 +36,7 @@ async function check(argv: string[], options: { tty?: boolean; env?: NodeJS.Proc
       stderr: { write: (text: string) => (stderr += text) },
       env: options.env ?? {},
     },
-    { runners: options.runners ?? { ethtool: 'not-installed' } },
+    { runners: options.runners ?? { ethtool: 'not-installed', module: 'not-installed' } },
   );
   return { code, stdout, stderr };
 }
@@ -70,7 +70,7 @@ describe('exit status', () => {
     expect(off.code).toBe(0);
     const on = await check(['--path.sysfs', dir]);
     expect(on.code).toBe(0);
-    expect(on.stdout).toMatch(/Not checked:\n {2}subnet manager reachability and link peers: the kernel's user-MAD interface is not loaded/);
+    expect(on.stdout).toMatch(/Not checked:\n {2}cables and optical modules: neither mstlink nor mlxlink is installed\n {2}subnet manager reachability and link peers: the kernel's user-MAD interface is not loaded/);
   });
 
   it.each([
@@ -152,7 +152,7 @@ describe('JSON for scripts', () => {
       counts: { critical: 2, warning: 4, info: 8 },
       host: { devices: 13, ports: 14, ipoib_interfaces: 5 },
       fabric: null,
-      not_checked: ['subnet manager reachability and link peers: the diag collector is off'],
+      not_checked: ['cables and optical modules: neither mstlink nor mlxlink is installed', 'subnet manager reachability and link peers: the diag collector is off'],
     });
     const findings = report.findings as Record<string, unknown>[];
     expect(findings[0]).toEqual({
@@ -174,7 +174,7 @@ describe('JSON for scripts', () => {
       device: 'mlx5_5', port: 1, node_description: 'zoo01 mlx5_5', link_layer: 'InfiniBand', state: 'DOWN', physical_state: 'Polling',
       width: null, speed: null, rate_gbps: null, expected: null, ipoib: ['ib3'], peer: null, worst: 'critical',
     });
-    expect((report.collectors as { collector: string }[]).map((c) => c.collector)).toEqual(['sysfs', 'ipoib', 'tso']);
+    expect((report.collectors as { collector: string }[]).map((c) => c.collector)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie']);
   });
 
   it('says ok with exit_code 0 on a healthy host', async () => {
@@ -224,27 +224,28 @@ describe('one cycle with the diag collector (outputs recorded on the simulated f
 
   it('reports a dead subnet manager the port still believes in, from sminfo, and asks nothing of the RoCE port', async () => {
     const diag = new ReplayRunner<DiagCommand>('diag', ['sm-killed', 'sm-master']);
-    const { code, stdout } = await check(['--path.sysfs', await simulatedHost(), '--diag.timeout=1s'], { runners: { diag, ethtool: 'not-installed' } });
+    const { code, stdout } = await check(['--path.sysfs', await simulatedHost(), '--diag.timeout=1s'], { runners: { module: 'not-installed', diag, ethtool: 'not-installed' } });
     expect(code).toBe(1);
     expect(stdout).toMatch(/CRITICAL {2}port ibsim0\/1: no subnet manager answers sminfo at SM LID 1: it died or cannot be reached\n.*systemctl restart opensm/);
-    expect(stdout).not.toContain('Not checked');
+    // Everything but the modules (no mstlink here) was checked.
+    expect(stdout).toContain('Not checked:\n  cables and optical modules: neither mstlink nor mlxlink is installed\n\n');
     expect(diag.calls.length).toBeGreaterThan(0);
     expect(diag.calls.filter((call) => call.includes('mlx5_1'))).toEqual([]);
   });
 
   it('is quiet about the subnet manager when it answers', async () => {
-    const { stdout } = await check(['--path.sysfs', await simulatedHost(), '--diag.timeout=1s'], { runners: { diag: new ReplayRunner<DiagCommand>('diag', 'sm-master'), ethtool: 'not-installed' } });
+    const { stdout } = await check(['--path.sysfs', await simulatedHost(), '--diag.timeout=1s'], { runners: { module: 'not-installed', diag: new ReplayRunner<DiagCommand>('diag', 'sm-master'), ethtool: 'not-installed' } });
     expect(stdout).not.toMatch(/subnet manager/);
   });
 });
 
 describe('--collector.fabric (outputs recorded on the simulated fat tree)', () => {
   const FABRIC_FLAGS = ['--path.sysfs', DGX, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s'];
-  const fabricRunners = (scenarios: string[]): ToolRunners => ({ ethtool: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) });
+  const fabricRunners = (scenarios: string[]): ToolRunners => ({ ethtool: 'not-installed', module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) });
 
   it('runs one discovery, one ports and one SA cycle, and prints the fabric after the host\'s devices: the subnet, then each switch, worst first', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['pulled', 'healthy']);
-    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { ethtool: 'not-installed', fabric: runner } });
+    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { module: 'not-installed', ethtool: 'not-installed', fabric: runner } });
     expect(code).toBe(1);
     expect([...runner.calls].sort()).toEqual([
       'iblinkinfo --line --switches-only',
@@ -296,12 +297,12 @@ describe('--collector.fabric (outputs recorded on the simulated fat tree)', () =
     });
     expect(report.findings.find((f) => f.condition === 'multicast-group-suboptimal')!.subject).toEqual({ kind: 'multicast-group', mgid: 'ff12:401b:ffff::ffff:ffff', pkey: '0xffff' });
     expect(report.findings.find((f) => f.condition === 'subnet-manager-priority-tie')!.subject).toEqual({ kind: 'subnet' });
-    expect(report.collectors.map((c) => `${c.collector} ${c.success}`)).toEqual(['sysfs true', 'ipoib true', 'tso true', 'fabric_discovery true', 'fabric_ports true', 'fabric_sa true']);
+    expect(report.collectors.map((c) => `${c.collector} ${c.success}`)).toEqual(['sysfs true', 'ipoib true', 'tso true', 'pcie true', 'fabric_discovery true', 'fabric_ports true', 'fabric_sa true']);
   });
 
   it('says when the fabric could not be discovered, and the collectors in their order', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'ibnetdiscover' || command === 'saquery' ? { command, args, outcome: 'exited', exitCode: 255, stdout: '', stderr: `${command}: iberror: failed`, durationMs: 1 } : undefined));
-    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { ethtool: 'not-installed', fabric: runner } });
+    const { code, stdout } = await check(FABRIC_FLAGS, { runners: { module: 'not-installed', ethtool: 'not-installed', fabric: runner } });
     expect(code).toBe(1);
     expect(stdout).toMatch(/\nthe fabric {2}not discovered\n {2}WARNING {3}collector fabric_discovery failed .*\n.*\n {2}WARNING {3}collector fabric_sa failed .*\n {12}→ run the failing command or read the file by hand, as the same user: saquery SMIR /);
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^WARNING: 0 critical, 2 warning, 8 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric not discovered; first: collector fabric_discovery failed/);

@@ -82,7 +82,7 @@ describe('landing page', () => {
   it('escapes the fabric\'s peer descriptions and every other string it shows', async () => {
     const command = parseServeCommandLine(['--path.sysfs', DGX, '--no-collector.diag']);
     if (command.action !== 'run') throw new Error('not a command line that runs');
-    const { snapshot } = await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, { ethtool: 'not-installed' });
+    const { snapshot } = await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, { ethtool: 'not-installed', module: 'not-installed' });
     const peer = { guid: '0x0002c90300a1b3d0', port: 7, lid: 12, nodeType: 'Switch' as const, description: HOSTILE };
     const hostile: Snapshot = {
       ...snapshot,
@@ -121,7 +121,7 @@ describe('landing page in fabric mode', () => {
   async function fabricExporter(scenarios: string[]): Promise<Exporter> {
     const command = parseCommandLine(['--path.sysfs', DGX, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const made = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
+    const made = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
     exporters.push(made);
     await made.collectOnce();
     await made.collectFabricOnce();
