@@ -9,6 +9,7 @@ import type { FabricParts } from './metrics/fabric.js';
 import { processRegistry } from './metrics/process.js';
 import { writeSnapshot } from './metrics/render.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './server/app.js';
+import { ServerMetrics, writeServerMetrics, type ServerState } from './server/server-metrics.js';
 import { WebSecurity } from './server/web-config.js';
 import type { CommandRunner } from './sources/command-runner.js';
 import type { EthtoolCommand } from './sources/ethtool.js';
@@ -43,6 +44,7 @@ export class Exporter {
   private readonly stateSampler: Periodic;
   private readonly diag: Periodic | undefined;
   private readonly intervalMs: number;
+  private readonly web: WebSecurity | undefined;
   private fabricMode: Promise<FabricMode> | undefined;
   /** The infiniband_fabric_* families, set once fabric mode is loaded. */
   private fabricParts: FabricParts | undefined;
@@ -88,7 +90,21 @@ export class Exporter {
     // The parts of /metrics (metrics/exposition-parts.ts): the host snapshot, rendered once per
     // snapshot that is scraped; in fabric mode the fabric's families, each part rendered once per
     // change of its data; then the process's own metrics, read at most once a second.
-    const hostPart = new RenderedPart<Snapshot>((snapshot, out) => writeSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }, out));
+    // --web.config.file: a broken file is a UsageError here, before anything listens.
+    const web = settings.webConfigFile === undefined ? undefined : WebSecurity.load(settings.webConfigFile, logger, { now });
+    this.web = web;
+    // The host part ends with the HTTP server's own metrics (server-metrics.ts says why).
+    const serverMetrics = new ServerMetrics(web && (() => web.reloadStatus()));
+    const hostPart = new RenderedPart<{ snapshot: Snapshot; server: ServerState }>(({ snapshot, server }, out) => {
+      writeSnapshot(snapshot, build, { portStateSeries: settings.portStateSeries }, out);
+      writeServerMetrics(server, out);
+    });
+    let host: { snapshot: Snapshot; server: ServerState } | undefined;
+    const hostOf = (snapshot: Snapshot): EncodedPart => {
+      const server = serverMetrics.state();
+      if (host?.snapshot !== snapshot || host.server !== server) host = { snapshot, server };
+      return hostPart.of(host);
+    };
     const registry = settings.disableExporterMetrics ? undefined : processRegistry();
     const ownPart = registry && new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, now);
     const source: MetricsSource = {
@@ -96,15 +112,13 @@ export class Exporter {
         await this.freshHost();
         const snapshot = this.collection.snapshot;
         const parts: EncodedPart[] = [];
-        if (snapshot) parts.push(hostPart.of(snapshot));
+        if (snapshot) parts.push(hostOf(snapshot));
         if (snapshot?.fabric && this.fabricParts) parts.push(...this.fabricParts(snapshot.fabric));
         if (ownPart) parts.push(await ownPart.current());
         return parts;
       },
       takenAt: () => this.collection.lastReadingAt,
     };
-    // --web.config.file: a broken file is a UsageError here, before anything listens.
-    const web = settings.webConfigFile === undefined ? undefined : WebSecurity.load(settings.webConfigFile, logger);
     this.app = buildApp({
       source,
       telemetryPath: settings.telemetryPath,
@@ -113,6 +127,8 @@ export class Exporter {
       logger,
       now,
       currentSnapshot: () => this.collection.snapshot,
+      maxConnections: settings.maxConnections,
+      onConnectionRefused: () => serverMetrics.connectionRefused(),
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);
@@ -182,6 +198,7 @@ export class Exporter {
     this.stopped = true;
     await Promise.all([this.hostReading.stop(), this.stateSampler.stop(), this.diag?.stop(), this.fabricMode?.then((mode) => mode.stop())]);
     this.collection.close();
+    this.web?.close();
     await this.app.close();
   }
 }

@@ -45,6 +45,7 @@ const FIELDS: Record<string, Record<string, Field>> = {
     listen_address: { flag: 'web.listen-address', type: 'string' },
     telemetry_path: { flag: 'web.telemetry-path', type: 'string' },
     config_file: { flag: 'web.config.file', type: 'string' },
+    max_connections: { flag: 'web.max-connections', type: 'integer' },
     disable_exporter_metrics: { flag: 'web.disable-exporter-metrics', type: 'boolean' },
   },
   path: { sysfs: { flag: 'path.sysfs', type: 'string' } },

@@ -23,6 +23,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'web.listen-address', type: 'string', default: ':10460', help: 'Address to serve on, host:port (":10460" = every interface).' },
   { name: 'web.telemetry-path', type: 'string', default: '/metrics', help: 'Path under which metrics are served.' },
   { name: 'web.config.file', type: 'string', default: undefined, help: 'exporter-toolkit web config (tls_server_config, basic_auth_users).' },
+  { name: 'web.max-connections', type: 'integer', default: '512', help: 'Connections open at once (idle, in TLS handshake or in a request); more are closed at once, counted and logged.' },
   { name: 'web.disable-exporter-metrics', type: 'boolean', default: false, help: 'Leave out the process_* and nodejs_* metrics of the exporter itself.' },
   { name: 'path.sysfs', type: 'string', default: '/sys', help: 'sysfs mount point (/host/sys in a container).' },
   { name: 'config.file', type: 'string', default: undefined, help: 'YAML config file: expectations, filters, intervals (flags win over it).' },
@@ -58,6 +59,7 @@ export interface Settings {
   listenAddress: string;
   telemetryPath: string;
   webConfigFile: string | undefined;
+  maxConnections: number;
   disableExporterMetrics: boolean;
   sysfsPath: string;
   configFile: string | undefined;
@@ -167,6 +169,7 @@ function settingsFromFlags(values: FlagValues): Settings {
     listenAddress,
     telemetryPath,
     webConfigFile: str('web.config.file'),
+    maxConnections: Number(str('web.max-connections')),
     disableExporterMetrics: pick('web.disable-exporter-metrics') === true,
     sysfsPath: demo && !fromFlags.has('path.sysfs') ? DEMO_SYSFS : str('path.sysfs')!,
     configFile,

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInfo } from '../../src/build-info.js';
 import type { Exporter } from '../../src/exporter.js';
+import { ExpositionBuffer } from '../../src/metrics/exposition-buffer.js';
 import { renderSnapshot } from '../../src/metrics/render.js';
+import { writeServerMetrics } from '../../src/server/server-metrics.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { generateTree } from '../support/generate-tree.js';
 import { parseExposition } from './support.js';
@@ -28,10 +30,15 @@ beforeAll(async () => {
   root = path.join(dir, 'sys');
   await generateTree(root, DEVICES, 2);
   exporter = exporterFromFlags(['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h']);
-  // The same rendering the exporter does, of every snapshot it publishes: the texts a scrape may serve.
+  // The same rendering the exporter does, of every snapshot it publishes, followed by the HTTP
+  // server's own metrics (no connection refused here): the texts a scrape may serve.
   const build = buildInfo();
+  const server = new ExpositionBuffer();
+  writeServerMetrics({ connectionsRefused: 0, reload: undefined }, server);
+  // Written after the snapshot's families, it starts with the empty line that separates families.
+  const serverText = `\n${server.finish().toString('utf8')}`;
   exporter.collection.subscribe((snapshot) => {
-    rendered.add(renderSnapshot(snapshot, build, { portStateSeries: false }));
+    rendered.add(renderSnapshot(snapshot, build, { portStateSeries: false }) + serverText);
   });
   await prepareCycle(0);
   await exporter.collectOnce();
