@@ -23,6 +23,12 @@
 // minutes, for 0-9 % more CPU in the runs measured, about 0.2 s an hour at 8 devices: the full
 // collections come more often (docs/benchmarks.md, "Memory over time").
 // A user who passes --optimize-for-size or --no-optimize-for-size keeps their choice.
+// --liftoff-only: the one WebAssembly module the exporter runs is bcrypt (hash-wasm, for basic
+// auth's password checks, server/password-checks.ts). V8's baseline WebAssembly compiler checks a
+// password as fast as TurboFan's tier-up does (51 against 52 ms at cost 10), and without TurboFan
+// the exporter on the demo host kept its RSS after 40 checks (54.6 then 54.3 MiB) where it grew by
+// 5.1 MiB (docs/benchmarks.md, "A flood of wrong passwords"). A user who says anything about
+// Liftoff or WebAssembly tiering keeps their choice.
 import { setFlagsFromString } from 'node:v8';
 import { chooseV8Flags } from './v8-flags.js';
 

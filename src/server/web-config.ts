@@ -18,7 +18,7 @@ import type { Node } from 'yaml';
 import { describe, keyName, parseYaml, type FileContext } from '../config/config-file.js';
 import { yaml } from '../config/yaml.js';
 import { UsageError } from '../config/errors.js';
-import { PasswordChecks } from './password-checks.js';
+import { PasswordChecks, type BcryptCompare } from './password-checks.js';
 
 const KIND = 'web config file';
 
@@ -273,8 +273,8 @@ export const WEB_CONFIG_SETTLE_MS = 1000;
 export interface WebSecurityOptions {
   /** How long a changed file must stay the same before it is read (default WEB_CONFIG_SETTLE_MS). */
   settleMs?: number;
-  /** The password checks (tests count them). */
-  passwords?: PasswordChecks;
+  /** bcrypt for the password checks (tests count the checks). */
+  compare?: BcryptCompare;
   now?: () => number;
 }
 
@@ -312,6 +312,8 @@ export class WebSecurity {
   private status: ReloadStatus;
   private contextVersion = '';
   private readonly reported = new Set<string>();
+  /** Connections the server accepted: the password checks let the event loop take them in first. */
+  private accepted = 0;
   private readonly settleMs: number;
   private readonly now: () => number;
   readonly passwords: PasswordChecks;
@@ -325,7 +327,7 @@ export class WebSecurity {
   ) {
     this.settleMs = options.settleMs ?? WEB_CONFIG_SETTLE_MS;
     this.now = options.now ?? Date.now;
-    this.passwords = options.passwords ?? new PasswordChecks();
+    this.passwords = new PasswordChecks({ ...(options.compare && { compare: options.compare }), accepted: () => this.accepted });
     // The version before the reading: a change during it is noticed later.
     this.readVersion = fileVersion(file);
     this.config = loadWebConfig(file);
@@ -428,8 +430,12 @@ export class WebSecurity {
     this.logger.info({ file: this.file, users: next.users.size, tls: next.tls !== undefined }, 'web config reloaded');
   }
 
-  /** Refresh the TLS context before each handshake and enforce the client certificate policy after it. */
+  /**
+   * Count the server's connections (password-checks.ts says why); with TLS, refresh the context
+   * before each handshake and enforce the client certificate policy after it.
+   */
   attach(server: HttpServer | TlsServer): void {
+    server.on('connection', () => (this.accepted += 1));
     if (!(server instanceof TlsServer)) return;
     // Prepended: runs before the TLS server wraps the socket with its current context.
     server.prependListener('connection', () => this.refreshContext(server));

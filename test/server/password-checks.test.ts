@@ -49,13 +49,17 @@ function standIn() {
   /** Finish the check in progress and let the next one start. */
   const release = async (): Promise<void> => {
     pending.shift()?.();
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
+    await turns();
   };
   return { compare, started, release, inFlight: () => pending.length };
 }
 
 const USERS = new Map([['prometheus', 'hash-of-right']]);
+
+/** Enough turns of the event loop for a check scheduled now to start (it waits for two). */
+async function turns(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 function client(address = '10.0.0.1'): Client & { leave(): void } {
   let gone = false;
@@ -67,7 +71,7 @@ describe('scheduling', () => {
     const bcrypt = standIn();
     const checks = new PasswordChecks({ compare: bcrypt.compare });
     const answers = Array.from({ length: 5 }, (_, i) => checks.verify(USERS, 'prometheus', `wrong-${i}`, client()));
-    await new Promise((resolve) => setImmediate(resolve));
+    await turns();
     expect(bcrypt.started).toHaveLength(1);
     expect(bcrypt.inFlight()).toBe(1);
     for (let i = 0; i < 5; i++) {
@@ -82,7 +86,7 @@ describe('scheduling', () => {
     const bcrypt = standIn();
     const checks = new PasswordChecks({ compare: bcrypt.compare });
     const flood = Array.from({ length: 100 }, (_, i) => checks.verify(USERS, 'prometheus', `wrong-${i}`, client('127.0.0.1')));
-    await new Promise((resolve) => setImmediate(resolve));
+    await turns();
     // The newest first: the flood was all there when the first check started.
     expect(bcrypt.started).toEqual(['wrong-99']);
     const scrape = checks.verify(USERS, 'prometheus', 'right', client('127.0.0.1'));
@@ -104,7 +108,7 @@ describe('scheduling', () => {
     const bcrypt = standIn();
     const checks = new PasswordChecks({ compare: bcrypt.compare });
     const flood = Array.from({ length: 10 }, (_, i) => checks.verify(USERS, 'prometheus', `wrong-${i}`, client('10.0.0.66')));
-    await new Promise((resolve) => setImmediate(resolve));
+    await turns();
     const others = [checks.verify(USERS, 'prometheus', 'right', client('10.0.0.1')), checks.verify(USERS, 'nobody', 'x', client('10.0.0.2'))];
     for (let i = 0; i < 4; i++) await bcrypt.release();
     // .66 waited first, then .1, then .2; each goes to the back of the line after its turn.
@@ -119,7 +123,7 @@ describe('scheduling', () => {
     const checks = new PasswordChecks({ compare: bcrypt.compare });
     const clients = Array.from({ length: 100 }, () => client('127.0.0.1'));
     const flood = clients.map((who, i) => checks.verify(USERS, 'prometheus', `wrong-${i}`, who));
-    await new Promise((resolve) => setImmediate(resolve));
+    await turns();
     for (const who of clients) who.leave();
     const scrape = checks.verify(USERS, 'prometheus', 'right', client('127.0.0.1'));
     await bcrypt.release();
@@ -141,6 +145,21 @@ describe('scheduling', () => {
     expect(await answer).toBe(false);
     expect(bcrypt.started).toEqual([]);
     expect(checks.counts).toEqual({ run: 0, skipped: 1 });
+  });
+
+  it('lets the server take in the connections waiting to be accepted before a check starts', async () => {
+    const bcrypt = standIn();
+    // One more connection at each of the next 10 turns (libuv accepts one per turn), then none.
+    let accepted = 0;
+    let looks = 0;
+    const checks = new PasswordChecks({ compare: bcrypt.compare, accepted: () => (looks++ < 10 ? ++accepted : accepted) });
+    const answer = checks.verify(USERS, 'prometheus', 'right', client());
+    await turns();
+    expect(bcrypt.started).toEqual([]);
+    for (let i = 0; i < 10; i++) await turns();
+    expect(bcrypt.started).toEqual(['right']);
+    await bcrypt.release();
+    expect(await answer).toBe(true);
   });
 
   it('lets the event loop turn between two checks', async () => {

@@ -14,7 +14,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EncodedPart } from '../../src/metrics/exposition-parts.js';
 import { buildApp, TLS_LIMITS, type AppOptions } from '../../src/server/app.js';
-import { PasswordChecks, loadBcrypt } from '../../src/server/password-checks.js';
+import { loadBcrypt, type BcryptCompare, type PasswordChecks } from '../../src/server/password-checks.js';
 import { WebSecurity } from '../../src/server/web-config.js';
 import type { Exporter } from '../../src/exporter.js';
 import { exporterFromFlags } from '../support/exporter.js';
@@ -46,14 +46,15 @@ function app(overrides: Partial<AppOptions> = {}): FastifyInstance {
 }
 
 /** A server with basic auth for alice (bcrypt of `cost`); its port and its password checks. */
-async function secured(cost: number, users = `  alice: ${bcryptjs.hashSync('secret', cost)}\n`, passwords = new PasswordChecks()): Promise<{ port: number; passwords: PasswordChecks }> {
+async function secured(cost: number, users = `  alice: ${bcryptjs.hashSync('secret', cost)}\n`, compare?: BcryptCompare): Promise<{ port: number; passwords: PasswordChecks }> {
   const file = path.join(dir, `web-${cost}.yml`);
   writeFileSync(file, `basic_auth_users:\n${users}`);
-  const web = WebSecurity.load(file, pino({ level: 'silent' }), { passwords });
+  const web = WebSecurity.load(file, pino({ level: 'silent' }), compare ? { compare } : {});
   cleanups.push(() => web.close());
   const server = app({ authenticate: web.authenticate });
+  web.attach(server.server);
   await server.listen({ host: '127.0.0.1', port: 0 });
-  return { port: (server.server.address() as net.AddressInfo).port, passwords };
+  return { port: (server.server.address() as net.AddressInfo).port, passwords: web.passwords };
 }
 
 interface Answer {
@@ -167,8 +168,7 @@ describe('a flood of wrong passwords', () => {
   async function recorded(): Promise<{ port: number; passwords: PasswordChecks; started: string[] }> {
     const started: string[] = [];
     const bcrypt = loadBcrypt();
-    const passwords = new PasswordChecks({ compare: (password, hash) => (started.push(password), bcrypt(password, hash)) });
-    const { port } = await secured(COST, `  alice: ${bcryptjs.hashSync('secret', COST)}\n`, passwords);
+    const { port, passwords } = await secured(COST, `  alice: ${bcryptjs.hashSync('secret', COST)}\n`, (password, hash) => (started.push(password), bcrypt(password, hash)));
     return { port, passwords, started };
   }
   const seen = (passwords: PasswordChecks) => passwords.counts.run + passwords.counts.skipped + passwords.waitingCount;

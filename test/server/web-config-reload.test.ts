@@ -52,6 +52,7 @@ async function serve(text: string): Promise<string> {
     source: { parts: async () => [new EncodedPart('up 1\n')], takenAt: () => Date.now() },
     telemetryPath: '/metrics', maxSnapshotAgeMs: 30_000, version: 'test', logger, authenticate: web.authenticate,
   });
+  web.attach(app.server);
   return `${await app.listen({ host: '127.0.0.1', port: 0 })}/metrics`;
 }
 
