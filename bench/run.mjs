@@ -19,6 +19,8 @@ const SECTIONS = {
   fabric: async () => (await import('./fabric.mjs')).fabricBenchmark(),
   // Half an hour at Prometheus's pace: run when named (`npm run bench -- memory`).
   memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
+  // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).
+  auth: async (context) => (await import('./sections/auth.mjs')).auth(context),
 };
 const LONG = new Set(['memory']);
 

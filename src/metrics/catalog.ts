@@ -4,8 +4,8 @@
 import type { Collector } from '../collectors/collector.js';
 import { COLLECTORS } from '../collectors/registry.js';
 import type { MetricSpec } from '../exposition/metric-spec.js';
-import { EXPORTER_METRICS } from './exporter-metrics.js';
+import { EXPORTER_METRICS, SERVER_METRICS } from './exporter-metrics.js';
 
 export function allMetrics(collectors: readonly Collector[] = COLLECTORS): MetricSpec[] {
-  return [...collectors.flatMap((collector) => collector.metrics?.families ?? []), ...Object.values(EXPORTER_METRICS)];
+  return [...collectors.flatMap((collector) => collector.metrics?.families ?? []), ...Object.values(EXPORTER_METRICS), ...Object.values(SERVER_METRICS)];
 }

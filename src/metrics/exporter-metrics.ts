@@ -18,6 +18,19 @@ export const EXPORTER_METRICS = {
   commandTimeouts: counter('infiniband_exporter_command_timeouts_total', ['command'], 'infiniband-diags commands (diag and fabric mode) killed at --diag.timeout.'),
 } as const;
 
+/**
+ * The HTTP server's own: connections refused at the cap, and the web config file's reloads
+ * (written by commands/serve/server-metrics.ts; declared here, with the exporter's other families).
+ */
+export const SERVER_METRICS = {
+  connectionsRefused: counter('infiniband_exporter_http_connections_refused_total', [],
+    'Connections closed as soon as they were accepted because --web.max-connections connections were open (the log says when it starts).'),
+  webConfigReloadSuccessful: gauge('infiniband_exporter_web_config_last_reload_successful', [],
+    '1 when the web config file (--web.config.file) as last read is in force; 0 when its last change could not be used and the previous configuration is kept (the log says why). Only with --web.config.file.'),
+  webConfigReloadSuccessTimestamp: gauge('infiniband_exporter_web_config_last_reload_success_timestamp_seconds', [],
+    'Unix time at which the web config file was last read and put in force, at start or after a change. Only with --web.config.file.'),
+} as const;
+
 const FAMILIES = Object.values(EXPORTER_METRICS);
 
 export function writeExporterMetrics(snapshot: Snapshot, build: BuildInfo, out: ExpositionBuffer): void {

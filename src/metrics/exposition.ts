@@ -26,8 +26,12 @@ export class Exposition {
     this.own = new RenderedPart((snapshot, out) => writeExporterMetrics(snapshot, build, out));
   }
 
-  /** The parts of a snapshot, in order; each the same object as last time when nothing of it changed. */
-  parts(snapshot: Snapshot): EncodedPart[] {
+  /**
+   * The parts of a snapshot, in order; each the same object as last time when nothing of it changed.
+   * `others`: parts of the exporter's own not made from the snapshot (the HTTP server's), after
+   * the exporter's families.
+   */
+  parts(snapshot: Snapshot, others: readonly EncodedPart[] = []): EncodedPart[] {
     const render = ({ collector, part }: { collector: Collector; part: RenderedPart<Snapshot> }): EncodedPart[] => {
       const own = collector.of(snapshot);
       // A collector that has not read yet (or is off) has no series.
@@ -36,11 +40,11 @@ export class Exposition {
       return rendered ? [rendered] : [];
     };
     const own = this.own.of(snapshot, [snapshot.reports, snapshot.totals]);
-    return [...this.host.flatMap(render), ...(own ? [own] : []), ...this.fabric.flatMap(render)];
+    return [...this.host.flatMap(render), ...(own ? [own] : []), ...others, ...this.fabric.flatMap(render)];
   }
 }
 
 /** A snapshot's whole exposition as text (tests, the bench), rendered afresh. */
-export function exposition(collectors: readonly Collector[], settings: Settings, build: BuildInfo, snapshot: Snapshot): string {
-  return new Exposition(collectors, settings, build).parts(snapshot).map((part) => part.plain.toString('utf8')).join('\n');
+export function exposition(collectors: readonly Collector[], settings: Settings, build: BuildInfo, snapshot: Snapshot, others: readonly EncodedPart[] = []): string {
+  return new Exposition(collectors, settings, build).parts(snapshot, others).map((part) => part.plain.toString('utf8')).join('\n');
 }

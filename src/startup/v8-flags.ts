@@ -28,6 +28,12 @@
 // limit. With the flag V8 grows the heap in steps of 2 MiB: RSS stayed at 54-55 MiB over 30
 // minutes, for 0-9 % more CPU in the runs measured, about 0.2 s an hour at 8 devices: the full
 // collections come more often (docs/benchmarks.md, "Memory over time").
+// --liftoff-only: the one WebAssembly module the exporter runs is bcrypt (hash-wasm, for basic
+// auth's password checks, commands/serve/password-checks.ts). V8's baseline WebAssembly compiler
+// checks a password as fast as TurboFan's tier-up does (51 against 52 ms at cost 10), and without
+// TurboFan the exporter on the demo host kept its RSS after 40 checks (54.6 then 54.3 MiB) where it
+// grew by 5.1 MiB (docs/benchmarks.md, "A flood of wrong passwords"). A user who says anything about
+// Liftoff or WebAssembly tiering keeps their choice.
 
 export const NODE_FLAGS = ['--v8-pool-size=1'];
 
@@ -45,6 +51,7 @@ export function chooseV8Flags(given: readonly string[], program: Program = { fab
   flags.push('--semi-space-growth-factor=1');
   if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push('--memory-reducer-single-gc');
   if (!given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
+  if (!given.some((flag) => /^--(no-)?(liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)([-_]only)?$/.test(flag))) flags.push('--liftoff-only');
   return flags;
 }
 

@@ -66,6 +66,7 @@ describe('command line', () => {
       'web.listen-address': { host: undefined, port: 10460 },
       'web.telemetry-path': '/metrics',
       'web.config.file': undefined,
+      'web.max-connections': 512,
       'web.disable-exporter-metrics': false,
       'config.file': undefined,
       'path.sysfs': '/sys',
@@ -107,7 +108,7 @@ describe('command line', () => {
 
   it('accepts every flag, in --flag value and --flag=value forms', () => {
     const s = settings([
-      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics',
+      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics', '--web.max-connections=64',
       '--path.sysfs=/host/sys', '--collection.interval=1m30s', '--no-collector.diag', '--diag.interval=2m',
       '--diag.timeout=500ms', '--diag.max-concurrent=8', '--perfquery.path=/opt/bin/perfquery', '--sminfo.path=/x/sminfo',
       '--smpquery.path=/x/smpquery', '--device.include=^mlx5_', '--device.exclude=^mlx5_9$', '--log.level=debug', '--log.format=logfmt',
@@ -116,6 +117,7 @@ describe('command line', () => {
     expect(view(s)).toMatchObject({
       'web.listen-address': { host: '127.0.0.1', port: 9999 },
       'web.telemetry-path': '/ib',
+      'web.max-connections': 64,
       'web.disable-exporter-metrics': true,
       'path.sysfs': '/host/sys',
       'collection.interval': 90_000,
@@ -141,6 +143,7 @@ describe('command line', () => {
     [['--collection.interval=often'], /--collection.interval: "often" is not a duration such as 10s/],
     [['--collection.interval=0s'], /--collection.interval: "0s" is not a duration/],
     [['--diag.max-concurrent=0'], /--diag.max-concurrent: "0" is not a whole number of at least 1/],
+    [['--web.max-connections=0'], /--web.max-connections: "0" is not a whole number of at least 1/],
     [['--device.include=(mlx5'], /--device.include: "\(mlx5" is not a valid regular expression/],
     [['--log.level=verbose'], /--log.level: "verbose" is not one of debug, info, warn, error/],
     [['--web.listen-address=10460'], /--web.listen-address: "10460" is not a listen address/],
@@ -183,7 +186,7 @@ describe('command line', () => {
 describe('config file', () => {
   it('reads every section; flags win over the file', async () => {
     const file = await configFile('full.yml', `
-web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true}
+web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true, max_connections: 32}
 path: {sysfs: /host/sys}
 collection: {interval: 5s}
 diag: {enabled: false, interval: 1m, timeout: 2s, max_concurrent: 2, perfquery_path: /p}
@@ -201,6 +204,7 @@ log: {level: warn, format: logfmt}
     expect(view(s)).toMatchObject({
       'web.listen-address': { host: '127.0.0.1', port: 1234 },
       'web.telemetry-path': '/m',
+      'web.max-connections': 32,
       'web.disable-exporter-metrics': true,
       'path.sysfs': '/host/sys',
       'collection.interval': 7_000,

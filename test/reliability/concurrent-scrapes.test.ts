@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
+import { ServerMetrics } from '../../src/commands/serve/server-metrics.js';
 import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
 import { renderExposition } from '../support/exposition.js';
 import { generateTree } from '../support/generate-tree.js';
@@ -28,10 +29,12 @@ beforeAll(async () => {
   await generateTree(root, DEVICES, 2);
   const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h'];
   exporter = exporterFromFlags(flags);
-  // The same rendering the exporter does, of every snapshot it publishes: the texts a scrape may serve.
+  // The same rendering the exporter does, of every snapshot it publishes, with the HTTP server's
+  // own metrics (no connection refused here): the texts a scrape may serve.
   const settings = settingsFromFlags(flags);
+  const server = new ServerMetrics().current()!;
   exporter.collectors.store.subscribe((snapshot) => {
-    rendered.add(renderExposition(snapshot, settings));
+    rendered.add(renderExposition(snapshot, settings, undefined, [server]));
   });
   await prepareCycle(0);
   await exporter.collectOnce();

@@ -8,6 +8,7 @@ import { COLLECTORS } from '../../src/collectors/registry.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { buildInfo } from '../../src/metrics/build-info.js';
 import { exposition } from '../../src/metrics/exposition.js';
+import type { EncodedPart } from '../../src/metrics/exposition-parts.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import type { SysfsFiles } from '../../src/sources/sysfs-files.js';
 
@@ -26,9 +27,12 @@ export function samplesOf(text: string, name: string): string[] {
   return text.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
 }
 
-/** A snapshot's exposition as the exporter renders it (its collectors' families and its own), without the process's metrics. */
-export function renderExposition(snapshot: Snapshot, settings: Settings, collectors: readonly Collector[] = COLLECTORS): string {
-  return exposition(collectors, settings, buildInfo(), snapshot);
+/**
+ * A snapshot's exposition as the exporter renders it (its collectors' families and its own),
+ * without the process's metrics; `others`: the HTTP server's part, as `serve` adds it.
+ */
+export function renderExposition(snapshot: Snapshot, settings: Settings, collectors: readonly Collector[] = COLLECTORS, others: readonly EncodedPart[] = []): string {
+  return exposition(collectors, settings, buildInfo(), snapshot, others);
 }
 
 /** The host collectors (sysfs, ipoib, tso) of the registry, as one program runs them, on a sysfs tree. */

@@ -4,11 +4,12 @@
 // host reading is older than one collection interval (see exporter.ts).
 import { STATUS_CODES } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collectors/collector.js';
+import { capConnections } from './connection-cap.js';
 import { landingPage } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 
@@ -32,8 +33,15 @@ export interface AppOptions {
   now?: () => number;
   /** TLS and other options of the underlying server (see server/web-config.ts). */
   serverOptions?: Partial<FastifyServerOptions> & Record<string, unknown>;
-  /** Runs on every request before routing (basic auth). */
-  authenticate?: Parameters<FastifyInstance['addHook']>[1];
+  /**
+   * Runs on every request before anything else (basic auth): before routing, the method check and
+   * the URL's decoding, so that a request without credentials learns nothing but 401.
+   */
+  authenticate?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** Connections open at once; more are closed as soon as they are accepted (connection-cap.ts). */
+  maxConnections?: number;
+  /** Called for each connection refused at maxConnections. */
+  onConnectionRefused?: () => void;
   /** The current snapshot, for the findings of the landing page; undefined before the first collection. */
   currentSnapshot?: () => Snapshot | undefined;
   /** The collectors that judge it (the registry's by default). */
@@ -55,6 +63,12 @@ export const SERVER_LIMITS = {
    * second by guardSlowClients (slow-clients.ts), whose timer runs only while connections are open.
    */
   connectionsCheckingInterval: 30_000,
+} as const;
+
+/** Limits of an HTTPS server on top of SERVER_LIMITS. */
+export const TLS_LIMITS = {
+  /** The TLS handshake is done within this or the connection is closed (Node's default: 120 s). */
+  handshakeTimeout: 5_000,
 } as const;
 
 /** How long one reading of the process's own metrics serves scrapes. */
@@ -100,14 +114,14 @@ function refuseConnection(error: Error & { code?: string }, socket: Duplex): voi
 }
 
 function noSchemas(): never {
-  throw new Error('a route declares a schema: give fastify its default compilers back (src/server/app.ts)');
+  throw new Error('a route declares a schema: give fastify its default compilers back (src/commands/serve/app.ts)');
 }
 
 /** Server options with SERVER_LIMITS under the caller's own http/https options (which win). */
 function withLimits(serverOptions: AppOptions['serverOptions']): NonNullable<AppOptions['serverOptions']> {
   const given = serverOptions ?? {};
   const limited: NonNullable<AppOptions['serverOptions']> = { ...given, http: { ...SERVER_LIMITS, ...(given.http as object | undefined) } };
-  if (typeof given.https === 'object' && given.https !== null) limited.https = { ...SERVER_LIMITS, ...given.https };
+  if (typeof given.https === 'object' && given.https !== null) limited.https = { ...SERVER_LIMITS, ...TLS_LIMITS, ...given.https };
   return limited;
 }
 
@@ -117,16 +131,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
     loggerInstance: options.logger,
     // A scrape every 15 s from every Prometheus would drown the log: requests are not logged.
     logController: new LogController({ disableRequestLogging: true }),
-    // Scrapes are tiny GETs: anything slow or large is not a scrape.
+    // Scrapes are tiny GETs: anything slow or large is not a scrape. The whole request within 5 s
+    // (as its headers: a GET has no body); a kept-alive connection idle for 5 s is closed; a socket
+    // that moves no byte for 30 s (a client that stopped reading its response) is destroyed.
     connectionTimeout: 30_000,
-    requestTimeout: 10_000,
+    requestTimeout: 5_000,
     keepAliveTimeout: 5_000,
     bodyLimit: 1024,
     forceCloseConnections: true,
     return503OnClosing: true,
-    // A URL that cannot be decoded is a plain 400, without echoing it back.
-    frameworkErrors: ((_error: unknown, _request: unknown, reply: FastifyReply) => {
-      void reply.code(400).type('text/plain; charset=utf-8').send(statusText(400));
+    // A URL that cannot be decoded is a plain 400, without echoing it back; 401 first when
+    // credentials are required and missing.
+    frameworkErrors: ((_error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+      void (async () => {
+        if (options.authenticate) await options.authenticate(request, reply);
+        if (!reply.sent) await reply.code(400).type('text/plain; charset=utf-8').send(statusText(400));
+      })();
     }) as never,
     clientErrorHandler: refuseConnection,
     // No route declares a schema, so nothing is ever compiled: without these, fastify loads ajv and
@@ -138,7 +158,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   guardSlowClients(app.server, {
     refuse: (socket) => refuseConnection(Object.assign(new Error('request headers took too long'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
   });
+  if (options.maxConnections !== undefined) {
+    capConnections(app.server, options.maxConnections, { logger: options.logger, onRefused: options.onConnectionRefused ?? (() => undefined) });
+  }
 
+  // Authentication before anything that depends on the method or the path (exporter-toolkit's
+  // order): 401 for every request without the right credentials, whatever it asks for.
+  if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
   // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
   const paths = new Set(['/', options.telemetryPath, '/healthz', '/ready']);
   app.addHook('onRequest', async (request, reply) => {
@@ -147,7 +173,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (!paths.has(path)) return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
     return reply.code(405).header('allow', ALLOWED_METHODS).type('text/plain; charset=utf-8').send(`method not allowed: ${ALLOWED_METHODS} only\n`);
   });
-  if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
 
   app.get('/', async (_request, reply) => {
     const page = landingPage({

@@ -18,7 +18,8 @@ import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
-import { DISABLE_EXPORTER_METRICS, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { ServerMetrics } from './server-metrics.js';
 import { WebSecurity } from './web-config.js';
 
 export interface ExporterOptions {
@@ -34,6 +35,7 @@ export interface ExporterOptions {
 export class Exporter {
   readonly app: FastifyInstance;
   readonly collectors: Collectors;
+  private readonly web: WebSecurity | undefined;
 
   constructor(options: ExporterOptions) {
     const { settings, logger } = options;
@@ -42,9 +44,15 @@ export class Exporter {
     const build = buildInfo();
     this.collectors = new Collectors(registry, { settings, logger, mode: 'serve', now, ...(options.runners && { runners: options.runners }) });
 
-    // The parts of /metrics: the collectors' and the exporter's own (metrics/exposition.ts), each
-    // rendered once per change of what it is made from; then the process's metrics, read at most
-    // once a second.
+    // --web.config.file: a broken file is a UsageError here, before anything listens.
+    const webConfigFile = settings.get(WEB_CONFIG_FILE);
+    const web = webConfigFile === undefined ? undefined : WebSecurity.load(webConfigFile, logger, { now });
+    this.web = web;
+    const serverMetrics = new ServerMetrics(web && (() => web.reloadStatus()));
+
+    // The parts of /metrics: the collectors' and the exporter's own (metrics/exposition.ts) with the
+    // HTTP server's, each rendered once per change of what it is made from; then the process's
+    // metrics, read at most once a second.
     const exposition = new Exposition(registry, settings, build);
     const registryOfProcess = settings.get(DISABLE_EXPORTER_METRICS) ? undefined : processRegistry();
     const ownPart = registryOfProcess && new TimedPart(() => registryOfProcess.metrics(), OWN_METRICS_MAX_AGE_MS, now);
@@ -53,15 +61,13 @@ export class Exporter {
         // Counters are never served older than one collection interval.
         await this.collectors.fresh();
         const snapshot = this.collectors.snapshot;
-        const parts: EncodedPart[] = snapshot ? exposition.parts(snapshot) : [];
+        const server = serverMetrics.current();
+        const parts: EncodedPart[] = snapshot ? exposition.parts(snapshot, server ? [server] : []) : [];
         if (ownPart) parts.push(await ownPart.current());
         return parts;
       },
       takenAt: () => this.collectors.lastReadingAt(),
     };
-    // --web.config.file: a broken file is a UsageError here, before anything listens.
-    const webConfigFile = settings.get(WEB_CONFIG_FILE);
-    const web = webConfigFile === undefined ? undefined : WebSecurity.load(webConfigFile, logger);
     this.app = buildApp({
       source,
       telemetryPath: settings.get(TELEMETRY_PATH),
@@ -71,6 +77,8 @@ export class Exporter {
       now,
       currentSnapshot: () => this.collectors.snapshot,
       collectors: registry,
+      maxConnections: settings.get(MAX_CONNECTIONS),
+      onConnectionRefused: () => serverMetrics.connectionRefused(),
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });
     web?.attach(this.app.server);
@@ -99,6 +107,7 @@ export class Exporter {
 
   async stop(): Promise<void> {
     await this.collectors.stop();
+    this.web?.close();
     await this.app.close();
   }
 }

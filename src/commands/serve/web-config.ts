@@ -1,10 +1,14 @@
 // --web.config.file: TLS, basic auth and response headers in the Prometheus exporter-toolkit
 // format, so one file serves every exporter on a host. Parsed strictly (an unknown key is an
-// error, like --config.file). The file and the certificate files it names are checked again on
-// every connection and request: certificates rotate and users change without a restart.
-import { createHash } from 'node:crypto';
+// error, like --config.file). The file and the certificate files it names are watched while the
+// exporter runs (a stat per request and per connection): certificates rotate and users change
+// without a restart. A change is read once the file has stayed the same for a second, and applied
+// only when it parses, validates and still says as much about authentication as before: an
+// in-place rewrite (`cat new > web.yml`, an editor's truncate-then-write) passes through an empty
+// or half-written file, and that must never be the configuration, even for one request. What is
+// not applied is logged once and exported (infiniband_exporter_web_config_last_reload_successful),
+// as Prometheus does with its own configuration.
 import { readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Server as HttpServer } from 'node:http';
 import path from 'node:path';
 import { Server as TlsServer, createSecureContext, type SecureContextOptions, type SecureVersion, type TLSSocket } from 'node:tls';
@@ -14,17 +18,7 @@ import type { Node } from 'yaml';
 import { describe, keyName, parseYaml, type FileContext } from '../../config/yaml-file.js';
 import { yaml } from '../../config/yaml.js';
 import { UsageError } from '../../config/errors.js';
-
-// bcryptjs, loaded with the first password check: only a file with basic_auth_users needs it.
-interface Bcrypt {
-  compare(password: string, hash: string): Promise<boolean>;
-}
-const require = createRequire(import.meta.url);
-let loadedBcrypt: Bcrypt | undefined;
-function bcrypt(): Bcrypt {
-  loadedBcrypt ??= require('bcryptjs') as Bcrypt;
-  return loadedBcrypt;
-}
+import { PasswordChecks, type BcryptCompare } from './password-checks.js';
 
 const KIND = 'web config file';
 
@@ -79,6 +73,8 @@ export interface WebConfig {
   tls: TlsSettings | undefined;
   /** User name → bcrypt hash; empty: no authentication. */
   users: ReadonlyMap<string, string>;
+  /** The file says `basic_auth_users: {}`: no authentication, said in so many words. */
+  usersExplicitlyNone: boolean;
   headers: Readonly<Record<string, string>>;
 }
 
@@ -195,23 +191,29 @@ function parseUsers(ctx: FileContext, node: Node | null): Map<string, string> {
   return users;
 }
 
+/**
+ * A web config file's text. An empty file (nothing, or comments only) is an error: it is what an
+ * in-place rewrite shows for a moment, never a request to turn TLS and authentication off; `{}`
+ * says that.
+ */
 export function parseWebConfigText(text: string, file: string): WebConfig {
   const { root, ctx } = parseYaml(text, file, KIND);
-  const config: WebConfig = { tls: undefined, users: new Map(), headers: {} };
-  if (root === null) return config;
+  if (root === null) throw ctx.error(null, `the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)`);
   if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
   const dir = path.dirname(path.resolve(file));
-  let { tls, users, headers } = config;
+  const config: WebConfig = { tls: undefined, users: new Map(), usersExplicitlyNone: false, headers: {} };
   for (const pair of root.items) {
     const section = keyName(ctx, pair.key);
     const body = pair.value as Node | null;
-    if (section === 'tls_server_config') tls = parseTls(ctx, body, dir);
-    else if (section === 'http_server_config') headers = parseHttp(ctx, body);
-    else if (section === 'basic_auth_users') users = parseUsers(ctx, body);
-    else if (section === 'rate_limit') throw ctx.error(pair.key as Node, '"rate_limit" is not supported by this exporter');
+    if (section === 'tls_server_config') config.tls = parseTls(ctx, body, dir);
+    else if (section === 'http_server_config') config.headers = parseHttp(ctx, body);
+    else if (section === 'basic_auth_users') {
+      config.users = parseUsers(ctx, body);
+      config.usersExplicitlyNone = yaml().isMap(body) && body.items.length === 0;
+    } else if (section === 'rate_limit') throw ctx.error(pair.key as Node, '"rate_limit" is not supported by this exporter');
     else throw ctx.error(pair.key as Node, `unknown key "${section}", expected one of: ${SECTIONS.join(', ')}`);
   }
-  return { tls, users, headers };
+  return config;
 }
 
 export function loadWebConfig(file: string): WebConfig {
@@ -224,11 +226,11 @@ export function loadWebConfig(file: string): WebConfig {
   return parseWebConfigText(text, file);
 }
 
-/** What identifies one version of a file: a changed, replaced or re-linked file differs. */
+/** What identifies one version of a file, its size first: a changed, replaced or re-linked file differs. */
 function fileVersion(file: string): string {
   try {
     const stat = statSync(file);
-    return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    return `${stat.size}:${stat.dev}:${stat.ino}:${stat.mtimeMs}:${stat.ctimeMs}`;
   } catch (error) {
     return `missing:${(error as NodeJS.ErrnoException).code ?? ''}`;
   }
@@ -263,38 +265,79 @@ function alternativeNames(subjectaltname: string | undefined): string[] {
   return subjectaltname.split(', ').map((entry) => entry.replace(/^(DNS|IP Address|email|URI):/, ''));
 }
 
-// A bcrypt hash of a random string nobody knows: unknown users cost as much time as known ones.
-const UNKNOWN_USER_HASH = '$2b$10$Bt7R08gnHTQXrM/3NtCh4.zkhApKepCGeyuU4bTe.0ofvjWw58kFu';
 const REALM = 'Basic realm="infiniband-exporter", charset="UTF-8"';
-const MAX_CACHED_LOGINS = 256;
+
+/** How long a changed web config file must stay the same before it is read. */
+export const WEB_CONFIG_SETTLE_MS = 1000;
+
+export interface WebSecurityOptions {
+  /** How long a changed file must stay the same before it is read (default WEB_CONFIG_SETTLE_MS). */
+  settleMs?: number;
+  /** bcrypt for the password checks (tests count the checks). */
+  compare?: BcryptCompare;
+  now?: () => number;
+}
+
+/** The outcome of the last reading of the web config file, as Prometheus exports its own. */
+export interface ReloadStatus {
+  successful: boolean;
+  /** Unix time (ms) of the last reading that was applied: the start, or a reload. */
+  successAt: number;
+}
+
+/** Why a parsed new version cannot replace the running one; undefined when it can. */
+function reloadProblem(running: WebConfig, next: WebConfig, startedWith: { tls: boolean; clientAuth: ClientAuthType | undefined }): string | undefined {
+  if ((next.tls !== undefined) !== startedWith.tls || next.tls?.clientAuth !== startedWith.clientAuth) {
+    return 'turning TLS on or off or changing client_auth_type takes a restart';
+  }
+  if (running.users.size > 0 && next.users.size === 0 && !next.usersExplicitlyNone) {
+    // A file cut short while it is rewritten looks just like this.
+    return 'the file lists no basic_auth_users; to turn authentication off, say so with "basic_auth_users: {}"';
+  }
+  return undefined;
+}
 
 /**
- * The web config of a running server. `current()` re-reads the file when it changed (a broken
- * new version is logged and the last good one kept); `attach()` refreshes the server's TLS
+ * The web config of a running server. `current()` notices a change of the file (a stat); the
+ * change is read once the file has been the same for `settleMs`, and applied when it is usable
+ * (a broken one is logged and the last good one kept); `attach()` refreshes the server's TLS
  * context before each connection's handshake when a certificate, key or CA file changed.
  */
 export class WebSecurity {
   private config: WebConfig;
-  private configVersion: string;
+  /** The version of the file last read (applied or not). */
+  private readVersion: string;
+  /** A newer version seen and waiting to settle, with its timer. */
+  private pending: { version: string; timer: NodeJS.Timeout } | undefined;
+  private status: ReloadStatus;
   private contextVersion = '';
   private readonly reported = new Set<string>();
-  private readonly goodLogins = new Set<string>();
-  private bcryptQueue: Promise<unknown> = Promise.resolve();
+  /** Connections the server accepted: the password checks let the event loop take them in first. */
+  private accepted = 0;
+  private readonly settleMs: number;
+  private readonly now: () => number;
+  readonly passwords: PasswordChecks;
   /** TLS on or off and the client certificate policy are fixed when the server is created. */
   private readonly startedWith: { tls: boolean; clientAuth: ClientAuthType | undefined };
 
   private constructor(
     readonly file: string,
     private readonly logger: Logger,
+    options: WebSecurityOptions,
   ) {
-    this.configVersion = fileVersion(file);
+    this.settleMs = options.settleMs ?? WEB_CONFIG_SETTLE_MS;
+    this.now = options.now ?? Date.now;
+    this.passwords = new PasswordChecks({ ...(options.compare && { compare: options.compare }), accepted: () => this.accepted });
+    // The version before the reading: a change during it is noticed later.
+    this.readVersion = fileVersion(file);
     this.config = loadWebConfig(file);
+    this.status = { successful: true, successAt: this.now() };
     this.startedWith = { tls: this.config.tls !== undefined, clientAuth: this.config.tls?.clientAuth };
   }
 
   /** Load and check the file and its certificates; a UsageError (exit 2) when anything is wrong. */
-  static load(file: string, logger: Logger): WebSecurity {
-    const security = new WebSecurity(file, logger);
+  static load(file: string, logger: Logger, options: WebSecurityOptions = {}): WebSecurity {
+    const security = new WebSecurity(file, logger, options);
     const tls = security.config.tls;
     if (tls) {
       try {
@@ -310,7 +353,7 @@ export class WebSecurity {
   serverOptions(): Record<string, unknown> {
     const tls = this.config.tls;
     if (!tls) return {};
-    this.contextVersion = pemFiles(tls).map(fileVersion).join('|') + this.configVersion;
+    this.contextVersion = pemFiles(tls).map(fileVersion).join('|') + this.readVersion;
     return {
       https: {
         ...secureContextOptions(tls),
@@ -321,27 +364,78 @@ export class WebSecurity {
     };
   }
 
-  /** The config now: the file is read again when it changed since the last look. */
+  /** The config in force; a change of the file is noticed here and read once it has settled. */
   current(): WebConfig {
     const version = fileVersion(this.file);
-    if (version === this.configVersion) return this.config;
-    this.configVersion = version;
-    try {
-      const next = loadWebConfig(this.file);
-      if ((next.tls !== undefined) !== this.startedWith.tls || next.tls?.clientAuth !== this.startedWith.clientAuth) {
-        this.logger.warn({ file: this.file }, 'web config: turning TLS on or off or changing client_auth_type takes a restart; the rest of the change applies now');
-      }
-      this.config = next;
-      this.goodLogins.clear();
-      this.logger.info({ file: this.file }, 'web config reloaded');
-    } catch (error) {
-      this.logger.error({ file: this.file, err: error instanceof UsageError ? error.message : error }, 'web config: the changed file is not usable; keeping the previous one');
-    }
+    if (version !== this.readVersion && version !== this.pending?.version) this.settle(version);
     return this.config;
   }
 
-  /** Refresh the TLS context before each handshake and enforce the client certificate policy after it. */
+  reloadStatus(): ReloadStatus {
+    return this.status;
+  }
+
+  /** Stop waiting for a change to settle (the server is closing). */
+  close(): void {
+    clearTimeout(this.pending?.timer);
+    this.pending = undefined;
+  }
+
+  /** Wait until the file has been at `version` for settleMs (from now), then read it. */
+  private settle(version: string): void {
+    clearTimeout(this.pending?.timer);
+    const timer = setTimeout(() => this.readSettled(version), this.settleMs);
+    timer.unref();
+    this.pending = { version, timer };
+  }
+
+  private readSettled(expected: string): void {
+    this.pending = undefined;
+    const before = fileVersion(this.file);
+    if (before !== expected) return this.settle(before);
+    let text: Buffer | undefined;
+    let unreadable: string | undefined;
+    try {
+      text = readFileSync(this.file);
+    } catch (error) {
+      unreadable = `cannot be read: ${(error as Error).message}`;
+    }
+    // Written to while it was read: wait for it to settle again.
+    const after = fileVersion(this.file);
+    if (after !== before || (text !== undefined && !before.startsWith(`${text.length}:`))) return this.settle(after);
+    this.readVersion = after;
+    this.apply(text, unreadable);
+  }
+
+  private apply(text: Buffer | undefined, unreadable: string | undefined): void {
+    let problem = unreadable === undefined ? undefined : `${KIND} ${this.file}: ${unreadable}`;
+    let next: WebConfig | undefined;
+    if (text !== undefined) {
+      try {
+        next = parseWebConfigText(text.toString('utf8'), this.file);
+        const reason = reloadProblem(this.config, next, this.startedWith);
+        if (reason) problem = `${KIND} ${this.file}: ${reason}`;
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        problem = error.message;
+      }
+    }
+    if (problem !== undefined || next === undefined) {
+      this.status = { ...this.status, successful: false };
+      this.logger.error({ file: this.file, reason: problem }, 'web config: the changed file is not usable; keeping the previous one');
+      return;
+    }
+    this.config = next;
+    this.status = { successful: true, successAt: this.now() };
+    this.logger.info({ file: this.file, users: next.users.size, tls: next.tls !== undefined }, 'web config reloaded');
+  }
+
+  /**
+   * Count the server's connections (password-checks.ts says why); with TLS, refresh the context
+   * before each handshake and enforce the client certificate policy after it.
+   */
   attach(server: HttpServer | TlsServer): void {
+    server.on('connection', () => (this.accepted += 1));
     if (!(server instanceof TlsServer)) return;
     // Prepended: runs before the TLS server wraps the socket with its current context.
     server.prependListener('connection', () => this.refreshContext(server));
@@ -350,8 +444,8 @@ export class WebSecurity {
 
   private refreshContext(server: TlsServer): void {
     const tls = this.current().tls;
-    if (!tls || !this.startedWith.tls) return;
-    const version = pemFiles(tls).map(fileVersion).join('|') + this.configVersion;
+    if (!tls) return;
+    const version = pemFiles(tls).map(fileVersion).join('|') + this.readVersion;
     if (version === this.contextVersion) return;
     try {
       const options = secureContextOptions(tls);
@@ -388,30 +482,21 @@ export class WebSecurity {
     }
   }
 
-  /** fastify onRequest hook: configured headers on every response, then basic auth. */
+  /**
+   * fastify onRequest hook, before routing: configured headers on every response, then basic
+   * auth, so that whatever the method and path, a request without the right credentials learns
+   * nothing but 401.
+   */
   readonly authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const config = this.current();
     for (const [name, value] of Object.entries(config.headers)) reply.header(name, value);
     if (config.users.size === 0) return undefined;
     const credentials = basicCredentials(request.headers.authorization);
-    if (credentials && (await this.verify(config.users, credentials.user, credentials.password))) return undefined;
+    const socket = request.raw.socket;
+    const client = { address: socket.remoteAddress ?? '', gone: () => socket.destroyed === true || socket.writable === false };
+    if (credentials && (await this.passwords.verify(config.users, credentials.user, credentials.password, client))) return undefined;
     return reply.code(401).header('www-authenticate', REALM).type('text/plain; charset=utf-8').send('unauthorized\n');
   };
-
-  private async verify(users: ReadonlyMap<string, string>, user: string, password: string): Promise<boolean> {
-    const hash = users.get(user);
-    const cacheKey = createHash('sha256').update(`${user}\0${hash ?? ''}\0${password}`).digest('hex');
-    if (hash !== undefined && this.goodLogins.has(cacheKey)) return true;
-    // One bcrypt at a time: a flood of bad passwords costs one core, not all of them.
-    const check = this.bcryptQueue.then(() => bcrypt().compare(password, hash ?? UNKNOWN_USER_HASH));
-    this.bcryptQueue = check.catch(() => false);
-    const matches = (await check.catch(() => false)) && hash !== undefined;
-    if (matches) {
-      if (this.goodLogins.size >= MAX_CACHED_LOGINS) this.goodLogins.clear();
-      this.goodLogins.add(cacheKey);
-    }
-    return matches;
-  }
 }
 
 function basicCredentials(header: string | undefined): { user: string; password: string } | undefined {

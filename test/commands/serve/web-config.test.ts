@@ -15,6 +15,7 @@ import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { parseWebConfigText } from '../../../src/commands/serve/web-config.js';
 import { buildOnce, MAIN, PROJECT } from '../../support/built.js';
 import { exporterFromFlags } from '../../support/exporter.js';
+import { waitFor } from '../../support/processes.js';
 import { requireSystemTools } from '../../support/system.js';
 import { ZOO } from '../../support/trees.js';
 
@@ -71,9 +72,15 @@ describe('parsing', () => {
     expect([...config.users]).toEqual([['alice', hash]]);
   });
 
-  it('an empty file or empty sections mean plain HTTP without authentication', () => {
-    expect(parseWebConfigText('', 'web.yml')).toEqual({ tls: undefined, users: new Map(), headers: {} });
-    expect(parseWebConfigText('tls_server_config: {}\nbasic_auth_users:\n', 'web.yml')).toEqual({ tls: undefined, users: new Map(), headers: {} });
+  it('empty sections or {} mean plain HTTP without authentication; only `basic_auth_users: {}` says "no users" in so many words', () => {
+    const plain = { tls: undefined, users: new Map(), usersExplicitlyNone: false, headers: {} };
+    expect(parseWebConfigText('{}\n', 'web.yml')).toEqual(plain);
+    expect(parseWebConfigText('tls_server_config: {}\nbasic_auth_users:\n', 'web.yml')).toEqual(plain);
+    expect(parseWebConfigText('basic_auth_users: {}\n', 'web.yml')).toEqual({ ...plain, usersExplicitlyNone: true });
+  });
+
+  it.each(['', '\n\n', '# nothing yet\n', '---\n'])('an empty file (%j) is an error, not a request to turn authentication off', (text) => {
+    expect(parseError(text)).toBe('web config file /etc/ibx/web.yml: the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)');
   });
 
   it.each([
@@ -222,9 +229,9 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
     }
     expect((await get(port, { path: '/healthz' })).status).toBe(401);
 
-    // The file is read again when it changes: the new user works, the old one no longer does.
+    // The file is read again once a change has settled: the new user works, the old one no longer does.
     writeFileSync(file('web.yml'), `tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\nbasic_auth_users:\n  scraper: ${htpasswd('new')}\n`);
-    expect((await get(port, { user: 'scraper', password: 'new' })).status).toBe(200);
+    await waitFor('the new user to be let in', async () => ((await get(port, { user: 'scraper', password: 'new' })).status === 200 ? true : undefined), 10_000, 100);
     expect((await get(port, { user: 'prometheus', password: 'right' })).status).toBe(401);
   });
 
