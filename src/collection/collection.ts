@@ -15,7 +15,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ExpectationRule } from '../config/config-file.js';
-import type { RecurringErrors } from '../log/recurring-errors.js';
+import type { ItemsRead, RecurringErrors } from '../log/recurring-errors.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import { isQueriedPort, readDiag, type DiagOptions } from '../sources/diag/local-ports.js';
@@ -101,6 +101,8 @@ export class Collection {
   private current: Snapshot | undefined;
   private fabric: FabricSnapshot | undefined;
   private announcedNoDevices = false;
+  /** The devices last listed (selected ones, by name), to log those that come and go after start. */
+  private listedDevices: readonly string[] | undefined;
   private announcedDiagSkips = '';
   private readonly now: () => number;
   /** When the last full host reading finished (ms), and whether a sample found it outdated. */
@@ -187,7 +189,7 @@ export class Collection {
       // Only hosts with an affected adapter ever run ethtool (see infiniband/tso-erratum.ts).
       const affected = new Set(devices.filter(hasTsoErratum).map((device) => device.name));
       const tsoInterfaces = ipoib.interfaces.filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
-      const tso = tsoInterfaces.length === 0 ? { readings: new Map<string, TsoReading>(), errors: [] } : await readTcpSegmentationOffload(this.options.ethtool, tsoInterfaces, signal);
+      const tso = tsoInterfaces.length === 0 ? { readings: new Map<string, TsoReading>(), errors: [], ran: new Set<string>() } : await readTcpSegmentationOffload(this.options.ethtool, tsoInterfaces, signal);
       const ipoibSeconds = (performance.now() - ipoibStart) / 1000;
       if (signal?.aborted) return;
 
@@ -200,8 +202,7 @@ export class Collection {
       this.hostOutdated = false;
       this.hostCycleDone();
       this.countStateChanges(devices);
-      this.finish('sysfs', listing.failure, errors, sysfsSeconds, finishedAt / 1000);
-      this.finish('ipoib', ipoib.failure, [...ipoib.errors, ...tso.errors], ipoibSeconds, finishedAt / 1000);
+      if (listing.failure === undefined) this.noteDeviceList(listing.names);
       if (!this.announcedNoDevices && listing.failure === undefined) {
         this.announcedNoDevices = true;
         if (devices.length === 0) {
@@ -210,6 +211,18 @@ export class Collection {
           this.options.logger.info({ devices: devices.map((device) => device.name) }, `found ${devices.length} InfiniBand device(s)`);
         }
       }
+      const devicesRead = new Set(devices.map((device) => device.name));
+      this.finish({ collector: 'sysfs', failure: listing.failure, errors, durationSeconds: sysfsSeconds, finishedAt: finishedAt / 1000, read: readUnder(INFINIBAND_CLASS, devicesRead) });
+      const interfacesRead = readUnder(NET_CLASS, new Set(this.interfaces.keys()));
+      this.finish({
+        collector: 'ipoib',
+        failure: ipoib.failure,
+        errors: [...ipoib.errors, ...tso.errors],
+        durationSeconds: ipoibSeconds,
+        finishedAt: finishedAt / 1000,
+        // ethtool's items are its command lines: read when it ran for that interface this time.
+        read: (item) => (tso.ran.has(item) ? true : interfacesRead(item) && !item.startsWith('ethtool ')),
+      });
       this.publish();
     } finally {
       this.readingHost = false;
@@ -301,6 +314,7 @@ export class Collection {
     const listing = listInfinibandDevices(files, filter);
     const known = this.devices.map((device) => device.name);
     if (listing.names.length !== known.length || listing.names.some((name, i) => name !== known[i])) this.hostOutdated = true;
+    if (listing.failure === undefined) this.noteDeviceList(listing.names);
     for (const name of listing.names) {
       const entry = this.identities.get(name);
       if (!entry) continue;
@@ -338,7 +352,7 @@ export class Collection {
     this.diag = new Map(reading.ports.map((port) => [portKey(port.device, port.port), port]));
     for (const [command, result] of reading.collectors) {
       for (let i = 0; i < result.timeouts; i++) this.countTimeout(command);
-      this.finish(command, undefined, result.errors, result.durationSeconds, finishedAt, true);
+      this.finish({ collector: command, errors: result.errors, durationSeconds: result.durationSeconds, finishedAt, failed: result.errors.length > 0, read: (item) => result.ran.has(item) });
     }
     this.publish();
   }
@@ -381,7 +395,7 @@ export class Collection {
     for (const collector of collectors) {
       const error: ReadError = { collector, item: 'cycle', message: `did not finish within its deadline of ${deadlineMs} ms; cut off` };
       // The age of the data stays that of the last cycle that finished.
-      this.finish(collector, undefined, [error], deadlineMs / 1000, this.reports.get(collector)?.finishedAt ?? 0, true);
+      this.finish({ collector, errors: [error], durationSeconds: deadlineMs / 1000, finishedAt: this.reports.get(collector)?.finishedAt ?? 0, failed: true, read: nothingRead });
     }
     this.publish();
   }
@@ -391,23 +405,29 @@ export class Collection {
     this.commandTimeouts.set(command, (this.commandTimeouts.get(command) ?? 0) + 1);
   }
 
-  /**
-   * Record the end of a cycle of one collector (used by every source, sysfs and diag alike). With
-   * `failOnErrors` any error fails the collector (a diag command that failed), not only `failure`.
-   */
-  finish(
-    collector: CollectorName,
-    failure: string | undefined,
-    errors: readonly ReadError[],
-    durationSeconds: number,
-    finishedAt: number,
-    failOnErrors = false,
-  ): void {
+  /** Record the end of a cycle of one collector (used by every source, sysfs, diag and fabric alike). */
+  finish(end: CycleEnd): void {
+    const { collector, failure, errors, durationSeconds, finishedAt } = end;
     const all = failure === undefined ? errors : [...errors, { collector, item: 'collector', message: failure }];
-    const success = failure === undefined && !(failOnErrors && errors.length > 0);
+    const success = failure === undefined && !end.failed;
     this.reports.set(collector, { collector, success, durationSeconds, finishedAt, errors: all });
     this.readErrors.set(collector, (this.readErrors.get(collector) ?? 0) + all.length);
-    this.options.errors.cycle(collector, all);
+    this.options.errors.cycle(collector, all, end.read);
+  }
+
+  /**
+   * One log line for devices that appeared or disappeared since the last listing (the first
+   * listing is announced by the first full reading). Called by full readings and state samples,
+   * whichever sees the change first.
+   */
+  private noteDeviceList(names: readonly string[]): void {
+    const before = this.listedDevices;
+    this.listedDevices = names;
+    if (before === undefined) return;
+    const appeared = names.filter((name) => !before.includes(name));
+    const disappeared = before.filter((name) => !names.includes(name));
+    if (appeared.length > 0) this.options.logger.info({ devices: appeared }, `InfiniBand device${appeared.length === 1 ? '' : 's'} appeared: ${appeared.join(', ')}`);
+    if (disappeared.length > 0) this.options.logger.warn({ devices: disappeared }, `InfiniBand device${disappeared.length === 1 ? '' : 's'} disappeared: ${disappeared.join(', ')}`);
   }
 
   private countStateChanges(devices: readonly Device[]): void {
@@ -482,4 +502,30 @@ function withDiagCounters(devices: readonly Device[], diag: ReadonlyMap<string, 
       return { ...port, counters: [...port.counters, ...extra.filter((counter) => !present.has(counter.name))] };
     }),
   }));
+}
+
+/** How a collector's cycle ended, for `Collection.finish`. */
+export interface CycleEnd {
+  collector: CollectorName;
+  /** The collector could not run at all (its class directory unreadable). */
+  failure?: string | undefined;
+  errors: readonly ReadError[];
+  durationSeconds: number;
+  /** Unix time, seconds. */
+  finishedAt: number;
+  /** Part of the cycle's data is missing (a command failed, output cut short), whatever `failure` says. */
+  failed?: boolean;
+  /** The items the cycle read: an earlier error of another item is not "works again" but gone. */
+  read?: ItemsRead;
+}
+
+const nothingRead: ItemsRead = () => false;
+
+/**
+ * Items under `<root>/<name>/` were read when `name` (a device, an interface) was; other items
+ * (the class directory itself, a cut-off cycle) always are.
+ */
+function readUnder(root: string, names: ReadonlySet<string>): ItemsRead {
+  const prefix = `${root}/`;
+  return (item) => !item.startsWith(prefix) || names.has(item.slice(prefix.length).split('/', 1)[0]!);
 }

@@ -275,7 +275,7 @@ export class FabricMode {
   private report(report: FabricCycleReport): void {
     const { collection } = this.options;
     for (const tool of report.timeouts) collection.countTimeout(tool);
-    collection.finish(report.collector, undefined, report.errors, report.durationSeconds, this.now() / 1000, report.failed);
+    collection.finish({ ...report, finishedAt: this.now() / 1000 });
     this.publish();
   }
 

@@ -1,7 +1,7 @@
 // The collection loop over a changing tree: state changes counted, vanished ports gone, snapshot
 // replaced whole, self metrics kept.
 import { readdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { renderSnapshot } from '../../src/metrics/render.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
 import { Collection, IDENTITY_MAX_AGE_MS } from '../../src/collection/collection.js';
+import { logLines } from '../support/log-lines.js';
 import { copyTree, ZOO, type TempTree } from '../support/trees.js';
 import { rm } from 'node:fs/promises';
 
@@ -21,8 +22,7 @@ afterEach(async () => {
   await tree.remove();
 });
 
-function collection(now = () => 1_700_000_000_000): Collection {
-  const logger = pino({ level: 'silent' });
+function collection(now = () => 1_700_000_000_000, logger = pino({ level: 'silent' })): Collection {
   return new Collection({
     files: new SysfsFiles(tree.root),
     devices: NO_DEVICE_FILTER,
@@ -207,5 +207,43 @@ describe('Collection with files kept open', () => {
       kept.close();
     }
     expect(files.keptFiles).toBe(0);
+  });
+});
+
+describe('Collection, in the log', () => {
+  const device = (name: string) => path.join(tree.root, 'class/infiniband', name);
+  const parked = (name: string) => path.join(tree.root, `parked-${name}`);
+
+  it('says once when a device disappears or appears after start, whichever reading sees it first', async () => {
+    const { logger, lines, messages } = logLines('info');
+    const c = collection(undefined, logger);
+    await c.collectHost();
+    expect(messages()).toEqual(['found 13 InfiniBand device(s)']);
+    await rename(device('mlx5_7'), parked('mlx5_7'));
+    c.sampleStates();
+    await c.collectHost();
+    c.sampleStates();
+    await rename(parked('mlx5_7'), device('mlx5_7'));
+    await rename(device('mlx5_6'), parked('mlx5_6'));
+    await c.collectHost();
+    await c.collectHost();
+    expect(messages().slice(1)).toEqual(['InfiniBand device disappeared: mlx5_7', 'InfiniBand device appeared: mlx5_7', 'InfiniBand device disappeared: mlx5_6']);
+    expect(lines[1]).toMatchObject({ level: 40, devices: ['mlx5_7'] });
+    expect(lines[2]).toMatchObject({ level: 30, devices: ['mlx5_7'] });
+  });
+
+  it('never says "works again" of a device that was unplugged; says it when the device is back and reads well', async () => {
+    const { logger, messages } = logLines('info');
+    const c = collection(undefined, logger);
+    await writeFile(stateFile('mlx5_7'), 'garbage\n');
+    await c.collectHost();
+    await rename(device('mlx5_7'), parked('mlx5_7'));
+    await c.collectHost();
+    await c.collectHost();
+    expect(messages()).toEqual(['found 13 InfiniBand device(s)', 'read failed; repeats of this error are summarised hourly', 'InfiniBand device disappeared: mlx5_7']);
+    await rename(parked('mlx5_7'), device('mlx5_7'));
+    await writeFile(stateFile('mlx5_7'), '4: ACTIVE\n');
+    await c.collectHost();
+    expect(messages().slice(3)).toEqual(['InfiniBand device appeared: mlx5_7', 'read works again']);
   });
 });

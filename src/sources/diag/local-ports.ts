@@ -37,6 +37,8 @@ export interface DiagOptions {
 
 export interface DiagCollectorResult {
   errors: ReadError[];
+  /** The commands run, as their errors name them (the items this cycle read). */
+  ran: Set<string>;
   /** Commands killed at the time limit. */
   timeouts: number;
   /** From the start of the cycle to the end of this collector's last command. */
@@ -60,7 +62,7 @@ class DiagCycle {
   readonly results = new Map<DiagCommand, DiagCollectorResult>();
 
   constructor(private readonly options: DiagOptions) {
-    for (const tool of options.tools) this.results.set(tool, { errors: [], timeouts: 0, durationSeconds: 0 });
+    for (const tool of options.tools) this.results.set(tool, { errors: [], ran: new Set(), timeouts: 0, durationSeconds: 0 });
   }
 
   /** Run a command; undefined when the tool is absent or the command failed (already recorded). */
@@ -68,6 +70,7 @@ class DiagCycle {
     const entry = this.results.get(tool);
     if (!entry) return undefined;
     const result = await this.options.runner.run(tool, args, this.options.signal);
+    entry.ran.add(commandLine(result));
     entry.durationSeconds = Math.max(entry.durationSeconds, (performance.now() - this.started) / 1000);
     if (result.outcome === 'exited' && (result.exitCode === 0 || accept?.(result))) return result;
     if (result.outcome === 'timeout') entry.timeouts += 1;
