@@ -4,7 +4,7 @@
 import './runtime-flags.js';
 import { buildInfo } from './build-info.js';
 import { UsageError } from './config/errors.js';
-import { helpText, parseCommandLine, type Settings } from './config/settings.js';
+import { checkSysfsRoot, helpText, parseCommandLine, type Settings } from './config/settings.js';
 import type { Exporter } from './exporter.js';
 import { createLogger } from './log/logger.js';
 
@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   let command;
   try {
     command = parseCommandLine(process.argv.slice(2));
+    if (command.action === 'run') checkSysfsRoot(command.settings);
   } catch (error) {
     usageFailure(error);
   }

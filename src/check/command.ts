@@ -4,7 +4,7 @@
 // HTTP server, fastify or prom-client is imported on this path.
 import pino from 'pino';
 import { UsageError } from '../config/errors.js';
-import { checkHelpText, parseCheckCommandLine } from '../config/settings.js';
+import { checkHelpText, checkSysfsRoot, parseCheckCommandLine } from '../config/settings.js';
 import type { ToolRunners } from '../collection/from-settings.js';
 import { renderJson } from './json-report.js';
 import { collectOnce } from './one-cycle.js';
@@ -22,6 +22,8 @@ export async function runCheck(argv: readonly string[], io: CheckIo, runners: To
   let command;
   try {
     command = parseCheckCommandLine(argv);
+    // A sysfs root that is not one is a mistyped flag, not a sick node: a health check must not drain it.
+    if (command.action === 'check') checkSysfsRoot(command.settings);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr.write(`infiniband-exporter check: ${error.message}\n`);

@@ -28,6 +28,8 @@ export interface FabricExpectationRule {
 /** Settings from the file, keyed by the flag they correspond to. */
 export interface FileSettings {
   values: Map<string, string | boolean>;
+  /** The line of each value, for errors found later (a path that does not exist). */
+  lines: Map<string, number>;
   expectations: ExpectationRule[];
   fabricExpectations: FabricExpectationRule[];
 }
@@ -107,9 +109,13 @@ export class FileContext {
   ) {}
 
   error(node: Node | null | undefined, message: string): UsageError {
+    const line = this.line(node);
+    return new UsageError(`${this.kind} ${line === undefined ? this.file : `${this.file}:${line}`}: ${message}`);
+  }
+
+  line(node: Node | null | undefined): number | undefined {
     const offset = node?.range?.[0];
-    const where = offset === undefined ? this.file : `${this.file}:${this.lines.linePos(offset).line}`;
-    return new UsageError(`${this.kind} ${where}: ${message}`);
+    return offset === undefined ? undefined : this.lines.linePos(offset).line;
   }
 }
 
@@ -188,7 +194,7 @@ export function loadConfigFile(file: string): FileSettings {
 
 export function parseConfigText(text: string, file: string): FileSettings {
   const { root, ctx } = parseYaml(text, file);
-  const settings: FileSettings = { values: new Map(), expectations: [], fabricExpectations: [] };
+  const settings: FileSettings = { values: new Map(), lines: new Map(), expectations: [], fabricExpectations: [] };
   if (root === null) return settings;
   if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of sections (${SECTIONS.join(', ')}), got ${describe(root)}`);
 
@@ -214,6 +220,8 @@ export function parseConfigText(text: string, file: string): FileSettings {
       const checked = validateScalar(field.type, yaml().isScalar(valueNode) ? valueNode.value : undefined);
       if (!checked.ok) throw ctx.error(valueNode ?? (item.key as Node), `"${section}.${key}" must be ${checked.expected}, got ${describe(valueNode)}`);
       settings.values.set(field.flag, checked.value);
+      const line = ctx.line(valueNode);
+      if (line !== undefined) settings.lines.set(field.flag, line);
     }
   }
   return settings;

@@ -3,7 +3,8 @@
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { DeviceFilter } from '../sources/device-filter.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { parseNodeNameMap } from './node-name-map.js';
 import { loadConfigFile, parseShard, validateScalar, type ExpectationRule, type FabricExpectationRule, LOG_FORMATS, LOG_LEVELS } from './config-file.js';
 import { parseDuration } from './duration.js';
@@ -60,6 +61,8 @@ export interface Settings {
   webConfigFile: string | undefined;
   disableExporterMetrics: boolean;
   sysfsPath: string;
+  /** Where `sysfsPath` was set, as an error message names it: the flag, or the config file and line. */
+  sysfsFrom: string;
   configFile: string | undefined;
   collectionIntervalMs: number;
   diag: {
@@ -169,6 +172,9 @@ function settingsFromFlags(values: FlagValues): Settings {
     webConfigFile: str('web.config.file'),
     disableExporterMetrics: pick('web.disable-exporter-metrics') === true,
     sysfsPath: demo && !fromFlags.has('path.sysfs') ? DEMO_SYSFS : str('path.sysfs')!,
+    sysfsFrom: fromFlags.has('path.sysfs') || !file?.values.has('path.sysfs')
+      ? '--path.sysfs'
+      : `config file ${configFile}:${file.lines.get('path.sysfs') ?? '?'}: "path.sysfs"`,
     configFile,
     collectionIntervalMs: ms('collection.interval'),
     diag: {
@@ -212,6 +218,32 @@ function helpLine(name: string, help: string): string {
 function flagLine(flag: FlagSpec): string {
   const fallback = flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`;
   return helpLine(flagName(flag), `${flag.help}${fallback}`);
+}
+
+/**
+ * The sysfs root must be a sysfs mount: a directory with a `class/` directory in it. That is what
+ * tells a mistyped --path.sysfs (a path that does not exist, a file, /sys/class/infiniband, /host
+ * for /host/sys), a usage error, from a host without InfiniBand (sysfs there, no
+ * class/infiniband in it), which is served as such. Run by `serve` and `check` at start.
+ */
+export function checkSysfsRoot(settings: Pick<Settings, 'sysfsPath' | 'sysfsFrom'>): void {
+  const { sysfsPath: root, sysfsFrom: from } = settings;
+  const expected = 'expected the directory where sysfs is mounted (/sys, or /host/sys in a container)';
+  const problem = ((): string | undefined => {
+    try {
+      if (!statSync(root).isDirectory()) return 'is not a directory';
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      return code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${message})`;
+    }
+    try {
+      if (statSync(path.join(root, 'class')).isDirectory()) return undefined;
+    } catch {
+      // Told below.
+    }
+    return 'has no class/ directory: it is not a sysfs mount';
+  })();
+  if (problem !== undefined) throw new UsageError(`${from}: ${root} ${problem}; ${expected}`);
 }
 
 /** The node-name-map must be readable and well-formed at start (the tools would ignore a bad one whole). */

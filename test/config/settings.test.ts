@@ -6,7 +6,8 @@ import { parseConfigText } from '../../src/config/config-file.js';
 import { parseDuration } from '../../src/config/duration.js';
 import { UsageError } from '../../src/config/errors.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
-import { DEMO_CONFIG, DEMO_SYSFS, parseCommandLine, type Settings } from '../../src/config/settings.js';
+import { DEMO_CONFIG, DEMO_SYSFS, checkSysfsRoot, parseCheckCommandLine, parseCommandLine, type Settings } from '../../src/config/settings.js';
+import { NO_INFINIBAND, ZOO } from '../support/trees.js';
 
 function settings(argv: string[]): Settings {
   const command = parseCommandLine(argv);
@@ -210,7 +211,7 @@ fabric:
   });
 
   it('accepts an empty file', () => {
-    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), expectations: [], fabricExpectations: [] });
+    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), lines: new Map(), expectations: [], fabricExpectations: [] });
     expect(parseConfigText('# only a comment\n', 'c.yml').expectations).toEqual([]);
   });
 
@@ -241,5 +242,36 @@ fabric:
     ['fabric:\n  expectations: {node: x}\n', 'c.yml:2: "fabric.expectations" must be a list of {node, ports, width, speed}'],
   ])('rejects %j naming file, line and expectation', (text, message) => {
     expect(usageError(() => parseConfigText(text, 'c.yml'))).toContain(`config file ${message}`);
+  });
+});
+
+describe('the sysfs root (checked by serve and check at start)', () => {
+  const expected = 'expected the directory where sysfs is mounted (/sys, or /host/sys in a container)';
+  const check = (argv: string[]) => () => checkSysfsRoot(settings(argv));
+
+  it('takes a sysfs mount, with or without InfiniBand in it', () => {
+    expect(check(['--path.sysfs', ZOO])).not.toThrow();
+    // A host whose InfiniBand stack is not loaded: class/ without class/infiniband. Served as such.
+    expect(check(['--path.sysfs', NO_INFINIBAND])).not.toThrow();
+    expect(check(['--demo'])).not.toThrow();
+  });
+
+  it.each([
+    ['a path that does not exist', () => '/nonexistent/sys', 'does not exist'],
+    ['a path through a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type/x'), 'does not exist'],
+    ['a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type'), 'is not a directory'],
+    ['a directory that is not a sysfs mount (the class directory itself)', () => path.join(ZOO, 'class/infiniband'), 'has no class/ directory: it is not a sysfs mount'],
+  ])('rejects %s, naming the flag and the path', (_name, root, problem) => {
+    expect(usageError(check(['--path.sysfs', root()]))).toBe(`--path.sysfs: ${root()} ${problem}; ${expected}`);
+    const command = parseCheckCommandLine(['--path.sysfs', root()]);
+    if (command.action !== 'check') throw new Error('unexpected');
+    expect(usageError(() => checkSysfsRoot(command.settings))).toBe(`--path.sysfs: ${root()} ${problem}; ${expected}`);
+  });
+
+  it('names the config file and line when the path came from it; the flag when it wins', async () => {
+    const file = await configFile('sysfs.yml', 'collection:\n  interval: 10s\npath:\n  sysfs: /host/sys\n');
+    expect(usageError(check(['--config.file', file]))).toBe(`config file ${file}:4: "path.sysfs": /host/sys does not exist; ${expected}`);
+    expect(usageError(check(['--config.file', file, '--path.sysfs', '/elsewhere']))).toBe(`--path.sysfs: /elsewhere does not exist; ${expected}`);
+    expect(check(['--config.file', file, '--path.sysfs', ZOO])).not.toThrow();
   });
 });

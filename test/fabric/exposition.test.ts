@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { createFabricParts, renderFabric } from '../../src/metrics/fabric.js';
-import { FIXTURES } from '../support/trees.js';
+import { FIXTURES, NO_INFINIBAND } from '../support/trees.js';
 import { FabricReplay } from './replay.js';
 
 const exporters: Exporter[] = [];
@@ -20,7 +20,7 @@ afterEach(async () => {
 
 /** One discovery, ports and SA cycle on recordings; the fabric snapshot they leave. */
 async function fabricSnapshot(scenarios: string[], flags: string[]) {
-  const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
+  const command = parseCommandLine(['--path.sysfs', NO_INFINIBAND, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
   const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), fabricRunner: new FabricReplay(scenarios) });
   exporters.push(exporter);

@@ -11,7 +11,7 @@ import { ReplayRunner } from '../diag/replay.js';
 import { FabricReplay } from '../fabric/replay.js';
 import { requireSystemTools } from '../support/system.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { copyTree, DGX, FIXTURES, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, FIXTURES, NO_INFINIBAND, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 
 const tools = requireSystemTools('promtool check metrics', { promtool: 'prometheus' });
 
@@ -34,7 +34,7 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
   it.each([
     ['zoo', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG]],
     ['dgx', ['--path.sysfs', DGX, '--no-collector.diag']],
-    ['no InfiniBand', ['--path.sysfs', '/nonexistent', '--no-collector.diag']],
+    ['no InfiniBand', ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']],
     ['zoo with the one-hot state series', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG, '--metrics.port-state-series']],
   ])('reports nothing on the %s host', async (_name, flags) => {
     const text = await scrape(exporterFromFlags(flags));

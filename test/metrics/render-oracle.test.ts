@@ -14,7 +14,7 @@ import type { Snapshot } from '../../src/snapshot/types.js';
 import { ReplayRunner } from '../diag/replay.js';
 import { promClientText as promClientOracle } from '../support/prom-client-oracle.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { copyTree, DGX, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, NO_INFINIBAND, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 
 const promClientText = (samples: Samples): Promise<string> => promClientOracle(samples, METRIC_ORDER);
 
@@ -42,7 +42,7 @@ describe('exposition text against prom-client', () => {
     ['zoo', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG], false],
     ['zoo with the one-hot state series', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG], true],
     ['dgx', ['--path.sysfs', DGX, '--no-collector.diag'], false],
-    ['no InfiniBand', ['--path.sysfs', '/nonexistent', '--no-collector.diag'], false],
+    ['no InfiniBand', ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag'], false],
   ] as const)('is identical on the %s host', async (_name, flags, portStateSeries) => {
     const text = await expectSameAsPromClient(await snapshotOf(exporterFromFlags([...flags])), portStateSeries);
     expect(text).toContain('infiniband_exporter_build_info{');

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { waitFor } from './processes.js';
 import { findExecutable } from './system.js';
+import { NO_INFINIBAND } from './trees.js';
 
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
@@ -238,18 +239,18 @@ export class Lab {
 
   /**
    * Flags for an exporter in fabric mode on `host`: the fabric tools through wrappers named `name`
-   * (see `wrappers`), no diag collector, and an empty sysfs (no host ports of its own).
+   * (see `wrappers`), no diag collector, and a sysfs without InfiniBand (no host ports of its own).
    */
   async fabricExporterFlags(host: string, name = host): Promise<string[]> {
     const paths = await this.wrappers(host, name, FABRIC_TOOLS);
-    return ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
+    return ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
   }
 
   private bin(name: string): string {
     return path.join(this.dir, `bin-${name}`);
   }
 
-  /** Make the wrapper of `tool` (from `wrappers(…, name)`) hang, print garbage or fail; undefined restores it. */
+  /** Make the wrapper of `tool` (from `wrappers(…, name)`) misbehave (see `Fault`); undefined restores it. */
   async fault(name: string, tool: string, fault: Fault | undefined): Promise<void> {
     const file = path.join(this.bin(name), `${tool}.fault`);
     if (fault === undefined) await rm(file, { force: true });
