@@ -1,6 +1,8 @@
 // Fabric mode's loops (--collector.fabric), loaded only when it is on:
 //   fabric_discovery  ibnetdiscover at start and every --fabric.discovery-interval (early when the
-//                     ports cycle sees the fabric changed); a failed run keeps the last topology
+//                     ports cycle sees the fabric changed); a failed run keeps the last topology,
+//                     and so does one whose output was incomplete, or that lost most of the
+//                     fabric until the next discovery confirms it
 //   fabric_ports      every --fabric.interval: state, width, speed, peer and PMA counters of every
 //                     switch port of this instance's shard (CA ports too with --fabric.hca-ports)
 //   fabric_sa         every --fabric.interval: subnet managers and multicast groups from the SA
@@ -27,7 +29,7 @@ import {
 import type { CollectorName, FabricCommand, LinkExpectation } from '../snapshot/types.js';
 import type { CommandRunner } from '../sources/command-runner.js';
 import { FabricCycle, type FabricCycleReport } from '../sources/fabric/commands.js';
-import { discoverFabric, type TopologyCache } from '../sources/fabric/discovery.js';
+import { discoverFabric, type Discovery, type TopologyCache } from '../sources/fabric/discovery.js';
 import { readFabricPorts, type CounterSource } from '../sources/fabric/ports.js';
 import { readSubnetAdministration } from '../sources/fabric/sa-records.js';
 import type { Collection } from './collection.js';
@@ -60,6 +62,16 @@ export class FabricMode {
   private counterSource: CounterSource = 'sweep';
   /** Nodes the last scan did not see at their discovered LID; cleared by each discovery. */
   private unreachable: ReadonlySet<string> = new Set();
+  /**
+   * The topology in use may not be the fabric as it is (it came from an incomplete discovery, or
+   * a discovery found far fewer nodes and awaits confirmation): each ports cycle asks for a
+   * discovery, as without any topology.
+   */
+  private rediscoverSoon = false;
+  /** The nodes of a discovery that found less than half of the topology's, until one confirms it. */
+  private shrunkTo: ReadonlySet<string> | undefined;
+  /** Multicast groups of the last SA cycle that succeeded: none after some is an incomplete answer. */
+  private groupsBefore = 0;
   private lastDiscoveryStart = Number.NEGATIVE_INFINITY;
   private readonly rules: FabricExpectationRules;
   private expectationCache: { topology: FabricTopology; expectations: ReadonlyMap<string, LinkExpectation> } | undefined;
@@ -142,7 +154,7 @@ export class FabricMode {
       const file = path.join(dir, `topology-${sequence}.cache`);
       const found = await discoverFabric(cycle, file, this.names, this.now() / 1000);
       if (signal?.aborted) return;
-      if (found) {
+      if (found && this.accepts(found, cycle)) {
         this.topology = found.topology;
         this.cache = found.cache;
         this.counterSource = 'sweep';
@@ -161,6 +173,33 @@ export class FabricMode {
     }
   }
 
+  /**
+   * Whether a discovery replaces the topology in use. An incomplete one does not, unless there is
+   * none yet (then it is better than nothing, and another discovery follows at the next ports
+   * cycle; with a topology, the next one comes at its interval). A complete one that found less
+   * than half of the nodes of the topology in use is taken only once the next discovery, at the
+   * next ports cycle, finds the same nodes: a fabric seldom loses half its nodes at once, a
+   * discovery whose queries were lost on the way often does.
+   */
+  private accepts(found: Discovery, cycle: FabricCycle): boolean {
+    const previous = this.topology;
+    if (!found.complete) {
+      if (previous) return false;
+      this.rediscoverSoon = true;
+      return true;
+    }
+    const nodes = new Set(found.topology.nodes.keys());
+    if (previous && nodes.size < previous.nodes.size / 2 && !sameSet(nodes, this.shrunkTo)) {
+      this.shrunkTo = nodes;
+      this.rediscoverSoon = true;
+      cycle.fail(found.item, `found ${nodes.size} nodes where the topology in use has ${previous.nodes.size}: kept until the next discovery finds the same`);
+      return false;
+    }
+    this.shrunkTo = undefined;
+    this.rediscoverSoon = false;
+    return true;
+  }
+
   /** The node-name-map, read again at each discovery; a broken edit keeps the previous names. */
   private async readNames(cycle: FabricCycle): Promise<void> {
     const file = this.options.settings.nodeNameMap;
@@ -168,7 +207,7 @@ export class FabricMode {
     try {
       const map = parseNodeNameMap(await readFile(file, 'utf8'));
       if (map.errors.length > 0) {
-        cycle.note(`${file}:${map.errors[0]!.line}`, 'node-name-map line not understood; keeping the names read before');
+        cycle.note(file, `line ${map.errors[0]!.line} not understood; keeping the names read before`);
         return;
       }
       this.names = map.names;
@@ -210,6 +249,7 @@ export class FabricMode {
     this.report(cycle.report());
     // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
     if (reading.stale && this.rediscover()) this.options.logger.info('fabric changed since the last discovery; discovering again');
+    else if (this.rediscoverSoon) this.rediscover();
   }
 
   /** Run a discovery now, unless one started less than a ports interval ago; says whether it did. */
@@ -221,11 +261,13 @@ export class FabricMode {
 
   async readSubnetAdministration(signal?: AbortSignal): Promise<void> {
     const cycle = this.cycle('fabric_sa', signal);
-    const sa = await readSubnetAdministration(cycle);
+    const sa = await readSubnetAdministration(cycle, this.groupsBefore);
     if (signal?.aborted) return;
     this.subnetManagers = sa.subnetManagers;
     this.multicastGroups = sa.multicastGroups;
-    this.report(cycle.report());
+    const report = cycle.report();
+    if (!report.failed) this.groupsBefore = sa.multicastGroups.length;
+    this.report(report);
   }
 
   /** What each read port's link should run at: the first config rule matching either end, else the best both ends enable. */
@@ -283,4 +325,8 @@ export class FabricMode {
     this.options.collection.setFabric(this.snapshot());
     this.options.collection.publish();
   }
+}
+
+function sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T> | undefined): boolean {
+  return b !== undefined && a.size === b.size && [...a].every((value) => b.has(value));
 }

@@ -10,8 +10,6 @@ export interface CollectorFailure {
   consequence: string;
   meaning: string;
   cause: string;
-  /** The command a person runs for the failed item (default: the item as recorded). */
-  byHand?: (item: string) => string;
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {
@@ -36,7 +34,7 @@ export function collectorFindings(
     const firstText = first ? `${first.item}: ${first.message}` : 'no detail';
     const subject = { kind: 'collector', collector: report.collector } as const;
     if (!report.success) {
-      const { consequence, meaning, cause, byHand = (item: string) => item } = failure(report);
+      const { consequence, meaning, cause } = failure(report);
       findings.push({
         condition: 'collector-failing',
         severity: 'warning',
@@ -44,7 +42,7 @@ export function collectorFindings(
         summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): ${consequence}`,
         meaning,
         cause,
-        remedy: `run the failing command or read the file by hand, as the same user: ${first ? byHand(first.item) : report.collector}`,
+        remedy: `run the failing command or read the file by hand, as the same user: ${first ? first.item : report.collector}`,
         runbook: 'infinibandexportercollectorfailing',
         alert: 'InfiniBandExporterCollectorFailing',
       });

@@ -74,6 +74,12 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     await fabric.waitActive('H22');
     await fabric.startSm('sm-b', 'H33', 5, ['-F', fast]);
     await fabric.waitSmState('sm-b', 'STANDBY');
+    // The standby is in the master's SMInfoRecords only once the master has polled it (a second
+    // or so later on a loaded machine).
+    await waitFor('the master to list the standby', async () => {
+      const { stdout } = await fabric.run('H22', 'saquery', ['SMIR']);
+      return stdout.split('SMInfoRecord dump:').length - 1 === 2 || undefined;
+    });
 
     const exporter = await fabricExporter(fabric, 'H22');
     await exporter.collectFabricOnce();
@@ -165,9 +171,10 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     // … the counters were still read.
     expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toHaveLength(32);
     expect(series(text, 'infiniband_fabric_port_state_id')).toEqual([]);
-    // Garbage from saquery: its lines counted as read errors, no SM record invented.
+    // Garbage from saquery: its lines counted as read errors, no SM record invented, no success.
     expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_sa"}')).toBeGreaterThanOrEqual(2);
     expect(series(text, 'infiniband_fabric_subnet_manager_info')).toEqual([]);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_sa"}')).toBe(0);
     // Discovery failed: the last topology is still served.
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_discovery"}')).toBe(0);
     expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
@@ -180,6 +187,46 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
       expect(value(healed, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
     }
     expect(series(healed, 'infiniband_fabric_port_state_id')).toHaveLength(32);
+  }, 60_000);
+
+  it('tools that exit 0 with their output cut short or garbled: no collector reports success, nothing that was there vanishes', async () => {
+    const fabric = await lab('fat-tree.net');
+    await fabric.startSm('sm', 'H11', 0);
+    await fabric.waitActive('H22');
+    const exporter = await fabricExporter(fabric, 'H22');
+    await exporter.collectFabricOnce();
+    const healthy = await scrape(exporter);
+    const collectors = ['fabric_discovery', 'fabric_ports', 'fabric_sa'];
+    for (const collector of collectors) expect(value(healthy, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
+    expect(series(healthy, 'infiniband_fabric_node_info')).toHaveLength(14);
+    expect(series(healthy, 'infiniband_fabric_subnet_manager_info')).toHaveLength(1);
+    const mode = (await exporter.fabric())!;
+    // Every switch port is in each cycle's readings, read or not (its state then unknown: absent).
+    const switchPorts = [...exporter.collection.snapshot!.fabric!.ports.keys()];
+    expect(switchPorts).toHaveLength(32);
+
+    for (const fault of ['truncate', 'garble'] as const) {
+      for (const tool of ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo']) await fabric.fault('H22', tool, fault);
+      await mode.discovery.runNow();
+      await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
+      const text = await scrape(exporter);
+      for (const collector of collectors) {
+        expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`), `${fault}: ${collector}`).toBe(0);
+        expect(value(text, `infiniband_exporter_read_errors_total{collector="${collector}"}`), `${fault}: ${collector}`).toBeGreaterThan(0);
+      }
+      // The last good topology stays; no switch port vanished, though not every state was read.
+      expect(series(text, 'infiniband_fabric_node_info'), fault).toHaveLength(14);
+      expect([...exporter.collection.snapshot!.fabric!.ports.keys()].sort(), fault).toEqual([...switchPorts].sort());
+      expect(series(text, 'infiniband_fabric_port_state_id').length, fault).toBeLessThan(32);
+    }
+
+    for (const tool of ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo']) await fabric.fault('H22', tool, undefined);
+    await mode.discovery.runNow();
+    await Promise.all([mode.portsLoop.runNow(), mode.saLoop.runNow()]);
+    const healed = await scrape(exporter);
+    for (const collector of collectors) expect(value(healed, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
+    expect(series(healed, 'infiniband_fabric_port_state_id')).toHaveLength(32);
+    expect(series(healed, 'infiniband_fabric_subnet_manager_info')).toHaveLength(1);
   }, 60_000);
 
   it('where ibqueryerrors cannot reach the fabric, the counters come from perfquery switch by switch', async () => {

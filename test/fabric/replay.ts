@@ -22,6 +22,13 @@ export function result(command: FabricCommand, args: readonly string[], fields: 
   return { command, args, outcome: 'exited', exitCode: 0, stdout: '', stderr: '', durationMs: 1, ...fields };
 }
 
+/** What `ibnetdiscover --cache FILE` does besides printing: write the scenario's recorded cache to FILE. */
+export function writeRecordedCache(scenario: string, args: readonly string[]): void {
+  const cacheAt = args.indexOf('--cache');
+  const cache = path.join(FABRIC_FIXTURES, scenario, 'topology.cache');
+  if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
+}
+
 export class FabricReplay implements CommandRunner<FabricCommand> {
   /** Every command asked for, cache paths as `<cache>`, in order. */
   readonly calls: string[] = [];
@@ -50,9 +57,7 @@ export class FabricReplay implements CommandRunner<FabricCommand> {
     for (const scenario of this.scenarios) {
       const stem = recordedCommands(scenario).get(line);
       if (stem === undefined) continue;
-      const cacheAt = args.indexOf('--cache');
-      const cache = path.join(FABRIC_FIXTURES, scenario, 'topology.cache');
-      if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
+      writeRecordedCache(scenario, args);
       return result(command, args, recording(scenario, stem));
     }
     throw new Error(`no recording of "${line}" in ${this.scenarios.join(', ')}`);

@@ -25,8 +25,12 @@ export const FABRIC_LAB_PACKAGES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(FABRIC_TOOLS.map((tool) => [tool, 'infiniband-diags'])),
 };
 
-/** What a wrapper does instead of running its tool (see Lab.fault). */
-export type Fault = 'hang' | 'garbage' | 'fail';
+/**
+ * What a wrapper does instead of running its tool (see Lab.fault): hang, print garbage, fail; or
+ * run it and exit with its status but print only the first half of its output's bytes
+ * ('truncate'), or its output with every third line replaced by noise ('garble').
+ */
+export type Fault = 'hang' | 'garbage' | 'fail' | 'truncate' | 'garble';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -222,11 +226,14 @@ export class Lab {
         [
           '#!/bin/sh',
           `cd '${this.dir}' || exit 1`,
+          `tool() { SIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' '${real}' "$@"; }`,
           `case "$(cat '${fault}' 2>/dev/null)" in`,
           // A child that outlives the wrapper unless its whole process group is killed.
           `  hang) sleep 600 & echo $! > '${fault}.sleeper'; wait; exit 1 ;;`,
           `  garbage) printf 'Segmentation fault\\n\\001\\002 this is not ${tool} output\\n'; exit 0 ;;`,
           `  fail) echo '${tool}: iberror: failed: discover failed'; exit 255 ;;`,
+          `  truncate) out=$(mktemp '${this.dir}/out.XXXXXX'); tool "$@" > "$out"; rc=$?; head -c $(($(wc -c < "$out") / 2)) "$out"; rm -f "$out"; exit $rc ;;`,
+          `  garble) out=$(mktemp '${this.dir}/out.XXXXXX'); tool "$@" > "$out"; rc=$?; awk 'NR % 3 == 0 { printf "\\001 garbled %d\\002\\n", NR; next } { print }' "$out"; rm -f "$out"; exit $rc ;;`,
           'esac',
           `SIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' exec '${real}' "$@"`,
           '',

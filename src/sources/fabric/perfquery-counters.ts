@@ -5,9 +5,9 @@
 // per switch), the same values.
 import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../snapshot/fabric.js';
 import type { PortCounter } from '../../snapshot/types.js';
-import { commandLine, type CommandResult } from '../command-runner.js';
+import type { CommandResult } from '../command-runner.js';
 import { countersFromPerfquery, parsePerfquery, type PerfqueryReading } from '../diag/perfquery.js';
-import type { FabricCycle } from './commands.js';
+import { commandItem, type FabricCycle } from './commands.js';
 
 /** One `# Port … counters:` block per port of a `perfquery -l` run, by port number. */
 export function parsePerfqueryLoop(stdout: string): { readings: Map<number, PerfqueryReading>; unparsed: string[] } {
@@ -29,9 +29,9 @@ const acceptPartial = (result: CommandResult): boolean => result.exitCode === 0 
 async function loop(cycle: FabricCycle, args: string[], firstTry: boolean): Promise<Map<number, PerfqueryReading> | undefined> {
   const { result, ok } = await cycle.attempt('perfquery', args, acceptPartial, firstTry);
   if (!ok) return undefined;
-  if (result.exitCode !== 0) cycle.note(commandLine(result), `stopped early: ${result.stdout.trim().split('\n').at(-1) ?? ''}`);
+  if (result.exitCode !== 0) cycle.note(commandItem(result), `stopped early: ${result.stdout.trim().split('\n').at(-1) ?? ''}`);
   const { readings, unparsed } = parsePerfqueryLoop(result.stdout);
-  cycle.unparsed(commandLine(result), unparsed);
+  cycle.unparsed(result, unparsed);
   return readings;
 }
 
