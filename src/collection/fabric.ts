@@ -31,7 +31,7 @@ import type { CommandRunner } from '../sources/command-runner.js';
 import { FabricCycle, type FabricCycleReport } from '../sources/fabric/commands.js';
 import { discoverFabric, type Discovery, type TopologyCache } from '../sources/fabric/discovery.js';
 import { readFabricPorts, type CounterSource } from '../sources/fabric/ports.js';
-import { readSubnetAdministration } from '../sources/fabric/sa-records.js';
+import { readSubnetAdministration, type SubnetAdministrationBefore } from '../sources/fabric/sa-records.js';
 import type { Collection } from './collection.js';
 import { FabricExpectationRules, type LinkEnd } from './expectation-rules.js';
 import { Periodic } from './periodic.js';
@@ -70,8 +70,8 @@ export class FabricMode {
   private rediscoverSoon = false;
   /** The nodes of a discovery that found less than half of the topology's, until one confirms it. */
   private shrunkTo: ReadonlySet<string> | undefined;
-  /** Multicast groups of the last SA cycle that succeeded: none after some is an incomplete answer. */
-  private groupsBefore = 0;
+  /** What the last SA cycle that succeeded read: an SM or all groups gone since may be an incomplete answer. */
+  private saBefore: SubnetAdministrationBefore = { subnetManagers: [], multicastGroups: 0 };
   private lastDiscoveryStart = Number.NEGATIVE_INFINITY;
   private readonly rules: FabricExpectationRules;
   private expectationCache: { topology: FabricTopology; expectations: ReadonlyMap<string, LinkExpectation> } | undefined;
@@ -261,12 +261,12 @@ export class FabricMode {
 
   async readSubnetAdministration(signal?: AbortSignal): Promise<void> {
     const cycle = this.cycle('fabric_sa', signal);
-    const sa = await readSubnetAdministration(cycle, this.groupsBefore);
+    const sa = await readSubnetAdministration(cycle, this.saBefore);
     if (signal?.aborted) return;
     this.subnetManagers = sa.subnetManagers;
     this.multicastGroups = sa.multicastGroups;
     const report = cycle.report();
-    if (!report.failed) this.groupsBefore = sa.multicastGroups.length;
+    if (!report.failed) this.saBefore = { subnetManagers: sa.subnetManagers, multicastGroups: sa.multicastGroups.length };
     this.report(report);
   }
 

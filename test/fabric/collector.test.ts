@@ -537,6 +537,35 @@ describe('partial output is never success', () => {
     expect(series(text, 'infiniband_fabric_multicast_group_mtu_bytes')).toHaveLength(1);
   });
 
+  it('SMIR cut between its two records: the SM left out still answers, so it stays listed and the cycle fails; one that is gone does not', async () => {
+    let smir = healthyText('smir');
+    let standbyAnswers = true;
+    const runner = new FabricReplay(['healthy'], (command, args) => {
+      if (command === 'saquery' && args[0] === 'SMIR') return result(command, args, { stdout: smir });
+      if (command === 'sminfo' && args[0] === '14' && !standbyAnswers) return result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    expect(series(await cycle(exporter), 'infiniband_fabric_subnet_manager_info')).toHaveLength(2);
+    const mode = (await exporter.fabric())!;
+    smir = firstLines(healthyText('smir'), 9);
+    await mode.saLoop.runNow();
+    let text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toEqual([
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a10011",sm_lid="1",state="MASTER",priority="5"} 1',
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="STANDBY",priority="5"} 1',
+    ]);
+    const report = exporter.collection.snapshot!.reports.find((r) => r.collector === 'fabric_sa')!;
+    expect(report.errors).toEqual([{ collector: 'fabric_sa', item: 'saquery SMIR', message: 'the subnet manager 0x0002c90300a30031 (LID 14) is not in the output but answers as STANDBY: the output is incomplete' }]);
+    // The standby stopped: it no longer answers, the SA's one record is the whole list.
+    standbyAnswers = false;
+    await mode.saLoop.runNow();
+    text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(1);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(1);
+  });
+
   it('no multicast group where the last cycle had some fails; none from the start does not; garbled member records give no counts', async () => {
     let groups = healthyText('groups');
     let members = healthyText('members');

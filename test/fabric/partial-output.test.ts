@@ -154,8 +154,8 @@ describe('saquery', () => {
     for (const n of lineCuts(whole).filter((cut) => !starts.includes(cut))) {
       expect(parseSmInfoRecords(firstLines(whole, n)).unparsed, `cut after line ${n}`).toHaveLength(1);
     }
-    // Cut between two records: the SA seems to know one SM. Nothing tells it apart from a
-    // standby that was stopped; the alerts wait 10 minutes before they call that "no standby".
+    // Cut between two records: the SA seems to know one SM. The output alone does not tell it
+    // from a standby that stopped; the collector asks the SM left out (test/fabric/collector.test.ts).
     expect(parseSmInfoRecords(firstLines(whole, 9))).toMatchObject({ unparsed: [], subnetManagers: [expect.anything()] });
   });
 

@@ -10,6 +10,9 @@
 // subnet without standby) and the member counts. An answer without any SMInfoRecord is incomplete
 // too (the master lists itself), and so is one without any multicast group where the last
 // complete cycle had some (opensm keeps the IPoIB broadcast group of every partition it serves).
+// An SM of the last complete cycle that the SA no longer lists is asked itself: one that answers
+// was left out of output cut between two records; it stays on the list and the cycle fails.
+import type { SubnetManagerInfo } from '../../snapshot/types.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../snapshot/fabric.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../diag/sminfo.js';
 import { commandItem, type FabricCycle } from './commands.js';
@@ -20,13 +23,20 @@ export interface SubnetAdministration {
   multicastGroups: MulticastGroup[];
 }
 
-/** `groupsBefore`: the multicast groups of the last SA cycle that succeeded (0 before the first). */
-export async function readSubnetAdministration(cycle: FabricCycle, groupsBefore = 0): Promise<SubnetAdministration> {
-  const [subnetManagers, multicastGroups] = await Promise.all([readSubnetManagers(cycle), readMulticastGroups(cycle, groupsBefore)]);
+/** What the last SA cycle that succeeded read (nothing before the first). */
+export interface SubnetAdministrationBefore {
+  subnetManagers: readonly FabricSubnetManager[];
+  multicastGroups: number;
+}
+
+const NOTHING_BEFORE: SubnetAdministrationBefore = { subnetManagers: [], multicastGroups: 0 };
+
+export async function readSubnetAdministration(cycle: FabricCycle, before = NOTHING_BEFORE): Promise<SubnetAdministration> {
+  const [subnetManagers, multicastGroups] = await Promise.all([readSubnetManagers(cycle, before.subnetManagers), readMulticastGroups(cycle, before.multicastGroups)]);
   return { subnetManagers, multicastGroups };
 }
 
-async function readSubnetManagers(cycle: FabricCycle): Promise<FabricSubnetManager[]> {
+async function readSubnetManagers(cycle: FabricCycle, before: readonly FabricSubnetManager[]): Promise<FabricSubnetManager[]> {
   const result = await cycle.run('saquery', ['SMIR']);
   if (!result) return [];
   const { subnetManagers, unparsed } = parseSmInfoRecords(result.stdout);
@@ -36,14 +46,30 @@ async function readSubnetManagers(cycle: FabricCycle): Promise<FabricSubnetManag
     cycle.fail(commandItem(result), 'no SMInfoRecord in the output, where the master always lists itself: the output is incomplete');
     return [];
   }
-  return Promise.all(subnetManagers.map(async (record) => {
+  const listed = await Promise.all(subnetManagers.map(async (record) => {
     // An SM that does not answer keeps the SA's record: it is listed, its state is the SA's.
-    const own = await cycle.run('sminfo', [String(record.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
-    const info = own?.exitCode === 0 ? parseSminfo(own.stdout) : undefined;
-    if (own?.exitCode === 0 && !info) cycle.unparsed(own, [own.stdout.trim().split('\n')[0] ?? '']);
-    if (!info || info.guid !== record.guid) return record;
-    return { ...record, priority: info.priority, state: info.state, activityCount: info.activityCount };
+    const own = await askSubnetManager(cycle, record);
+    return own ? { ...record, ...own } : record;
   }));
+  const unlisted = before.filter((sm) => !subnetManagers.some((record) => record.guid === sm.guid));
+  const answering = await Promise.all(unlisted.map(async (sm) => {
+    const own = await askSubnetManager(cycle, sm);
+    return own && { ...sm, ...own };
+  }));
+  for (const sm of answering) {
+    if (sm) cycle.fail(commandItem(result), `the subnet manager ${sm.guid} (LID ${sm.lid}) is not in the output but answers as ${sm.state ?? 'a subnet manager'}: the output is incomplete`);
+  }
+  return [...listed, ...answering.filter((sm) => sm !== undefined)];
+}
+
+/** What the SM at `sm.lid` says of itself, when it answers there under its GUID. */
+async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager, 'guid' | 'lid'>): Promise<Pick<SubnetManagerInfo, 'priority' | 'state' | 'activityCount'> | undefined> {
+  const own = await cycle.run('sminfo', [String(sm.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
+  if (own?.exitCode !== 0) return undefined;
+  const info = parseSminfo(own.stdout);
+  if (!info) cycle.unparsed(own, [own.stdout.trim().split('\n')[0] ?? '']);
+  if (!info || info.guid !== sm.guid) return undefined;
+  return { priority: info.priority, state: info.state, activityCount: info.activityCount };
 }
 
 async function readMulticastGroups(cycle: FabricCycle, groupsBefore: number): Promise<MulticastGroup[]> {
