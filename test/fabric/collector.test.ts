@@ -319,6 +319,23 @@ describe('fabric mode on recorded outputs', () => {
     expect(runner.calls.filter((call) => call.startsWith('ibqueryerrors'))).toHaveLength(4);
   });
 
+  it('where ibqueryerrors cannot run, a perfquery run cut short fails the cycle; the ports it printed stand', async () => {
+    const runner = new FabricReplay(['per-switch', 'healthy'], (command, args) => {
+      if (command === 'ibqueryerrors') return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
+      if (command === 'perfquery' && args.join(' ') === '-l 2 1-4') return result(command, args, { stdout: recording('per-switch', 'spine-1-basic').stdout.split('# Port counters: Lid 2 port 3')[0]! });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    const text = await cycle(exporter);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(0);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 3)}}`)).toBeUndefined();
+    // Its data counters came from the extended run, which was whole.
+    expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(SPINE1, 3)}}`)).toBeGreaterThan(0);
+    const report = exporter.collection.snapshot!.reports.find((r) => r.collector === 'fabric_ports')!;
+    expect(report.errors).toContainEqual({ collector: 'fabric_ports', item: 'perfquery -l 2 1-4', message: 'the output is incomplete, cut short on its way: no counters of ports 3, 4' });
+  });
+
   it('a switch whose perfquery fails at first is tried once more, alone', async () => {
     let failed = false;
     const runner = new FabricReplay(['per-switch', 'healthy'], (command, args) => {

@@ -10,6 +10,7 @@ import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parseIbqueryerrors } from '../../src/sources/fabric/ibqueryerrors.js';
 import { scanGaps } from '../../src/sources/fabric/ports.js';
+import { parsePerfqueryLoop } from '../../src/sources/fabric/perfquery-counters.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../../src/sources/fabric/saquery.js';
 import { firstLines, garbled, lineCuts, midLine, nonBlankLines } from '../support/damaged-output.js';
 import { LEAF1, SPINE2, recordedCache, stdout } from './recordings.js';
@@ -175,6 +176,22 @@ describe('saquery', () => {
   ])('%s: garbled on every third line, or garbage alone, is not understood', (_name, stem, parse) => {
     expect(parse(garbled(stdout('healthy', stem))).unparsed).not.toEqual([]);
     expect(parse('Segmentation fault\n\u0001\u0002 this is not saquery output\n').unparsed).toHaveLength(2);
+  });
+});
+
+describe('perfquery -l (counters switch by switch, where ibqueryerrors cannot run)', () => {
+  it.each(['spine-1-basic', 'leaf-1-extended'])('%s: cut short at any line, a port is missing or not understood', (stem) => {
+    const whole = stdout('per-switch', stem);
+    const all = parsePerfqueryLoop(whole);
+    expect(all.unparsed).toEqual([]);
+    for (const n of lineCuts(whole)) {
+      const cut = parsePerfqueryLoop(firstLines(whole, n));
+      expect(cut.readings.size < all.readings.size || cut.unparsed.length > 0, `cut after line ${n}`).toBe(true);
+      // What is kept is whole once there are two blocks to compare (a cut in the first leaves the
+      // other ports missing, which fails the cycle).
+      if (cut.readings.size < 2) continue;
+      for (const [port, reading] of cut.readings) expect(reading.values, `cut after line ${n}, port ${port}`).toEqual(all.readings.get(port)!.values);
+    }
   });
 });
 
