@@ -623,6 +623,19 @@ describe('partial output is never success', () => {
     expect(text).toContain('infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1');
   });
 
+  it('in the log, a switch\'s failed PMA queries work again when a sweep that finished queried it again', async () => {
+    const log = logLines('info');
+    const runner = new FabricReplay(['pma-failure', 'healthy']);
+    const exporter = fabricExporter(runner, [], undefined, log.logger);
+    await cycle(exporter);
+    const failed = log.lines.filter((line) => line.collector === 'fabric_ports' && line.msg === 'read failed; repeats of this error are summarised hourly').map((line) => line.item);
+    expect(failed).toContain('ibqueryerrors Lid 6 port 0');
+    runner.use(['healthy']);
+    await (await exporter.fabric())!.portsLoop.runNow();
+    const again = log.lines.filter((line) => line.collector === 'fabric_ports' && line.msg === 'read works again').map((line) => line.item);
+    expect(again.sort()).toEqual([...new Set(failed)].sort());
+  });
+
   it('in the log, a discovery that keeps failing is one failure, known by its command without the cache file; "works again" once it does', async () => {
     const log = logLines('info');
     let failing = true;

@@ -244,9 +244,9 @@ async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: r
   if (errors === 'unusable' || traffic === 'unusable') return undefined;
 
   const failed = failedQueries(cycle, options.topology, [errors, traffic]);
-  // The sweeps that finished queried every swept node: a query that failed before and not now works again.
+  // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
   const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
-  if (errors?.complete || traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
+  if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
   const errorValues = valuesByPort(errors, nodeOfPort);
   const trafficValues = valuesByPort(traffic, nodeOfPort);
   const counters = new Map<string, PortCounter[]>();
