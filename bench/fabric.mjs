@@ -76,7 +76,7 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
   const port = await freePort();
   const args = [
     ...nodeOptions,
-    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', '/nonexistent',
+    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', path.join(PROJECT, 'test/fixtures/sys/no-infiniband'),
     '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', '--diag.timeout', '120s', '--fabric.interval', '15s',
     '--fabric.max-concurrent', String(MAX_CONCURRENT),
     ...['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].flatMap((tool) => [`--${tool}.path`, paths[tool]]),

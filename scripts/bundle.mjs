@@ -117,6 +117,8 @@ rmSync(CACHES, { recursive: true, force: true });
 mkdirSync(CACHES);
 if (!process.argv.includes('--no-code-cache')) {
   const empty = existsSync(DEMO) ? undefined : mkdtempSync(path.join(tmpdir(), 'infiniband-exporter-build-'));
+  // A sysfs root without InfiniBand: class/ and nothing in it (a root without class/ is a usage error).
+  if (empty !== undefined) mkdirSync(path.join(empty, 'class'));
   try {
     for (const flags of STARTS) await warmUp(flags, empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag']);
   } finally {

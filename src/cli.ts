@@ -4,7 +4,8 @@
 import './startup/set-v8-flags.js';
 import type { Settings } from './config/flags.js';
 import { UsageError } from './config/errors.js';
-import { DEMO, LOG_FORMAT, LOG_LEVEL } from './commands/command-line.js';
+import { DEMO, LOG_FORMAT, LOG_LEVEL, verifySettings } from './commands/command-line.js';
+import { COLLECTORS } from './collectors/registry.js';
 import { parseServeCommandLine, serveHelpText } from './commands/serve/command-line.js';
 import { LISTEN_ADDRESS, TELEMETRY_PATH } from './commands/serve/flags.js';
 import { SYSFS_PATH } from './collectors/host.js';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   let command;
   try {
     command = parseServeCommandLine(process.argv.slice(2));
+    if (command.action === 'run') verifySettings(command.settings, COLLECTORS);
   } catch (error) {
     usageFailure(error);
   }

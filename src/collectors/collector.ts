@@ -80,6 +80,11 @@ export interface Reading<P> {
   failOnErrors?: boolean;
   /** Tools killed at their time limit, one entry per command. */
   timeouts?: readonly string[];
+  /**
+   * The items (paths, command lines) it read this time, where not all: an earlier error of an item
+   * it did not read (a device unplugged, a port no longer queried) is not "works again".
+   */
+  read?: (item: string) => boolean;
 }
 
 /** A collector set up for one program: its source, with its runner and the state it keeps between readings. */
@@ -134,6 +139,11 @@ export interface CollectorDeclaration<P> {
   readonly failure: CollectorFailure | ((snapshot: Snapshot, report: CollectorReport) => CollectorFailure | undefined);
   /** Errors another finding already tells about (left out of the read-errors finding). */
   readonly explained?: (error: ItemError) => boolean;
+  /**
+   * Checks of its settings that need the system (a directory that must exist), run by `serve` and
+   * `check` at start: a UsageError names the flag or the config file's line (Settings.placeOf).
+   */
+  readonly verify?: (settings: Settings) => void;
 }
 
 export interface Collector<P = unknown> extends CollectorDeclaration<P> {

@@ -171,7 +171,7 @@ class CycleRun {
       const errors: ReadError[] = (reading.errors ?? []).map((error) => ({ collector: collector.name, ...error }));
       if (reading.failure !== undefined) errors.push({ collector: collector.name, item: 'collector', message: reading.failure });
       const success = reading.failure === undefined && !(reading.failOnErrors && errors.length > 0);
-      store.report({ collector: collector.name, success, durationSeconds: seconds, finishedAt: finishedAt / 1000, errors });
+      store.report({ collector: collector.name, success, durationSeconds: seconds, finishedAt: finishedAt / 1000, errors }, reading.read);
     }
     if (this.cycle.onDemand) {
       this.readAt = finishedAt;
@@ -194,7 +194,7 @@ class CycleRun {
       const error: ReadError = { collector: collector.name, item: 'cycle', message: `did not finish within its deadline of ${deadlineMs} ms; cut off` };
       if (collector.onOverrun === 'drop') store.dropPart(collector.name);
       // The age of the data stays that of the last cycle that finished.
-      store.report({ collector: collector.name, success: false, durationSeconds: deadlineMs / 1000, finishedAt: store.lastReport(collector.name)?.finishedAt ?? 0, errors: [error] });
+      store.report({ collector: collector.name, success: false, durationSeconds: deadlineMs / 1000, finishedAt: store.lastReport(collector.name)?.finishedAt ?? 0, errors: [error] }, () => false);
     }
     store.publish();
   }

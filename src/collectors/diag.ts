@@ -137,7 +137,13 @@ export function diagReader<T>(
   return {
     read: async (snapshot, signal) => {
       const reading = await pass(tools, snapshot, signal);
-      return { part: reading.ports, errors: reading.errors, failOnErrors: true, timeouts: Array.from({ length: reading.timeouts }, () => tool) };
+      return {
+        part: reading.ports,
+        errors: reading.errors,
+        failOnErrors: true,
+        timeouts: Array.from({ length: reading.timeouts }, () => tool),
+        read: (item) => reading.ran.has(item),
+      };
     },
   };
 }

@@ -1,7 +1,8 @@
 // The fabric_discovery collector: `ibnetdiscover --cache FILE` at start and every
 // --fabric.discovery-interval (early when the ports cycle sees the fabric changed): every node,
-// port and cable, and what each port enables. A failed run keeps the last topology. It writes the
-// node families and judges address conflicts.
+// port and cable, and what each port enables. A failed run keeps the last topology, and so does one
+// whose output was incomplete, or that lost most of the fabric until the next discovery confirms
+// it. It writes the node families and judges address conflicts.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { Samples } from '../exposition/samples.js';
 import { composeFabric, inShard, type FabricTopology, type Shard } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { FabricCycle } from '../sources/fabric/commands.js';
-import type { TopologyCache } from '../sources/fabric/discovery.js';
+import type { Discovery, TopologyCache } from '../sources/fabric/discovery.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
 import { FABRIC_DISCOVERY_INTERVAL, FABRIC_FLAGS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric.js';
 import { addressConflictFindings, discoveryFailure } from './fabric-findings.js';
@@ -26,6 +27,12 @@ export interface DiscoveryPart {
   cache: TopologyCache | undefined;
   /** This instance's --fabric.shard: it reports only the nodes of that shard. */
   shard: Shard;
+  /**
+   * The topology may not be the fabric as it is (it came from an incomplete discovery, or a
+   * discovery found far fewer nodes and awaits confirmation): each ports cycle asks for a discovery,
+   * as without any topology.
+   */
+  provisional: boolean;
 }
 
 export const DISCOVERY_CYCLE: Cycle = {
@@ -42,6 +49,10 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
   /** The file of the current topology, and the one before it (removed at the next discovery). */
   private cacheFile: string | undefined;
   private retiredCacheFile: string | undefined;
+  /** The part in use (the last discovery taken). */
+  private current: DiscoveryPart | undefined;
+  /** The nodes of a discovery that found less than half of the topology's, until one confirms it. */
+  private shrunkTo: ReadonlySet<string> | undefined;
 
   constructor(private readonly context: CollectorContext) {}
 
@@ -61,9 +72,11 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000);
     const shard = settings.get(FABRIC_SHARD);
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
-    let part: DiscoveryPart | undefined = this.cacheFile === undefined ? { topology: undefined, cache: undefined, shard } : undefined;
-    if (found && !signal.aborted) {
-      part = { topology: found.topology, cache: found.cache, shard };
+    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false } : undefined;
+    const verdict = found && !signal.aborted ? this.verdict(found, cycle) : undefined;
+    if (verdict === 'confirm' && this.current && !this.current.provisional) part = { ...this.current, provisional: true };
+    if (found && (verdict === 'take' || verdict === 'provisional')) {
+      part = { topology: found.topology, cache: found.cache, shard, provisional: verdict === 'provisional' };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
       if (this.retiredCacheFile !== undefined) await rm(this.retiredCacheFile, { force: true });
       this.retiredCacheFile = this.cacheFile;
@@ -71,8 +84,30 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     } else {
       await rm(file, { force: true });
     }
+    if (part) this.current = part;
     const report = cycle.report();
-    return { ...(part && { part }), errors: report.errors, failOnErrors: report.failed, timeouts: report.timeouts };
+    return { ...(part && { part }), errors: report.errors, failOnErrors: report.failed, timeouts: report.timeouts, read: report.read };
+  }
+
+  /**
+   * Whether a discovery replaces the topology in use. An incomplete one does not (the next comes at
+   * its interval), unless there is none yet: then it is better than nothing, taken as provisional
+   * (another discovery follows at the next ports cycle). A complete one that found less than half
+   * of the nodes of the topology in use is taken only once the next discovery, at the next ports
+   * cycle, finds the same nodes: a fabric seldom loses half its nodes at once, a discovery whose
+   * queries were lost on the way often does.
+   */
+  private verdict(found: Discovery, cycle: FabricCycle): 'take' | 'provisional' | 'keep' | 'confirm' {
+    const previous = this.current?.topology;
+    if (!found.complete) return previous ? 'keep' : 'provisional';
+    const nodes = new Set(found.topology.nodes.keys());
+    if (previous && nodes.size < previous.nodes.size / 2 && !sameSet(nodes, this.shrunkTo)) {
+      this.shrunkTo = nodes;
+      cycle.fail(found.item, `found ${nodes.size} nodes where the topology in use has ${previous.nodes.size}: kept until the next discovery finds the same`);
+      return 'confirm';
+    }
+    this.shrunkTo = undefined;
+    return 'take';
   }
 
   /** The node-name-map, read again at each discovery; a broken edit keeps the previous names. */
@@ -82,7 +117,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     try {
       const map = parseNodeNameMap(await readFile(file, 'utf8'));
       if (map.errors.length > 0) {
-        cycle.note(`${file}:${map.errors[0]!.line}`, 'node-name-map line not understood; keeping the names read before');
+        cycle.note(file, `line ${map.errors[0]!.line} not understood; keeping the names read before`);
         return;
       }
       this.names = map.names;
@@ -94,6 +129,10 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
   async close(): Promise<void> {
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
   }
+}
+
+function sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T> | undefined): boolean {
+  return b !== undefined && a.size === b.size && [...a].every((value) => b.has(value));
 }
 
 export const NODE_METRICS = {

@@ -307,12 +307,7 @@ function durationText(seconds: number): string {
   return plural(Math.round(seconds / 3600), 'hour');
 }
 
-/** Fabric mode's discovery cache is a private file, gone after the cycle: a person runs the tool without it. */
-function withoutCache(item: string): string {
-  return item.replace(/ --(?:load-)?cache \S+/g, '');
-}
-
-const COMMANDS_FAIL = 'no access to /dev/infiniband/umad* (not root), ib_umad not loaded or the local port down, a command past --diag.timeout on a large fabric, or the tool not installed (--<tool>.path)';
+const COMMANDS_FAIL = 'no access to /dev/infiniband/umad* (not root), ib_umad not loaded or the local port down, a command past --diag.timeout on a large fabric, the tool not installed (--<tool>.path), or its output cut short or garbled on its way (a wrapper script, a tool of another version: the read errors name the lines)';
 
 /** What a failed discovery means: the age of the topology in use. */
 export function discoveryFailure(fabric: FabricSnapshot, report: CollectorReport): CollectorFailure {
@@ -322,21 +317,18 @@ export function discoveryFailure(fabric: FabricSnapshot, report: CollectorReport
       ? `the topology in use is from ${new Date(topology.discoveredAt * 1000).toISOString()}, ${durationText(Math.max(0, report.finishedAt - topology.discoveredAt))} older: switches, hosts and cables added, moved or removed since are not seen`
       : 'no discovery has succeeded, so no switch, port or link of the fabric could be checked',
     meaning: 'Fabric mode reads every port, link and counter through the topology that discovery found.',
-    cause: `ibnetdiscover failed: ${COMMANDS_FAIL}.`,
-    byHand: withoutCache,
+    cause: `ibnetdiscover failed, printed less than it found, or found less than half of the fabric (kept until the next discovery confirms it): ${COMMANDS_FAIL}.`,
   };
 }
 
 export const PORTS_FAILURE: CollectorFailure = {
   consequence: 'port states, widths or counters of this cycle are missing: down, INIT and degraded links could not all be judged',
   meaning: 'The switch ports whose readings are missing may be down or degraded without a finding.',
-  cause: `iblinkinfo or ibqueryerrors failed: ${COMMANDS_FAIL}.`,
-  byHand: withoutCache,
+  cause: `iblinkinfo or ibqueryerrors failed or printed less than they read: ${COMMANDS_FAIL}.`,
 };
 
 export const SA_FAILURE: CollectorFailure = {
   consequence: 'subnet manager records or multicast groups are missing: the standby, the priorities or the IPoIB broadcast groups were not all checked',
   meaning: 'The subnet administrator (part of the master subnet manager) did not answer; the fabric\'s routes still work while it is away, but nothing heals.',
-  cause: `No subnet manager answers SA queries (the master died or cannot be reached; ports stay ACTIVE meanwhile), or saquery failed: ${COMMANDS_FAIL}.`,
-  byHand: withoutCache,
+  cause: `No subnet manager answers SA queries (the master died or cannot be reached; ports stay ACTIVE meanwhile), or saquery failed or printed incomplete records: ${COMMANDS_FAIL}.`,
 };

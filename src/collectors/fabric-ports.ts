@@ -92,12 +92,15 @@ class PortsReader implements Reader<FabricPortsPart> {
     this.unreachable = reading.unreachable;
     // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
     if (reading.stale && this.context.runSoon(FABRIC_DISCOVERY, interval(settings))) logger.info('fabric changed since the last discovery; discovering again');
+    // A topology that may not be the fabric as it is: discover again at each ports cycle until one is taken.
+    else if (discovery.provisional) this.context.runSoon(FABRIC_DISCOVERY, interval(settings));
     const report = cycle.report();
     return {
       part: { ports: reading.ports, expectations: this.expectationsOf(discovery.topology, reading.ports) },
       errors: report.errors,
       failOnErrors: report.failed,
       timeouts: report.timeouts,
+      read: report.read,
     };
   }
 

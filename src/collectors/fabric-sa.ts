@@ -9,6 +9,7 @@ import { Samples } from '../exposition/samples.js';
 import { composeFabric, type FabricSubnetManager, type MulticastGroup } from '../model/fabric.js';
 import { BYTES_PER_GIGABIT } from '../model/link-rate.js';
 import type { Snapshot } from '../model/snapshot.js';
+import type { SubnetAdministrationBefore } from '../sources/fabric/sa-records.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
 import { DIAG_TIMEOUT } from './diag.js';
 import { FABRIC_DISCOVERY } from './fabric-discovery.js';
@@ -29,15 +30,19 @@ export const SA_CYCLE: Cycle = {
 };
 
 class SubnetAdministrationReader implements Reader<SubnetAdministrationPart> {
+  /** What the last cycle that succeeded read: an SM or all groups gone since may be an incomplete answer. */
+  private before: SubnetAdministrationBefore = { subnetManagers: [], multicastGroups: 0 };
+
   constructor(private readonly context: CollectorContext) {}
 
   async read(_snapshot: Snapshot, signal: AbortSignal): Promise<Reading<SubnetAdministrationPart>> {
     const [{ FabricCycle }, { readSubnetAdministration }] = await Promise.all([import('../sources/fabric/commands.js'), import('../sources/fabric/sa-records.js')]);
     const cycle = new FabricCycle({ runner: fabricRunner(this.context), timeoutMs: this.context.settings.get(DIAG_TIMEOUT), signal });
-    const sa = await readSubnetAdministration(cycle);
+    const sa = await readSubnetAdministration(cycle, this.before);
     if (signal.aborted) return {};
     const report = cycle.report();
-    return { part: sa, errors: report.errors, failOnErrors: report.failed, timeouts: report.timeouts };
+    if (!report.failed) this.before = { subnetManagers: sa.subnetManagers, multicastGroups: sa.multicastGroups.length };
+    return { part: sa, errors: report.errors, failOnErrors: report.failed, timeouts: report.timeouts, read: report.read };
   }
 }
 

@@ -12,7 +12,7 @@ import type { ItemError, Snapshot } from '../model/snapshot.js';
 import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
-import { HOST_READING, SYSFS_PATH, sysfsFiles } from './host.js';
+import { HOST_READING, SYSFS_PATH, readUnder, sysfsFiles } from './host.js';
 
 /** Interface identities are read again at least this often (a changed mode or MTU). */
 const IDENTITY_MAX_AGE_MS = 300_000;
@@ -70,7 +70,13 @@ class IpoibReader implements Reader<readonly IpoibInterface[]> {
       known.carrier = carrier;
       interfaces.push({ ...known.identity.settings, carrier });
     }
-    return { part: interfaces, errors, ...(listing.failure !== undefined && { failure: listing.failure }) };
+    return {
+      part: interfaces,
+      errors,
+      // An interface that went away is neither failing nor back.
+      read: readUnder(NET_CLASS, new Set(this.interfaces.keys())),
+      ...(listing.failure !== undefined && { failure: listing.failure }),
+    };
   }
 
   /** An interface that went away: what is known of it, and its carrier file kept open. */

@@ -2,7 +2,7 @@
 // totals that only grow. A cycle hands it its readings; publishing makes a new Snapshot, which
 // replaces the previous one whole. A part that did not change is the same object in the next
 // snapshot, so what is made from it (a collector's exposition text) is made again only when it did.
-import type { RecurringErrors } from '../log/recurring-errors.js';
+import type { ItemsRead, RecurringErrors } from '../log/recurring-errors.js';
 import type { Device } from '../model/host.js';
 import type { CollectorReport, Snapshot } from '../model/snapshot.js';
 
@@ -52,11 +52,14 @@ export class SnapshotStore {
     this.parts.delete(collector);
   }
 
-  /** The end of one collector's cycle: its report, its read errors counted and logged. */
-  report(report: CollectorReport): void {
+  /**
+   * The end of one collector's cycle: its report, its read errors counted and logged. `read`: the
+   * items the cycle read (an earlier error of an item it did not read is neither gone nor back).
+   */
+  report(report: CollectorReport, read?: ItemsRead): void {
     this.reports.set(report.collector, report);
     this.readErrors.set(report.collector, (this.readErrors.get(report.collector) ?? 0) + report.errors.length);
-    this.errors.cycle(report.collector, report.errors);
+    this.errors.cycle(report.collector, report.errors, read);
   }
 
   lastReport(collector: string): CollectorReport | undefined {

@@ -34,7 +34,7 @@ import type { SysfsFiles } from '../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
 import { bitErrorRateFindings } from './bit-error-rate.js';
 import { EXPECTATIONS_SECTION } from './expectation-sections.js';
-import { COLLECTION_INTERVAL, HOST_READING, SYSFS_PATH, sysfsFiles } from './host.js';
+import { COLLECTION_INTERVAL, HOST_READING, SYSFS_PATH, checkSysfsRoot, readUnder, sysfsFiles } from './host.js';
 import { IPOIB } from './ipoib.js';
 import { PERFQUERY } from './perfquery.js';
 import { SMPQUERY, peerExpectation } from './smpquery.js';
@@ -124,7 +124,7 @@ class SysfsReader implements Reader<SysfsPart> {
       devices.push(reading.device);
     }
     this.countStateChanges(devices);
-    if (listing.failure === undefined) this.announce(devices);
+    if (listing.failure === undefined) this.announce(listing.names);
     const configured = new Map<string, LinkExpectation>();
     for (const device of devices) {
       for (const port of device.ports) {
@@ -136,13 +136,17 @@ class SysfsReader implements Reader<SysfsPart> {
       devices,
       part: { stateChanges: new Map(this.stateChanges), configured, linkUpAt: new Map(this.linkUpAt) },
       errors,
+      // A device that went away is neither failing nor back.
+      read: readUnder(INFINIBAND_CLASS, new Set(devices.map((device) => device.name))),
       ...(listing.failure !== undefined && { failure: listing.failure }),
     };
   }
 
-  /** One line when the devices are first found, and one whenever they change. */
-  private announce(devices: readonly Device[]): void {
-    const names = devices.map((device) => device.name);
+  /**
+   * One line when the devices are first found, and one whenever they change: by a full reading or a
+   * sample, whichever sees it first.
+   */
+  private announce(names: readonly string[]): void {
     const before = this.known;
     this.known = names;
     const { logger } = this.context;
@@ -188,6 +192,7 @@ class SysfsReader implements Reader<SysfsPart> {
     const listing = listInfinibandDevices(files, this.filter);
     const known = this.known ?? [];
     let outdated = listing.names.length !== known.length || listing.names.some((name, i) => name !== known[i]);
+    if (listing.failure === undefined && this.known !== undefined) this.announce(listing.names);
     for (const name of listing.names) {
       const entry = this.identities.get(name);
       if (!entry) continue;
@@ -631,6 +636,7 @@ export const SYSFS: Collector<SysfsPart> = defineCollector({
   scope: 'host',
   schedule: { cycle: HOST_READING },
   onOverrun: 'keep',
+  verify: checkSysfsRoot,
   setUp: (context) => new SysfsReader(context),
   metrics: { families: FAMILIES, inputs: [SMPQUERY, PERFQUERY], write: writeMetrics },
   findings: judge,

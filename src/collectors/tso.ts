@@ -36,8 +36,8 @@ class TsoReader implements Reader<ReadonlyMap<string, TsoReading>> {
     if (interfaces.length === 0) return { part: new Map() };
     // Looked for on the first host that needs it.
     if (this.runner === null) this.runner = ethtoolRunner(this.context);
-    const { readings, errors } = await readTcpSegmentationOffload(this.runner, interfaces, signal);
-    return { part: readings, errors };
+    const { readings, errors, ran } = await readTcpSegmentationOffload(this.runner, interfaces, signal);
+    return { part: readings, errors, read: (item) => ran.has(item) };
   }
 }
 

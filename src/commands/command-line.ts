@@ -66,9 +66,20 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
   const file = configFile === undefined ? undefined : loadConfigFile(configFile, set.flags, set.sections);
   const merged = new Map<Flag<unknown>, unknown>(file?.values);
   for (const [flag, value] of given) merged.set(flag, value);
-  const settings = new Settings(merged, file?.sections ?? new Map(), new Set(given.keys()));
+  const settings = new Settings(merged, file?.sections ?? new Map(), new Set(given.keys()), file?.places);
   // The demo host has no fabric to ask.
   return demo ? settings.with([[DIAG_SWITCH, false]]) : settings;
+}
+
+/**
+ * The checks of the enabled collectors' settings that need the system (collector.verify), run at
+ * start by `serve` and `check`: a UsageError names the flag or the config file's line.
+ */
+export function verifySettings(settings: Settings, collectors: readonly Collector[]): void {
+  for (const collector of collectors) {
+    if (collector.enabledBy !== undefined && !settings.get(collector.enabledBy)) continue;
+    collector.verify?.(settings);
+  }
 }
 
 function flagName(flag: Flag<unknown>): string {

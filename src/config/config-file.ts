@@ -14,6 +14,8 @@ import { describe, parseYaml, type YamlFile } from './yaml-file.js';
 export interface ConfigFile {
   values: Map<Flag<unknown>, unknown>;
   sections: Map<Section<unknown>, unknown>;
+  /** Where each value was set, as an error found later names it: `config file <file>:<line>: "path.sysfs"`. */
+  places: Map<Flag<unknown>, string>;
 }
 
 // ajv, loaded only when a config file is read: a host started without one never loads it.
@@ -80,7 +82,7 @@ export function loadConfigFile(file: string, flags: readonly Flag<unknown>[], se
 
 export function parseConfigText(text: string, file: string, flags: readonly Flag<unknown>[], sections: readonly Section<unknown>[]): ConfigFile {
   const parsed = parseYaml(text, file);
-  const config: ConfigFile = { values: new Map(), sections: new Map() };
+  const config: ConfigFile = { values: new Map(), sections: new Map(), places: new Map() };
   if (parsed.root === null) return config;
   let data: unknown;
   try {
@@ -103,6 +105,7 @@ export function parseConfigText(text: string, file: string, flags: readonly Flag
     // The schema accepted it, so the kind does too; a kind stricter than its schema says so here.
     if (!checked.ok) throw problemAt(parsed, segments(flag.key), `"${flag.key}" must be ${checked.expected}, got ${describe(nodeAt(parsed, segments(flag.key)))}`);
     config.values.set(flag, checked.value);
+    config.places.set(flag, `${parsed.ctx.where(nodeAt(parsed, segments(flag.key)))}: "${flag.key}"`);
   }
   for (const section of sections) {
     const value = at(section.key);

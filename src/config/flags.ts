@@ -151,6 +151,7 @@ export class Settings {
     private readonly values: ReadonlyMap<Flag<unknown>, unknown>,
     private readonly sections: ReadonlyMap<Section<unknown>, unknown>,
     private readonly given: ReadonlySet<Flag<unknown>> = new Set(),
+    private readonly places: ReadonlyMap<Flag<unknown>, string> = new Map(),
   ) {}
 
   get<T>(flag: Flag<T>): T {
@@ -171,6 +172,14 @@ export class Settings {
     return this.given.has(flag);
   }
 
+  /**
+   * Where a flag's value comes from, as an error about it found after parsing names it: `--path.sysfs`
+   * (the command line, or the default), or `config file <file>:<line>: "path.sysfs"`.
+   */
+  placeOf(flag: Flag<unknown>): string {
+    return (!this.given.has(flag) && this.places.get(flag)) || `--${flag.name}`;
+  }
+
   section<T>(section: Section<T>): T {
     return this.sections.has(section) ? (this.sections.get(section) as T) : section.empty;
   }
@@ -179,7 +188,7 @@ export class Settings {
   with(changes: readonly (readonly [Flag<unknown>, unknown])[]): Settings {
     const values = new Map(this.values);
     for (const [flag, value] of changes) values.set(flag, value);
-    return new Settings(values, this.sections, this.given);
+    return new Settings(values, this.sections, this.given, this.places);
   }
 }
 

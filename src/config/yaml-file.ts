@@ -13,9 +13,13 @@ export class FileContext {
   ) {}
 
   error(node: Node | null | undefined, message: string): UsageError {
+    return new UsageError(`${this.where(node)}: ${message}`);
+  }
+
+  /** `config file <file>:<line>` of a node, as an error names it (without the line when unknown). */
+  where(node: Node | null | undefined): string {
     const offset = node?.range?.[0];
-    const where = offset === undefined ? this.file : `${this.file}:${this.lines.linePos(offset).line}`;
-    return new UsageError(`${this.kind} ${where}: ${message}`);
+    return `${this.kind} ${offset === undefined ? this.file : `${this.file}:${this.lines.linePos(offset).line}`}`;
   }
 }
 

@@ -20,7 +20,7 @@ export function collectorFindings(snapshot: Snapshot, collectors: readonly Colle
     const firstText = first ? `${first.item}: ${first.message}` : 'no detail';
     const subject = { kind: 'collector', collector: report.collector } as const;
     if (!report.success) {
-      const { consequence, meaning, cause, byHand = (item: string) => item } = failure;
+      const { consequence, meaning, cause } = failure;
       findings.push({
         condition: 'collector-failing',
         severity: 'warning',
@@ -28,7 +28,7 @@ export function collectorFindings(snapshot: Snapshot, collectors: readonly Colle
         summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): ${consequence}`,
         meaning,
         cause,
-        remedy: `run the failing command or read the file by hand, as the same user: ${first ? byHand(first.item) : report.collector}`,
+        remedy: `run the failing command or read the file by hand, as the same user: ${first ? first.item : report.collector}`,
         runbook: 'infinibandexportercollectorfailing',
         alert: 'InfiniBandExporterCollectorFailing',
       });

@@ -71,7 +71,12 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
     if (port.peer) cables.add([key, fabricPortKey(port.peer.nodeGuid, port.peer.port)].sort().join(' '));
   }
   let portsUp = 0;
-  for (const reading of fabric.ports.values()) if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
+  let portsRead = 0;
+  for (const reading of fabric.ports.values()) {
+    // A port the cycle could not read at all is reported without data, not counted as read.
+    if (reading.state !== undefined || reading.counters.length > 0) portsRead += 1;
+    if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
+  }
   const unhealthy: UnhealthyFabricPort[] = [];
   for (const finding of findings) {
     const { subject } = finding;
@@ -96,7 +101,7 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
     shard: fabric.shard,
     nodes,
     links: cables.size,
-    portsRead: fabric.ports.size,
+    portsRead,
     portsUp,
     subnetManagers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state, host: subnetManagerHost(fabric, sm) })),
     multicastGroups: fabric.multicastGroups,

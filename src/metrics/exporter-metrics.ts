@@ -9,7 +9,8 @@ import type { BuildInfo } from './build-info.js';
 
 export const EXPORTER_METRICS = {
   buildInfo: gauge('infiniband_exporter_build_info', ['version', 'revision', 'nodejs_version'], 'Version of the exporter (value always 1).'),
-  success: gauge('infiniband_exporter_collector_success', ['collector'], '1 when the collector\'s last cycle succeeded, 0 when it failed or was cut off at its deadline.'),
+  success: gauge('infiniband_exporter_collector_success', ['collector'],
+    '1 when the collector\'s last cycle succeeded; 0 when it failed, was cut off at its deadline, or a command\'s output was incomplete (cut short, or lines not understood), so that part of its data is missing. A single file or switch that could not be read counts in read_errors_total only.'),
   duration: gauge('infiniband_exporter_collector_duration_seconds', ['collector'], 'Duration of the collector\'s last cycle.'),
   lastCollection: gauge('infiniband_exporter_last_collection_timestamp_seconds', ['collector'],
     'Unix time at which the collector last finished a cycle: time() - this is the age of its data.'),

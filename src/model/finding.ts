@@ -92,8 +92,6 @@ export interface CollectorFailure {
   consequence: string;
   meaning: string;
   cause: string;
-  /** The command a person runs for the failed item (default: the item as recorded). */
-  byHand?: (item: string) => string;
 }
 
 export function plural(count: number, one: string, many = `${one}s`): string {

@@ -49,6 +49,8 @@ export interface TsoSourceReading {
   /** Keyed by interface name; every interface asked for has a reading. */
   readings: Map<string, TsoReading>;
   errors: ItemError[];
+  /** The commands run, as their errors name them (the items this reading read). */
+  ran: Set<string>;
 }
 
 /** Read TSO of `interfaces` one after the other; without a runner (ethtool not installed) every reading is unknown. */
@@ -59,12 +61,14 @@ export async function readTcpSegmentationOffload(
 ): Promise<TsoSourceReading> {
   const readings = new Map<string, TsoReading>();
   const errors: ItemError[] = [];
+  const ran = new Set<string>();
   for (const name of interfaces) {
     if (!runner) {
       readings.set(name, { state: 'unknown', reason: 'ethtool is not installed' });
       continue;
     }
     const result = await runner.run('ethtool', ['-k', name], signal);
+    ran.add(commandLine(result));
     const failure = commandFailure(result, ETHTOOL_TIMEOUT_MS);
     const tso = failure === undefined ? tcpSegmentationOffload(parseOffloadFeatures(result.stdout) ?? new Map()) : undefined;
     if (tso) {
@@ -75,5 +79,5 @@ export async function readTcpSegmentationOffload(
     errors.push({ item: commandLine(result), message });
     readings.set(name, { state: 'unknown', reason: `${commandLine(result)}: ${message}` });
   }
-  return { readings, errors };
+  return { readings, errors, ran };
 }

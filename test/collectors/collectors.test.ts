@@ -2,7 +2,7 @@
 // vanished ports gone, the snapshot replaced whole, the exporter's own metrics kept, a cycle past
 // its deadline cut off.
 import { readdirSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import type { Snapshot } from '../../src/model/snapshot.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
 import { settingsFromFlags } from '../support/exporter.js';
 import { hostCollectors, renderExposition } from '../support/exposition.js';
+import { logLines } from '../support/log-lines.js';
 import { copyTree, ZOO, type TempTree } from '../support/trees.js';
 
 let tree: TempTree;
@@ -29,8 +30,8 @@ afterEach(async () => {
   await tree.remove();
 });
 
-function collectors(now = () => 1_700_000_000_000): Collectors {
-  return hostCollectors(settingsFromFlags(flags), { now });
+function collectors(now = () => 1_700_000_000_000, logger = pino({ level: 'silent' })): Collectors {
+  return hostCollectors(settingsFromFlags(flags), { now, logger });
 }
 
 const read = (c: Collectors): Promise<void> => c.runCycle(HOST_READING);
@@ -232,5 +233,43 @@ describe('with files kept open', () => {
       await kept.stop();
     }
     expect(files.keptFiles).toBe(0);
+  });
+});
+
+describe('the host collectors, in the log', () => {
+  const device = (name: string) => path.join(tree.root, 'class/infiniband', name);
+  const parked = (name: string) => path.join(tree.root, `parked-${name}`);
+
+  it('say once when a device disappears or appears after start, whichever reading or sample sees it first', async () => {
+    const { logger, lines, messages } = logLines('info');
+    const c = collectors(undefined, logger);
+    await read(c);
+    expect(messages()).toEqual(['found 13 InfiniBand devices']);
+    await rename(device('mlx5_7'), parked('mlx5_7'));
+    await c.sampleNow();
+    await read(c);
+    await c.sampleNow();
+    await rename(parked('mlx5_7'), device('mlx5_7'));
+    await rename(device('mlx5_6'), parked('mlx5_6'));
+    await read(c);
+    await read(c);
+    expect(messages().slice(1)).toEqual(['InfiniBand device disappeared: mlx5_7', 'InfiniBand device appeared: mlx5_7', 'InfiniBand device disappeared: mlx5_6']);
+    expect(lines[1]).toMatchObject({ level: 40, devices: ['mlx5_7'] });
+    expect(lines[2]).toMatchObject({ level: 30, devices: ['mlx5_7'] });
+  });
+
+  it('never say "works again" of a device that was unplugged; say it when the device is back and reads well', async () => {
+    const { logger, messages } = logLines('info');
+    const c = collectors(undefined, logger);
+    await writeFile(stateFile('mlx5_7'), 'garbage\n');
+    await read(c);
+    await rename(device('mlx5_7'), parked('mlx5_7'));
+    await read(c);
+    await read(c);
+    expect(messages()).toEqual(['found 13 InfiniBand devices', 'read failed; repeats of this error are summarised hourly', 'InfiniBand device disappeared: mlx5_7']);
+    await rename(parked('mlx5_7'), device('mlx5_7'));
+    await writeFile(stateFile('mlx5_7'), '4: ACTIVE\n');
+    await read(c);
+    expect(messages().slice(3)).toEqual(['InfiniBand device appeared: mlx5_7', 'read works again']);
   });
 });

@@ -5,19 +5,22 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
-import { FIXTURES } from '../support/trees.js';
+import { firstLines, garbled } from '../support/damaged-output.js';
+import { logLines } from '../support/log-lines.js';
+import { FIXTURES, NO_INFINIBAND } from '../support/trees.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
 import { recording as recorded } from '../support/replay.js';
-import { ReplayRunner, result } from '../support/replay.js';
+import { ReplayRunner, result, writeRecordedCache } from '../support/replay.js';
 import { DISCOVERY_CYCLE, FABRIC_DISCOVERY } from '../../src/collectors/fabric-discovery.js';
 import { FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric-ports.js';
+import { SA_CYCLE } from '../../src/collectors/fabric-sa.js';
 import type { FabricCommand } from '../../src/sources/fabric/commands.js';
 
 const CONFIG = path.join(FIXTURES, 'config/fabric.yml');
@@ -28,10 +31,10 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-function fabricExporter(runner: ReplayRunner<FabricCommand>, flags: string[] = [], now?: () => number): Exporter {
-  const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--config.file', CONFIG, '--diag.timeout', '2s', ...flags]);
+function fabricExporter(runner: ReplayRunner<FabricCommand>, flags: string[] = [], now?: () => number, logger: Logger = pino({ level: 'silent' })): Exporter {
+  const command = parseCommandLine(['--path.sysfs', NO_INFINIBAND, '--config.file', CONFIG, '--diag.timeout', '2s', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner }, ...(now && { now }) });
+  const exporter = new Exporter({ settings: command.settings, logger, runners: { module: 'not-installed', fabric: runner }, ...(now && { now }) });
   exporters.push(exporter);
   return exporter;
 }
@@ -316,6 +319,23 @@ describe('fabric mode on recorded outputs', () => {
     expect(runner.calls.filter((call) => call.startsWith('ibqueryerrors'))).toHaveLength(4);
   });
 
+  it('where ibqueryerrors cannot run, a perfquery run cut short fails the cycle; the ports it printed stand', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['per-switch', 'healthy'], (command, args) => {
+      if (command === 'ibqueryerrors') return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
+      if (command === 'perfquery' && args.join(' ') === '-l 2 1-4') return result(command, args, { stdout: recorded('fabric', 'per-switch', 'spine-1-basic').stdout.split('# Port counters: Lid 2 port 3')[0]! });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    const text = await cycle(exporter);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(0);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
+    expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 3)}}`)).toBeUndefined();
+    // Its data counters came from the extended run, which was whole.
+    expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(SPINE1, 3)}}`)).toBeGreaterThan(0);
+    const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_ports')!;
+    expect(report.errors).toContainEqual({ collector: 'fabric_ports', item: 'perfquery -l 2 1-4', message: 'the output is incomplete, cut short on its way: no counters of ports 3, 4' });
+  });
+
   it('a switch whose perfquery fails at first is tried once more, alone', async () => {
     let failed = false;
     const runner = new ReplayRunner<FabricCommand>('fabric', ['per-switch', 'healthy'], (command, args) => {
@@ -385,10 +405,255 @@ describe('fabric mode on recorded outputs', () => {
   });
 });
 
+const healthyText = (stem: string): string => recorded('fabric', 'healthy', stem).stdout;
+const discoveries = (runner: ReplayRunner<FabricCommand>): number => runner.calls.filter((call) => call.startsWith('ibnetdiscover')).length;
+const success = (text: string, collector: string): number | undefined => value(text, `infiniband_exporter_collector_success{collector="${collector}"}`);
+
+describe('partial output is never success', () => {
+  it('a discovery cut short after a good one: the topology stays, discovery fails and says why', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
+    const exporter = fabricExporter(runner);
+    await cycle(exporter);
+    // Cut after the switches: every CA gone (exit 0, the cache file whole).
+    const cut = healthyText('ibnetdiscover').slice(0, healthyText('ibnetdiscover').indexOf('devid=0x1003') - 'vendid=0x2c9\n'.length);
+    runner.override = (command, args) => {
+      if (command !== 'ibnetdiscover') return undefined;
+      writeRecordedCache('healthy', args);
+      return result(command, args, { stdout: cut });
+    };
+        await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+    const text = await scrape(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(0);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
+    expect(value(text, `infiniband_fabric_link_info{${port(HOST11, 1)},peer_guid="${LEAF1}",peer_port="1",peer_type="ca"}`)).toBeUndefined();
+    expect(value(text, `infiniband_fabric_link_info{${port(HOST11, 1)},peer_guid="${LEAF1}",peer_port="1",peer_type="switch"}`)).toBe(1);
+    expect(success(text, 'fabric_ports')).toBe(1);
+    const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_discovery')!;
+    expect(report.errors).toEqual([{
+      collector: 'fabric_discovery',
+      item: 'ibnetdiscover',
+      message: 'the output is incomplete, cut short or garbled on its way: 9 cables are listed from one end only (first: port 1 of 0x0002c90200530000 to port 1 of 0x0002c90300a30010, a node the output never describes); it describes 5 of the 14 nodes of the cache file ibnetdiscover wrote (first missing: 0x0002c90300a30030)',
+    }]);
+    // With a good topology in use, the next discovery comes at its interval, not at once.
+    expect(discoveries(runner)).toBe(2);
+  });
+
+  it('a discovery garbled on every third line after a good one: the topology stays, discovery fails', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
+    const exporter = fabricExporter(runner);
+    await cycle(exporter);
+    runner.override = (command, args) => (command === 'ibnetdiscover' ? result(command, args, { stdout: garbled(healthyText('ibnetdiscover')) }) : undefined);
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    const text = await scrape(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(0);
+    expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_discovery"}')).toBeGreaterThan(30);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
+  });
+
+  it('the first discovery cut short: what it found is served, failed, and the next ports cycle discovers again', async () => {
+    let cutShort = true;
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command !== 'ibnetdiscover' || !cutShort) return undefined;
+      writeRecordedCache('healthy', args);
+      return result(command, args, { stdout: firstLines(healthyText('ibnetdiscover'), 40) });
+    });
+    let clock = 1_000_000;
+    const exporter = fabricExporter(runner, [], () => clock);
+    let text = await cycle(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(0);
+    expect(series(text, 'infiniband_fabric_node_info').length).toBeLessThan(14);
+    cutShort = false;
+    clock += 60_000;
+        await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+    await waitFor('a second discovery', () => (discoveries(runner) === 2 ? true : undefined));
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    text = await scrape(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(1);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
+  });
+
+  it('a whole discovery that lost most of the fabric is taken only when the next one finds the same', async () => {
+    // Only the switches and their inter-switch cables, consistent, no cache file: 5 of 14 nodes.
+    const switchesOnly = healthyText('ibnetdiscover').split('\n\n').filter((record) => record.includes('switchguid='))
+      .map((record) => record.split('\n').filter((line) => !line.includes('"H-')).join('\n')).join('\n\n');
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
+    let clock = 1_000_000;
+    const exporter = fabricExporter(runner, [], () => clock);
+    await cycle(exporter);
+    runner.override = (command, args) => (command === 'ibnetdiscover' ? result(command, args, { stdout: switchesOnly }) : undefined);
+        await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    let text = await scrape(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(0);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(14);
+    const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_discovery')!;
+    expect(report.errors.map((error) => error.message)).toContain('found 5 nodes where the topology in use has 14: kept until the next discovery finds the same');
+    // The next ports cycle asks for the confirming discovery at once.
+    clock += 60_000;
+    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+    await waitFor('a third discovery', () => (discoveries(runner) === 3 ? true : undefined));
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    text = await scrape(exporter);
+    expect(success(text, 'fabric_discovery')).toBe(1);
+    expect(series(text, 'infiniband_fabric_node_info')).toHaveLength(5);
+  });
+
+  it('a scan cut short: the ports it left out stay, without a state; the cycle fails; no discovery is asked for', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
+    let clock = 1_000_000;
+    const exporter = fabricExporter(runner, [], () => clock);
+    await cycle(exporter);
+    // 19 of the 32 switch port lines, as the issue saw it.
+    runner.override = (command, args) => (command === 'iblinkinfo' ? result(command, args, { stdout: firstLines(healthyText('iblinkinfo-switches'), 19) }) : undefined);
+    clock += 60_000;
+    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+    const text = await scrape(exporter);
+    expect(success(text, 'fabric_ports')).toBe(0);
+    expect(series(text, 'infiniband_fabric_port_state_id')).toHaveLength(19);
+    // The 13 others are still there: their counters, and their cables as discovered.
+    expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toHaveLength(32);
+    expect(value(text, `infiniband_fabric_port_state_id{${port(LEAF2, 1)}}`)).toBeUndefined();
+    expect(value(text, `infiniband_fabric_link_info{${port(LEAF2, 1)},peer_guid="0x0002c90300a20010",peer_port="1",peer_type="ca"}`)).toBe(1);
+    expect(value(text, `infiniband_fabric_link_info{${port(SPINE1, 1)},peer_guid="${LEAF1}",peer_port="4",peer_type="switch"}`)).toBe(1);
+    const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_ports')!;
+    expect(report.errors.map((error) => error.message)).toEqual([
+      `the output is incomplete, cut short or garbled on its way: cables lead to 2 nodes it does not print (first: ${SPINE1}); a switch is printed without all its ports (first: ${SPINE2} "MF0;spine-2:SX6036/U1"); the ports it left out are reported without a state this cycle`,
+    ]);
+    expect(discoveries(runner)).toBe(1);
+  });
+
+  it('a scan with a garbled line, a sweep with one: each fails the cycle, the rest of it stands', async () => {
+    const lines = healthyText('iblinkinfo-switches').split('\n');
+    lines[3] = lines[3]!.slice(0, 40);
+    const counters = healthyText('counters-switches').replace(/\[PortRcvData == (\d+)/, '[PortRcvData == $1\u0001');
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command === 'iblinkinfo') return result(command, args, { stdout: lines.join('\n') });
+      if (command === 'ibqueryerrors' && args.includes('--counters')) return result(command, args, { stdout: counters });
+      return undefined;
+    });
+    const text = await cycle(fabricExporter(runner));
+    expect(success(text, 'fabric_ports')).toBe(0);
+    expect(series(text, 'infiniband_fabric_port_state_id')).toHaveLength(31);
+    expect(series(text, 'infiniband_fabric_port_receive_data_bytes_total')).toHaveLength(31);
+    expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toHaveLength(32);
+    expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(3);
+  });
+
+  it.each([
+    ['SMIR cut inside its second record: no SM list at all (one SM fewer would be a subnet without standby)', 'SMIR', firstLines(healthyText('smir'), 12), 0],
+    ['SMIR without any record (the master lists itself)', 'SMIR', '', 0],
+    ['SMIR garbage', 'SMIR', 'Segmentation fault\n\u0001\u0002 this is not saquery output\n', 0],
+  ])('%s', async (_name, arg, stdout, expected) => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'saquery' && args[0] === arg ? result(command, args, { stdout }) : undefined));
+    const text = await cycle(fabricExporter(runner));
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(expected);
+    expect(series(text, 'infiniband_fabric_multicast_group_mtu_bytes')).toHaveLength(1);
+  });
+
+  it('SMIR cut between its two records: the SM left out still answers, so it stays listed and the cycle fails; one that is gone does not', async () => {
+    let smir = healthyText('smir');
+    let standbyAnswers = true;
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command === 'saquery' && args[0] === 'SMIR') return result(command, args, { stdout: smir });
+      if (command === 'sminfo' && args[0] === '14' && !standbyAnswers) return result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    expect(series(await cycle(exporter), 'infiniband_fabric_subnet_manager_info')).toHaveLength(2);
+        smir = firstLines(healthyText('smir'), 9);
+    await exporter.collectors.runCycle(SA_CYCLE);
+    let text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toEqual([
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a10011",sm_lid="1",state="MASTER",priority="5"} 1',
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="STANDBY",priority="5"} 1',
+    ]);
+    const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_sa')!;
+    expect(report.errors).toEqual([{ collector: 'fabric_sa', item: 'saquery SMIR', message: 'the subnet manager 0x0002c90300a30031 (LID 14) is not in the output but answers as STANDBY: the output is incomplete' }]);
+    // The standby stopped: it no longer answers, the SA's one record is the whole list.
+    standbyAnswers = false;
+    await exporter.collectors.runCycle(SA_CYCLE);
+    text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(1);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(1);
+  });
+
+  it('no multicast group where the last cycle had some fails; none from the start does not; garbled member records give no counts', async () => {
+    let groups = healthyText('groups');
+    let members = healthyText('members');
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command === 'saquery' && args[0] === '-g') return result(command, args, { stdout: groups });
+      if (command === 'saquery' && args[0] === '-m') return result(command, args, { stdout: members });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    expect(success(await cycle(exporter), 'fabric_sa')).toBe(1);
+        groups = '';
+    await exporter.collectors.runCycle(SA_CYCLE);
+    let text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(series(text, 'infiniband_fabric_multicast_group_mtu_bytes')).toEqual([]);
+    expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(2);
+    // Still none: still failing (the last cycle that succeeded had one).
+    await exporter.collectors.runCycle(SA_CYCLE);
+    expect(success(await scrape(exporter), 'fabric_sa')).toBe(0);
+    groups = healthyText('groups');
+    members = garbled(healthyText('members'));
+    await exporter.collectors.runCycle(SA_CYCLE);
+    text = await scrape(exporter);
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(series(text, 'infiniband_fabric_multicast_group_mtu_bytes')).toHaveLength(1);
+    expect(series(text, 'infiniband_fabric_multicast_group_members')).toEqual([]);
+
+    const fresh = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'saquery' && args[0] === '-g' ? result(command, args, { stdout: '' }) : undefined));
+    expect(success(await cycle(fabricExporter(fresh)), 'fabric_sa')).toBe(1);
+  });
+
+  it('sminfo garbage: the SA\'s record stays, the cycle fails', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      (command === 'sminfo' && args[0] === '14' ? result(command, args, { stdout: 'Segmentation fault\n\u0001\u0002 this is not sminfo output\n' }) : undefined));
+    const text = await cycle(fabricExporter(runner));
+    expect(success(text, 'fabric_sa')).toBe(0);
+    expect(text).toContain('infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1');
+  });
+
+  it('in the log, a switch\'s failed PMA queries work again when a sweep that finished queried it again', async () => {
+    const log = logLines('info');
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['pma-failure', 'healthy']);
+    const exporter = fabricExporter(runner, [], undefined, log.logger);
+    await cycle(exporter);
+    const failed = log.lines.filter((line) => line.collector === 'fabric_ports' && line.msg === 'read failed; repeats of this error are summarised hourly').map((line) => line.item);
+    expect(failed).toContain('ibqueryerrors Lid 6 port 0');
+    runner.use(['healthy']);
+    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+    const again = log.lines.filter((line) => line.collector === 'fabric_ports' && line.msg === 'read works again').map((line) => line.item);
+    expect(again.sort()).toEqual([...new Set(failed)].sort());
+  });
+
+  it('in the log, a discovery that keeps failing is one failure, known by its command without the cache file; "works again" once it does', async () => {
+    const log = logLines('info');
+    let failing = true;
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      (command === 'ibnetdiscover' && failing ? result(command, args, { exitCode: 255, stdout: 'ibnetdiscover: iberror: failed: discover failed\n' }) : undefined));
+    const exporter = fabricExporter(runner, [], undefined, log.logger);
+    await cycle(exporter);
+        for (let i = 0; i < 3; i++) await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    failing = false;
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    const discoveryLines = log.lines.filter((line) => line.collector === 'fabric_discovery');
+    expect(discoveryLines.map((line) => [line.msg, line.item])).toEqual([
+      ['read failed; repeats of this error are summarised hourly', 'ibnetdiscover'],
+      ['read works again', 'ibnetdiscover'],
+    ]);
+    expect(discoveryLines[1]).toMatchObject({ occurrences: 4 });
+  });
+});
+
 describe('without --collector.fabric', () => {
   it('serves no infiniband_fabric_* series and runs no fabric command', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
-    const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--no-collector.diag']);
+    const command = parseCommandLine(['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']);
     if (command.action !== 'run') throw new Error('unexpected');
     const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner } });
     exporters.push(exporter);

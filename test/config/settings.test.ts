@@ -16,6 +16,8 @@ import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
 import { CONFIG_FILE, DEMO_CONFIG, DEMO_SYSFS, flagSet } from '../../src/commands/command-line.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';
+import { checkSysfsRoot } from '../../src/collectors/host.js';
+import { NO_INFINIBAND, ZOO } from '../support/trees.js';
 
 const FLAGS = flagSet(SERVE_FLAGS, COLLECTORS);
 
@@ -277,8 +279,8 @@ fabric:
   });
 
   it('accepts an empty file', () => {
-    expect(parseText('', 'empty.yml')).toEqual({ values: new Map(), sections: new Map() });
-    expect(parseText('# only a comment\n', 'c.yml')).toEqual({ values: new Map(), sections: new Map() });
+    expect(parseText('', 'empty.yml')).toEqual({ values: new Map(), sections: new Map(), places: new Map() });
+    expect(parseText('# only a comment\n', 'c.yml')).toEqual({ values: new Map(), sections: new Map(), places: new Map() });
   });
 
   it.each([
@@ -308,5 +310,33 @@ fabric:
     ['fabric:\n  expectations: {node: x}\n', 'c.yml:2: "fabric.expectations" must be a list of {node, ports, width, speed}'],
   ])('rejects %j naming file, line and expectation', (text, message) => {
     expect(usageError(() => parseText(text, 'c.yml'))).toContain(`config file ${message}`);
+  });
+});
+
+describe('the sysfs root (checked by serve and check at start)', () => {
+  const expected = 'expected the directory where sysfs is mounted (/sys, or /host/sys in a container)';
+  const check = (argv: string[]) => () => checkSysfsRoot(settings(argv));
+
+  it('takes a sysfs mount, with or without InfiniBand in it', () => {
+    expect(check(['--path.sysfs', ZOO])).not.toThrow();
+    // A host whose InfiniBand stack is not loaded: class/ without class/infiniband. Served as such.
+    expect(check(['--path.sysfs', NO_INFINIBAND])).not.toThrow();
+    expect(check(['--demo'])).not.toThrow();
+  });
+
+  it.each([
+    ['a path that does not exist', () => '/nonexistent/sys', 'does not exist'],
+    ['a path through a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type/x'), 'does not exist'],
+    ['a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type'), 'is not a directory'],
+    ['a directory that is not a sysfs mount (the class directory itself)', () => path.join(ZOO, 'class/infiniband'), 'has no class/ directory: it is not a sysfs mount'],
+  ])('rejects %s, naming the flag and the path', (_name, root, problem) => {
+    expect(usageError(check(['--path.sysfs', root()]))).toBe(`--path.sysfs: ${root()} ${problem}; ${expected}`);
+  });
+
+  it('names the config file and line when the path came from it; the flag when it wins', async () => {
+    const file = await configFile('sysfs.yml', 'collection:\n  interval: 10s\npath:\n  sysfs: /host/sys\n');
+    expect(usageError(check(['--config.file', file]))).toBe(`config file ${file}:4: "path.sysfs": /host/sys does not exist; ${expected}`);
+    expect(usageError(check(['--config.file', file, '--path.sysfs', '/elsewhere']))).toBe(`--path.sysfs: /elsewhere does not exist; ${expected}`);
+    expect(check(['--config.file', file, '--path.sysfs', ZOO])).not.toThrow();
   });
 });

@@ -17,7 +17,7 @@ import { ReplayRunner } from '../support/replay.js';
 import { promClientText as promClientOracle } from '../support/prom-client-oracle.js';
 import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
 import { renderExposition } from '../support/exposition.js';
-import { copyTree, DGX, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, NO_INFINIBAND, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 
 async function snapshotOf(exporter: Exporter, withDiag = false): Promise<Snapshot> {
@@ -60,7 +60,7 @@ describe('exposition text against prom-client', () => {
     ['zoo', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG], false],
     ['zoo with the one-hot state series', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG], true],
     ['dgx', ['--path.sysfs', DGX, '--no-collector.diag'], false],
-    ['no InfiniBand', ['--path.sysfs', '/nonexistent', '--no-collector.diag'], false],
+    ['no InfiniBand', ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag'], false],
   ] as const)('is identical on the %s host', async (_name, given, portStateSeries) => {
     const flags = [...given, ...(portStateSeries ? ['--metrics.port-state-series'] : [])];
     const text = await expectSameAsPromClient(await snapshotOf(exporterFromFlags(flags)), settingsFromFlags(flags));

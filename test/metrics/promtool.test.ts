@@ -10,7 +10,7 @@ import { Exporter } from '../../src/commands/serve/exporter.js';
 import { ReplayRunner } from '../support/replay.js';
 import { requireSystemTools } from '../support/system.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { copyTree, DGX, FIXTURES, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, FIXTURES, NO_INFINIBAND, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
 import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 import type { FabricCommand } from '../../src/sources/fabric/commands.js';
 
@@ -35,7 +35,7 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
   it.each([
     ['zoo', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG]],
     ['dgx', ['--path.sysfs', DGX, '--no-collector.diag']],
-    ['no InfiniBand', ['--path.sysfs', '/nonexistent', '--no-collector.diag']],
+    ['no InfiniBand', ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']],
     ['zoo with the one-hot state series', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG, '--metrics.port-state-series']],
   ])('reports nothing on the %s host', async (_name, flags) => {
     const text = await scrape(exporterFromFlags(flags));

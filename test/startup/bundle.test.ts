@@ -47,8 +47,9 @@ describe('the bundle (dist/exporter.cjs) that dist/main.js runs', () => {
 
   it('loads fabric mode on demand inside the bundle', async () => {
     // No subnet manager to ask here: what matters is that the fabric loops were loaded and ran.
+    // A sysfs root without InfiniBand: class/ with nothing in it.
     const empty = path.join(root, 'no-devices');
-    mkdirSync(empty);
+    mkdirSync(path.join(empty, 'class'), { recursive: true });
     const fabric = (body: string) => body.split('\n').filter((line) => line.startsWith('infiniband_exporter_collector_success{collector="fabric_'));
     const body = await servedMetrics([path.join(dist, 'main.js'), '--collector.fabric', '--no-collector.diag', `--path.sysfs=${empty}`], root, (text) => fabric(text).length === 3);
     // In the registry's order, whichever cycle ended first.

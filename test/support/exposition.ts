@@ -1,5 +1,5 @@
 // Reading the exporter's /metrics in tests, as a Prometheus would see it.
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Settings } from '../../src/config/flags.js';
 import type { Collector } from '../../src/collectors/collector.js';
 import { Collectors } from '../../src/collectors/collectors.js';
@@ -36,10 +36,10 @@ export function renderExposition(snapshot: Snapshot, settings: Settings, collect
 }
 
 /** The host collectors (sysfs, ipoib, tso) of the registry, as one program runs them, on a sysfs tree. */
-export function hostCollectors(settings: Settings, options: { files?: SysfsFiles; now?: () => number } = {}): Collectors {
+export function hostCollectors(settings: Settings, options: { files?: SysfsFiles; now?: () => number; logger?: Logger } = {}): Collectors {
   return new Collectors(COLLECTORS.filter((collector) => collector.schedule.cycle === HOST_READING), {
     settings,
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     mode: 'serve',
     runners: { module: 'not-installed', ethtool: 'not-installed' },
     ...(options.now && { now: options.now }),

@@ -43,6 +43,13 @@ export function result<Tool extends string>(command: Tool, args: readonly string
   return { command, args, outcome: 'exited', exitCode: 0, stdout: '', stderr: '', durationMs: 1, ...fields };
 }
 
+/** What `ibnetdiscover --cache FILE` does besides printing: write the scenario's recorded cache to FILE. */
+export function writeRecordedCache(scenario: string, args: readonly string[]): void {
+  const cacheAt = args.indexOf('--cache');
+  const cache = path.join(FIXTURES, 'fabric', scenario, 'topology.cache');
+  if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
+}
+
 export type Override<Tool extends string> = (command: Tool, args: readonly string[]) => CommandResult<Tool> | undefined;
 
 export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
@@ -74,9 +81,7 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
     for (const scenario of this.scenarios) {
       const stem = recordedCommands(this.tools, scenario).get(line);
       if (stem === undefined) continue;
-      const cacheAt = args.indexOf('--cache');
-      const cache = path.join(FIXTURES, this.tools, scenario, 'topology.cache');
-      if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
+      if (this.tools === 'fabric') writeRecordedCache(scenario, args);
       return result(command, args, recording(this.tools, scenario, stem));
     }
     throw new Error(`no recording of "${line}" in ${this.scenarios.join(', ')}`);

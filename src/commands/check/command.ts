@@ -7,7 +7,7 @@ import { choice, flag } from '../../config/flags.js';
 import { UsageError } from '../../config/errors.js';
 import type { Collector } from '../../collectors/collector.js';
 import { COLLECTORS } from '../../collectors/registry.js';
-import { flagSet, helpLines, parseCommandLine } from '../command-line.js';
+import { flagSet, helpLines, parseCommandLine, verifySettings } from '../command-line.js';
 import { SERVE_FLAGS } from '../serve/flags.js';
 import { renderJson } from './json-report.js';
 import { collectOnce, type ToolRunners } from './one-cycle.js';
@@ -53,6 +53,8 @@ export async function runCheck(argv: readonly string[], io: CheckIo, options: Ch
   let command;
   try {
     command = parseCommandLine(argv, flagSet([FORMAT, ...SERVE_FLAGS], collectors));
+    // A sysfs root that is not one is a mistyped flag, not a sick node: a health check must not drain it.
+    if (!command.help) verifySettings(command.settings, collectors);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr.write(`infiniband-exporter check: ${error.message}\n`);

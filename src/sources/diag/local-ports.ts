@@ -41,6 +41,8 @@ export interface DiagReading<T> {
   /** By `portKey(device, port)`: every queried port that gave an answer. */
   ports: Map<string, T>;
   errors: ItemError[];
+  /** The commands run, as their errors name them (the items this pass read). */
+  ran: ReadonlySet<string>;
   /** Commands killed at the time limit. */
   timeouts: number;
 }
@@ -54,6 +56,7 @@ export function isQueriedPort(port: Port): boolean {
 /** One tool's commands in one pass: runs them, records their failures. */
 class ToolPass {
   readonly errors: ItemError[] = [];
+  readonly ran = new Set<string>();
   timeouts = 0;
 
   constructor(
@@ -64,6 +67,7 @@ class ToolPass {
   /** Run a command; undefined when it failed (recorded). */
   async run(args: string[], accept?: (result: CommandResult<DiagCommand>) => boolean): Promise<CommandResult<DiagCommand> | undefined> {
     const result = await this.options.runner.run(this.tool, args, this.options.signal);
+    this.ran.add(commandLine(result));
     if (result.outcome === 'exited' && (result.exitCode === 0 || accept?.(result))) return result;
     if (result.outcome === 'timeout') this.timeouts += 1;
     this.errors.push({ item: commandLine(result), message: commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed' });
@@ -125,7 +129,7 @@ async function eachTarget<T>(tool: DiagCommand, targets: readonly Target[], opti
     const key = portKey(target.device.name, target.port.port);
     if (ports.has(key)) ordered.set(key, ports.get(key)!);
   }
-  return { ports: ordered, errors: pass.errors, timeouts: pass.timeouts };
+  return { ports: ordered, errors: pass.errors, ran: pass.ran, timeouts: pass.timeouts };
 }
 
 /** sminfo from each target: is its subnet manager alive, and which is it. */

@@ -68,6 +68,12 @@ export function parseIbqueryerrors(stdout: string, stderr: string): SweepReading
       unparsed.push(line);
       continue;
     }
+    // A port line is nothing but its `[Name == value]` items: anything else (a line cut or
+    // garbled half-way) would lose counters without a word.
+    if (match[3]!.replace(ITEM, '').trim() !== '') {
+      unparsed.push(line);
+      continue;
+    }
     if (match[2] === 'ALL') continue;
     const values = new Map<string, SweepValue>();
     for (const item of match[3]!.matchAll(ITEM)) {

@@ -83,15 +83,16 @@ export function parseMulticastGroups(stdout: string): MulticastGroups {
     const pkey = integer(record.get('pkey'));
     const mtu = integer(record.get('Mtu'));
     const rate = integer(record.get('Rate'));
-    if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff) {
+    // saquery prints every field of a record: one without its MTU or rate was cut short.
+    if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff || mtu === undefined || rate === undefined) {
       unparsed.push(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }
     groups.push({
       mgid: mgid.toLowerCase(),
       pkey: `0x${pkey.toString(16).padStart(4, '0')}`,
-      mtuBytes: mtu === undefined ? undefined : saMtuBytes(mtu),
-      rateGbps: rate === undefined ? undefined : saRateGbps(rate),
+      mtuBytes: saMtuBytes(mtu),
+      rateGbps: saRateGbps(rate),
       members: undefined,
     });
   }

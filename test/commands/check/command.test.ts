@@ -11,7 +11,7 @@ import type { ToolRunners } from '../../../src/commands/check/one-cycle.js';
 import { buildOnce, MAIN } from '../../support/built.js';
 import { generateTree } from '../../support/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../../support/host-tree.js';
-import { DGX, FIXTURES, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../../support/trees.js';
+import { DGX, FIXTURES, NO_INFINIBAND, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../../support/trees.js';
 import { ReplayRunner } from '../../support/replay.js';
 import { LEAF1, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';
 import type { DiagCommand } from '../../../src/sources/diag/local-ports.js';
@@ -84,6 +84,23 @@ describe('exit status', () => {
     expect(stdout).toBe('');
     expect(stderr).toMatch(message);
     expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('is 2 for a sysfs root that is not one, naming the path: a mistyped flag must not drain the node', async () => {
+    const { code, stdout, stderr } = await check(['--path.sysfs', '/nonexistent']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('infiniband-exporter check: --path.sysfs: /nonexistent does not exist; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)\n');
+    const inside = await check(['--path.sysfs', path.join(DGX, 'class/infiniband'), '--no-collector.diag']);
+    expect(inside.code).toBe(2);
+    expect(inside.stderr).toMatch(/class\/infiniband has no class\/ directory: it is not a sysfs mount;/);
+  });
+
+  it('is 1 on a sysfs root without InfiniBand: the node has no InfiniBand, that is a finding', async () => {
+    const { code, stdout, stderr } = await check(['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']);
+    expect(code).toBe(1);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/CRITICAL {2}no InfiniBand device found/);
   });
 
   it('is 2 for a bad config file, naming the file and line', async () => {
@@ -357,6 +374,11 @@ describe('the real process', () => {
     const usage = run(['--format', 'yaml']);
     expect(usage.status).toBe(2);
     expect(usage.stderr).toBe('infiniband-exporter check: --format: "yaml" is not text or json\n');
+    // As NHC or Slurm would run it with a mistyped root: a usage error, not a sick node.
+    const missing = run(['--path.sysfs=/nonexistent']);
+    expect(missing.status).toBe(2);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toBe('infiniband-exporter check: --path.sysfs: /nonexistent does not exist; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)\n');
   });
 
   it('names the interface and TSO on the a0 host with whatever ethtool this machine has', () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, MAIN } from '../../support/built.js';
-import { ZOO } from '../../support/trees.js';
+import { NO_INFINIBAND, ZOO } from '../../support/trees.js';
 
 let dir: string;
 const children: ChildProcess[] = [];
@@ -80,6 +80,15 @@ describe('exit code 2 and one line for user errors', () => {
     expect(result.stderr).not.toMatch(/\bat .*\.js:\d+/);
   });
 
+  it('names a sysfs root that does not exist, or is not one', () => {
+    const missing = run(['--path.sysfs', '/nonexistent']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe('infiniband-exporter: --path.sysfs: /nonexistent does not exist; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)\n');
+    const file = run(['--path.sysfs', path.join(ZOO, 'class/infiniband/mlx5_0/node_type')]);
+    expect(file.status).toBe(2);
+    expect(file.stderr).toMatch(/^infiniband-exporter: --path.sysfs: .*node_type is not a directory; expected/);
+  });
+
   it('names the config file and line', async () => {
     const file = path.join(dir, 'bad.yml');
     await writeFile(file, 'collection:\n  interval: 10s\ndiag:\n  timeout: forever\n');
@@ -101,9 +110,8 @@ describe('exit code 2 and one line for user errors', () => {
 });
 
 describe('running', () => {
-  it('starts on a host without InfiniBand, says so once, serves its own metrics and stops on SIGTERM', async () => {
-    const empty = await mkdtemp(path.join(dir, 'sys-'));
-    const { child, logs, address } = await start(['--path.sysfs', empty, '--collection.interval=100ms', '--no-collector.diag']);
+  it('starts on a host without InfiniBand (sysfs without class/infiniband), says so once, serves its own metrics and stops on SIGTERM', async () => {
+    const { child, logs, address } = await start(['--path.sysfs', NO_INFINIBAND, '--collection.interval=100ms', '--no-collector.diag']);
     const body = await (await fetch(`${address}/metrics`)).text();
     expect(body).toContain('process_cpu_user_seconds_total');
     await new Promise((r) => setTimeout(r, 500)); // several cycles
