@@ -11,7 +11,7 @@
 // - a sustained flood at full speed from 100 kept-open connections (each sends its next wrong
 //   password when answered) while Prometheus's cached credentials scrape every 50 ms: the flood's
 //   rate, scrape latency p50/p99 beside the same scrapes without a flood, and the exporter's CPU.
-// Orderings are the tests' business (test/server/security.test.ts); here are the durations.
+// Orderings are the tests' business (test/commands/serve/security.test.ts); here are the durations.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
