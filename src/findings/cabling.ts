@@ -230,6 +230,19 @@ function railFindings(words: CablingWords, rails: RailReport, conformance: Cabli
 }
 
 /**
+ * The fabric findings a cabling report explains better, for a caller that shows both lists: a
+ * switch port "down" (fabric-port-down) that is a port a cable should be moved into or out of
+ * — the cable was moved, not pulled. Everything else stands.
+ */
+export function explainedByCabling(report: CablingReport | undefined): (finding: Finding) => boolean {
+  const ports = new Set<string>();
+  for (const action of report?.conformance?.actions ?? []) {
+    for (const move of action.moves) for (const end of [move.from, move.to]) ports.add(`${end.nodeGuid}/${end.port}`);
+  }
+  return (finding) => finding.condition === 'fabric-port-down' && finding.subject.kind === 'fabric-port' && ports.has(`${finding.subject.node.guid}/${finding.subject.port}`);
+}
+
+/**
  * Every finding of a cabling report (`topology`: the discovery they were judged against, for the
  * names). Actions first (each with every step in order), then missing links and nodes, links below
  * the plan, rail violations, and the cables the plan does not have.

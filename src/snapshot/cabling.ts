@@ -194,7 +194,7 @@ export interface CablingReport {
  * Where every port's cable goes now: the last ports cycle's reading where the port was read (fresh),
  * else the last discovery (CA ports without --fabric.hca-ports, switches of other shards). A
  * discovered cable that a fresher reading contradicts (one of its ports now reads another peer or
- * none) is left out. Ports without a link are absent.
+ * none) is left out. Ports without a link are absent; every cable is there from both ends.
  */
 export function currentCabling(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Map<string, PortAddress> {
   const now = new Map<string, PortAddress>();
@@ -205,10 +205,12 @@ export function currentCabling(topology: FabricTopology | undefined, readings: R
     read.add(key);
     if (reading.peer) now.set(key, reading.peer);
   }
+  // Both ends of every cable; a port read with a peer wins over that peer read without one (the
+  // ends of one scan agree; a port that just lost its link may not).
   for (const [key, reading] of readings) {
     if (!read.has(key) || !reading.peer) continue;
     const peerKey = fabricPortKey(reading.peer.nodeGuid, reading.peer.port);
-    if (!read.has(peerKey) && !now.has(peerKey)) now.set(peerKey, { nodeGuid: reading.nodeGuid, port: reading.port });
+    if (!now.has(peerKey)) now.set(peerKey, { nodeGuid: reading.nodeGuid, port: reading.port });
   }
   for (const [key, port] of topology?.ports ?? []) {
     if (!port.peer || read.has(key) || now.has(key)) continue;

@@ -5,12 +5,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseNodeNameMap } from '../../src/config/node-name-map.js';
-import { parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { cablingFindings, explainedByCabling } from '../../src/findings/cabling.js';
+import { fabricFindings } from '../../src/findings/fabric.js';
+import { severityRank } from '../../src/findings/finding.js';
+import type { FabricMapInput } from '../../src/server/fabric-map.js';
+import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { buildTopology, nodesByPortGuid } from '../../src/sources/fabric/discovery.js';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
-import type { CablingPlan, ResolvedPlan } from '../../src/snapshot/cabling.js';
-import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology } from '../../src/snapshot/fabric.js';
+import { currentCabling, type CablingPlan, type CablingReport, type ResolvedPlan } from '../../src/snapshot/cabling.js';
+import { judgeConformance } from '../../src/snapshot/cabling-conformance.js';
+import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricSnapshot, type FabricTopology } from '../../src/snapshot/fabric.js';
+import { judgeRails } from '../../src/snapshot/rails.js';
+import type { LinkExpectation, Snapshot } from '../../src/snapshot/types.js';
 
 export const CABLING_FIXTURES = fileURLToPath(new URL('../fixtures/cabling/', import.meta.url));
 
@@ -109,4 +116,29 @@ export function fabricFromPlan(text: string, isSwitch: (name: string) => boolean
   }
   const topology: FabricTopology = { nodes, ports: topologyPorts, duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 };
   return { topology, readings, guidOf };
+}
+
+/**
+ * The map's fixture: the rail tree miswired (a moved cable, a swap, an adapter on another rail, a
+ * pulled inter-switch link; test/fixtures/cabling/miswired, discovered before the changes) judged
+ * against the plan saved from it healthy, with on top an inter-switch link trained at 1X (rail2-leaf2
+ * port 4 / spine-1 port 6), a host port stuck INIT (rail1-leaf2 port 3), rising errors on rail0-leaf2
+ * port 5 and a bit error rate over the threshold on rail1-leaf1 port 4 (the last two as a caller
+ * computes them from counters over time).
+ */
+export function railTreeMapInput(): FabricMapInput {
+  const healthy = recordedRailTree('healthy');
+  const { topology, readings } = recordedRailTree('miswired', 'healthy');
+  const key = (leaf: number, port: number): string => fabricPortKey(`0x0002c90200700${leaf.toString(16).padStart(3, '0')}`, port);
+  const spine1 = (port: number): string => fabricPortKey('0x0002c90200600001', port);
+  for (const end of [key(6, 4), spine1(6)]) readings.set(end, { ...readings.get(end)!, width: 1 });
+  readings.set(key(4, 3), { ...readings.get(key(4, 3))!, state: { id: 2, name: 'INIT' } });
+  const expectations = new Map<string, LinkExpectation>([...readings.keys()].map((end) => [end, { width: 4, speed: 'QDR', source: 'config' }]));
+  const { resolved: planned } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
+  const cabling: CablingReport = { conformance: judgeConformance(planned, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
+  const fabric: FabricSnapshot = { topology, ports: readings, expectations, subnetManagers: [], multicastGroups: [], shard: { index: 1, count: 1 } };
+  const snapshot: Snapshot = { devices: [], ipoib: [], tso: new Map(), expectations: new Map(), diag: new Map(), reports: [], totals: { stateChanges: new Map(), readErrors: new Map(), commandTimeouts: new Map() }, fabric };
+  const explained = explainedByCabling(cabling);
+  const findings = [...cablingFindings(cabling, topology), ...fabricFindings(snapshot).filter((finding) => !explained(finding))].sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
+  return { topology, readings, expectations, cabling, findings, risingErrors: new Set([key(2, 5)]), berOverThreshold: new Set([key(3, 4)]), takenAt: Date.parse('2026-11-24T12:00:00Z') };
 }
