@@ -1,7 +1,7 @@
 // The cabling plan's two formats, its errors (line and what was expected), resolution against a
 // recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/fabrics/rail-tree.net).
 import { describe, expect, it } from 'vitest';
-import { formatPlan, parsePlan, planFormat, planToken, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { formatPlan, parsePlan, planErrorMessage, planFormat, planToken, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { judgeConformance } from '../../src/snapshot/cabling-conformance.js';
 import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
 
@@ -50,6 +50,11 @@ describe('cabling plan format', () => {
     const parsed = parsePlan(text, 'plan.txt');
     expect(parsed.plan).toBeUndefined();
     expect(parsed.errors[0]).toEqual({ line, message });
+  });
+
+  it('words an error as the one line of exit 2: where the file was given, file, line, what was expected', () => {
+    const [error] = parsePlan('leaf07 12 node-001 HCA-1 1', 'plan.txt').errors;
+    expect(planErrorMessage('--fabric.topology-file', 'plan.txt', error!)).toBe('--fabric.topology-file plan.txt:1: expected a port number 1–255 after "node-001", got "HCA-1" (a node name with spaces goes in double quotes)');
   });
 
   it('lists every error of a file, in line order', () => {

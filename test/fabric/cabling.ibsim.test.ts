@@ -36,13 +36,13 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
   let plan: ResolvedPlan;
 
   /** One discovery and one ports cycle, as fabric mode runs them. */
-  async function read(): Promise<{ topology: FabricTopology; readings: Map<string, FabricPortReading> }> {
+  async function read(): Promise<{ topology: FabricTopology; readings: Map<string, FabricPortReading>; text: string }> {
     const discovery = new FabricCycle('fabric_discovery', { runner, timeoutMs: 10_000 });
     const found = await discoverFabric(discovery, path.join(scratch, `topology-${++discoveries}.cache`), railTreeNames(), Date.now() / 1000);
     expect(discovery.report().errors).toEqual([]);
     const ports = new FabricCycle('fabric_ports', { runner, timeoutMs: 10_000 });
     const reading = await readFabricPorts(ports, { counterSource: 'sweep', unreachable: new Set(), topology: found!.topology, cache: found!.cache, covers: () => true, hcaPorts: false, scratch });
-    return { topology: found!.topology, readings: reading.ports };
+    return { topology: found!.topology, readings: reading.ports, text: found!.text };
   }
 
   /** The cabling findings of the fabric now against the plan: [condition, remedy]. */
@@ -91,6 +91,18 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     expect(findings).toEqual([]);
     expect(report.conformance!.links.every((link) => link.status === 0)).toBe(true);
     expect([...report.rails!.rails.keys()]).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2']);
+  }, 30_000);
+
+  it('finds nothing either against the discovery\'s own text saved as the plan (topology save --format ibnetdiscover)', async () => {
+    const { topology, readings, text } = await read();
+    const parsed = parsePlan(text, 'saved.ibnetdiscover');
+    expect(parsed.plan?.format).toBe('ibnetdiscover');
+    const { resolved, errors } = resolvePlan(parsed.plan!, topology, railTreeNames());
+    expect(errors).toEqual([]);
+    const conformance = judgeConformance(resolved, topology, readings);
+    expect(conformance.links).toHaveLength(30);
+    expect(conformance.links.every((link) => link.status === 0)).toBe(true);
+    expect(cablingFindings({ conformance, rails: undefined }, topology)).toEqual([]);
   }, 30_000);
 
   it('says where a moved host cable is and where it belongs', async () => {

@@ -34,6 +34,15 @@ import { parseIbnetdiscover } from './ibnetdiscover.js';
 
 const PLAN_LINE = '"<node> <port> <peer node> <peer port> [width] [speed]"';
 
+/**
+ * A plan error as the one line a person reads (exit 2): `source` names where the file was given,
+ * `--fabric.topology-file` or the config file's `fabric.topology_file`.
+ * `--fabric.topology-file plan.txt:7: expected a port number 1–255 after "node-001", got "HCA-1" …`
+ */
+export function planErrorMessage(source: string, file: string, error: PlanError): string {
+  return `${source} ${file}:${error.line}: ${error.message}`;
+}
+
 /** A parsed plan, or the errors that make it unusable (every one, in line order). */
 export type ParsedPlan = { plan: CablingPlan; errors: [] } | { plan: undefined; errors: PlanError[] };
 

@@ -19,6 +19,8 @@ export interface TopologyCache {
 export interface Discovery {
   topology: FabricTopology;
   cache: TopologyCache | undefined;
+  /** ibnetdiscover's output as printed (`topology save --format ibnetdiscover` writes it). */
+  text: string;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
     cycle.note(cacheFile, `ibnetdiscover cache not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
   }
-  return { topology: buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)), cache };
+  return { topology: buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)), cache, text: result.stdout };
 }
 
 /** The topology from ibnetdiscover's text, completed by its cache file when there is one. */
