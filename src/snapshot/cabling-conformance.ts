@@ -16,6 +16,7 @@
 // moves switch ends: a person fixes a swap at the leaf, between neighbouring ports, not by carrying
 // two host cables across the row.
 import { speedRank, type LinkSpeed, type LinkWidth } from '../infiniband/link-rate.js';
+import { judgeRails } from './rails.js';
 import {
   adapterOf,
   currentCabling,
@@ -24,10 +25,12 @@ import {
   type CableMove,
   type CablingAction,
   type CablingConformance,
+  type CablingReport,
   type MissingLink,
   type MissingPlanNode,
   type PlannedLinkConformance,
   type PlanPort,
+  type RailRule,
   type ResolvedCable,
   type ResolvedPlan,
   type UnplannedCable,
@@ -160,6 +163,26 @@ export function judgeConformance(
 }
 
 const compareAddresses = (a: PortAddress, b: PortAddress): number => (a.nodeGuid < b.nodeGuid ? -1 : a.nodeGuid > b.nodeGuid ? 1 : a.port - b.port);
+
+/**
+ * The cabling report of one cycle, the collector's one call: the plan's conformance (with a plan)
+ * and the rails (`fabric.rails`, else inferred, when there is a plan or rails), both judged on the
+ * same view of where every cable is now. Undefined without a plan and without rails: nothing of it
+ * runs, no series exists.
+ */
+export function judgeCabling(
+  plan: ResolvedPlan | undefined,
+  rails: readonly RailRule[] | undefined,
+  topology: FabricTopology | undefined,
+  readings: ReadonlyMap<string, FabricPortReading>,
+): CablingReport | undefined {
+  if (!plan && !rails?.length) return undefined;
+  const cabling = currentCabling(topology, readings);
+  return {
+    conformance: plan && judgeConformance(plan, topology, readings, cabling),
+    rails: judgeRails(topology, cabling, rails),
+  };
+}
 
 function addressFromKey(key: string): PortAddress {
   const slash = key.lastIndexOf('/');

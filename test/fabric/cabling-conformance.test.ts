@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/findings/cabling.js';
 import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { currentCabling, type CablingAction, type CablingConformance } from '../../src/snapshot/cabling.js';
-import { judgeConformance } from '../../src/snapshot/cabling-conformance.js';
+import { judgeCabling, judgeConformance } from '../../src/snapshot/cabling-conformance.js';
 import { fabricPortKey, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/snapshot/fabric.js';
 import { judgeRails } from '../../src/snapshot/rails.js';
 import { fabricFromPlan, plan, railTreeNames, recordedRailTree, resolved } from '../support/cabling.js';
@@ -71,6 +71,21 @@ describe('the rail tree on ibsim against the plan saved from it', () => {
       '0x0002c90200700003/3 0x0002c90300c02100/1',
       '0x0002c90200700004/7 0x0002c90300c04000/1',
     ]);
+  });
+});
+
+describe('judgeCabling, the collector\'s one call', () => {
+  it('runs nothing without a plan or rails, the rails alone with fabric.rails, both with a plan', () => {
+    const { topology, readings } = recordedRailTree('rail');
+    expect(judgeCabling(undefined, undefined, topology, readings)).toBeUndefined();
+    expect(judgeCabling(undefined, [], topology, readings)).toBeUndefined();
+    const railsOnly = judgeCabling(undefined, [{ name: 'rail0', leaves: ['rail0-*'], adapter: 'mlx5_0' }], topology, readings)!;
+    expect(railsOnly.conformance).toBeUndefined();
+    expect(railsOnly.rails?.violations.map((v) => v.leafRail)).toEqual(['']);
+    const healthy = recordedRailTree('healthy');
+    const both = judgeCabling(resolved(formatPlan(healthy.topology, healthy.readings), topology, railTreeNames()), undefined, topology, readings)!;
+    expect(both.conformance?.actions).toHaveLength(1);
+    expect(both.rails?.source).toBe('inferred');
   });
 });
 
