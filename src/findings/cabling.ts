@@ -11,6 +11,7 @@ import { formatWidth, LANE_RATES, type LinkSpeed, type LinkWidth } from '../infi
 import {
   compareNames,
   nodeLabel,
+  planPortKey,
   type CableMove,
   type CablingAction,
   type CablingConformance,
@@ -19,7 +20,7 @@ import {
   type RailReport,
   type ResolvedCable,
 } from '../snapshot/cabling.js';
-import type { FabricTopology, PortAddress } from '../snapshot/fabric.js';
+import { fabricPortKey, type FabricTopology, type PortAddress } from '../snapshot/fabric.js';
 import { plural } from './collectors.js';
 import type { FabricNodeName, FabricPortName, Finding } from './finding.js';
 
@@ -30,6 +31,7 @@ const RAIL = { runbook: 'infinibandfabricrailviolation', alert: 'InfiniBandFabri
 /** Names for the messages: a node's node-name-map name, else its NodeDescription, else the plan's name for it, else its GUID. */
 export class CablingWords {
   private readonly written = new Map<string, string>();
+  private readonly planned = new Map<string, ResolvedCable>();
 
   constructor(
     readonly topology: FabricTopology | undefined,
@@ -37,6 +39,12 @@ export class CablingWords {
     private readonly planFile = conformance?.plan.plan.file,
   ) {
     for (const [guid, written] of conformance?.plan.nodes ?? []) this.written.set(guid, written);
+    for (const cable of conformance?.plan.cables ?? []) for (const end of cable.ends) this.planned.set(planPortKey(end), cable);
+  }
+
+  /** The planned cable of a port, if the plan has one. */
+  plannedAt(address: PortAddress): ResolvedCable | undefined {
+    return this.planned.get(fabricPortKey(address.nodeGuid, address.port));
   }
 
   node(guid: string): FabricNodeName {
@@ -100,8 +108,8 @@ function compactPair(words: CablingWords, first: readonly [PortAddress, PortAddr
   return a.nodeGuid === b.nodeGuid && a.nodeGuid === first[0].nodeGuid ? `ports ${Math.min(a.port, b.port)} and ${Math.max(a.port, b.port)}` : words.pair(a, b);
 }
 
-function actionFinding(words: CablingWords, conformance: CablingConformance, action: CablingAction): Finding {
-  const cables = conformance.links.filter((link) => action.moves.some((move) => [move.anchor, move.to].some((end) => link.cable.ends.some((planned) => planned.nodeGuid === end.nodeGuid && planned.port === end.port)))).map((link) => link.cable);
+function actionFinding(words: CablingWords, action: CablingAction): Finding {
+  const cables = action.moves.flatMap((move) => [words.plannedAt(move.anchor), words.plannedAt(move.to)]).filter((cable): cable is ResolvedCable => cable !== undefined);
   const lines = words.lines([...cables, ...action.plug]);
   const first = action.moves[0] ?? { from: action.unplug[0]!.ends[0], to: action.unplug[0]!.ends[1], anchor: action.unplug[0]!.ends[1] };
   const remedy = remedyOf(words, action);
@@ -143,7 +151,7 @@ function rateText(width: LinkWidth | undefined, speed: LinkSpeed | undefined): s
 }
 
 function conformanceFindings(words: CablingWords, conformance: CablingConformance): Finding[] {
-  const findings = conformance.actions.map((action) => actionFinding(words, conformance, action));
+  const findings = conformance.actions.map((action) => actionFinding(words, action));
   for (const link of conformance.belowPlan) {
     const [a, b] = link.cable.ends;
     findings.push({
@@ -205,13 +213,12 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
   return findings;
 }
 
-function railFindings(words: CablingWords, rails: RailReport, conformance: CablingConformance | undefined): Finding[] {
+function railFindings(words: CablingWords, rails: RailReport): Finding[] {
   const from = rails.source === 'config' ? 'fabric.rails' : 'where most hosts cable that adapter';
   return rails.violations.map((violation) => {
-    const planned = conformance?.plan.cables.flatMap((cable) => {
-      const at = cable.ends.findIndex((end) => end.nodeGuid === violation.adapter.nodeGuid && end.port === violation.adapter.port);
-      return at < 0 ? [] : [cable.ends[1 - at]!];
-    })[0];
+    // Where the plan (if any) puts this adapter's cable: the other end of its planned cable.
+    const cable = words.plannedAt(violation.adapter);
+    const planned = cable?.ends.find((end) => end.nodeGuid !== violation.adapter.nodeGuid || end.port !== violation.adapter.port);
     const belongs = violation.railLeaves.map((guid) => words.node(guid).name).sort(compareNames);
     const leafRail = violation.leafRail === '' ? 'a switch of no rail' : `a switch of rail ${violation.leafRail}`;
     return {
@@ -252,6 +259,6 @@ export function cablingFindings(report: CablingReport | undefined, topology: Fab
   const words = new CablingWords(topology, report.conformance);
   return [
     ...(report.conformance ? conformanceFindings(words, report.conformance) : []),
-    ...(report.rails ? railFindings(words, report.rails, report.conformance) : []),
+    ...(report.rails ? railFindings(words, report.rails) : []),
   ].sort((a, b) => (a.severity === b.severity ? 0 : a.severity === 'warning' ? -1 : 1));
 }

@@ -140,13 +140,14 @@ export function judgeConformance(
     if (link.status === PLANNED_LINK_STATUS.noLink && !plugged.has(link.cable) && link.cable.ends.every((end) => present(end.nodeGuid))) missingLinks.push({ cable: link.cable });
   }
   // Nodes of the plan the fabric does not have, with every cable the plan gives them.
-  const missing = new Map<string, MissingPlanNode>();
+  const missing = new Map<string, MissingPlanNode & { cables: ResolvedCable[] }>();
   for (const cable of plan.cables) {
     for (const end of cable.ends) {
       if (present(end.nodeGuid)) continue;
       const id = end.nodeGuid ?? `?${end.written}`;
-      const node = missing.get(id) ?? { guid: end.nodeGuid, written: end.written, cables: [] };
-      missing.set(id, { ...node, cables: [...node.cables, cable] });
+      let node = missing.get(id);
+      if (!node) missing.set(id, (node = { guid: end.nodeGuid, written: end.written, cables: [] }));
+      node.cables.push(cable);
     }
   }
 
