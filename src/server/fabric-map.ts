@@ -221,7 +221,7 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
   for (let level = tiers; level >= 1; level--) {
     const row = rows.get(level) ?? [];
     const y = MARGIN + (tiers - level) * (switchHeight + TIER_GAP);
-    tierNames.push({ tier: level, y, name: tierName(level) });
+    if (row.length > 0) tierNames.push({ tier: level, y, name: tierName(level) });
     const rowPitch = (widest * pitch) / Math.max(1, row.length);
     row.forEach((id, i) => {
       const x = MARGIN + 70 + i * rowPitch + (rowPitch - boxWidth) / 2;
