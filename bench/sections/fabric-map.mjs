@@ -14,10 +14,11 @@ export async function fabricMap({ quick } = {}) {
   const r = JSON.parse(await run(process.execPath, [path.join(PROJECT, 'bench/fabric-map-render.mjs'), JSON.stringify({ tree: TREE, rounds: quick ? 5 : ROUNDS })]));
   const loadAfter = os.loadavg()[0];
   const ms = (value) => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
-  const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
+  const n = (value) => value.toLocaleString('en').replace(/,/g, ' ');
+  const kib = (bytes) => `${n(Math.round(bytes / 1024))} KiB`;
   const ratio = r.map.medianMs / r.metrics.medianMs;
   return [
-    `The ${r.nodes.toLocaleString('en')}-node fat tree (18 spines, 100 leaves x 18 hosts, two spare ports a leaf) against the plan saved from it, ${r.plannedCables} planned cables, miswired: two host cables swapped, one moved to a spare port, one inter-switch cable pulled (${r.findings} cabling findings: ${r.actions.join(', ')}). Median of ${quick ? 5 : ROUNDS} runs in one process with the exporter's V8 flags (\`bench/fabric-map-render.mjs\`):`,
+    `The ${n(r.nodes)}-node fat tree (18 spines, 100 leaves x 18 hosts, two spare ports a leaf) against the plan saved from it, ${n(r.plannedCables)} planned cables, miswired: two host cables swapped, one moved to a spare port, one inter-switch cable pulled (${r.findings} cabling findings; actions: ${r.actions.join(', ')}). Median of ${quick ? 5 : ROUNDS} runs in one process with the exporter's V8 flags (\`bench/fabric-map-render.mjs\`):`,
     '',
     '| work | when | median | slowest | output |',
     '|---|---|---|---|---|',
