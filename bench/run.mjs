@@ -17,6 +17,8 @@ const SECTIONS = {
   load: async (context) => (await import('./sections/load.mjs')).load(context),
   // Fabric mode on a simulated ~1 900-node subnet (bench/fabric.mjs; `npm run bench:fabric` alone).
   fabric: async () => (await import('./fabric.mjs')).fabricBenchmark(),
+  // The fabric map and the cabling judgement at 1 918 nodes, no simulator (bench/sections/fabric-map.mjs).
+  'fabric-map': async (context) => (await import('./sections/fabric-map.mjs')).fabricMap(context),
   // Half an hour at Prometheus's pace: run when named (`npm run bench -- memory`).
   memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
   // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).

@@ -38,6 +38,11 @@ async function listen(exporter: Exporter, settings: Settings): Promise<string> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'topology') {
+    const { runTopology } = await import('./commands/topology/command.js');
+    process.exitCode = await runTopology(process.argv.slice(3), process);
+    return;
+  }
   if (process.argv[2] === 'check') {
     // Loaded on demand: the check path never loads the HTTP server.
     const { runCheck } = await import('./commands/check/command.js');
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
   let command;
   try {
     command = parseServeCommandLine(process.argv.slice(2));
-    if (command.action === 'run') verifySettings(command.settings, COLLECTORS);
+    if (command.action === 'run') await verifySettings(command.settings, COLLECTORS);
   } catch (error) {
     usageFailure(error);
   }
@@ -65,7 +70,8 @@ async function main(): Promise<void> {
   const { Exporter } = await import('./commands/serve/exporter.js');
   let exporter: Exporter;
   try {
-    exporter = new Exporter({ settings, logger });
+    // A mistake only a reading finds (a cabling plan naming no node): as a bad flag, exit 2.
+    exporter = new Exporter({ settings, logger, onFatal: (error) => fatal(error) });
   } catch (error) {
     usageFailure(error);
   }
@@ -90,6 +96,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP: reading the configuration files again');
+    exporter.reload();
+  });
+  function fatal(error: UsageError): void {
+    process.stderr.write(`infiniband-exporter: ${error.message}\n`);
+    logger.error({ err: error.message }, 'stopping: a configuration mistake found while reading');
+    process.exitCode = 2;
+    void exporter.stop().finally(() => process.exit(2));
+  }
 
   if (settings.get(DEMO)) logger.info({ sysfs: settings.get(SYSFS_PATH) }, 'demo mode: serving the bundled fixture host');
   exporter.start();

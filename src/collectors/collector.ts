@@ -4,6 +4,7 @@
 // command line, the config file's schema, the schedules, the collector metrics, `check`'s cycle and
 // its "Not checked" list) is derived from these declarations. docs/architecture.md has the recipe.
 import type { Logger } from 'pino';
+import type { UsageError } from '../config/errors.js';
 import type { Flag, Section, Settings } from '../config/flags.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import type { MetricSpec } from '../exposition/metric-spec.js';
@@ -59,6 +60,11 @@ export interface CollectorContext {
   countCommands(tools: readonly string[]): void;
   /** Run `collector`'s cycle now, unless it started within `minimumAgeMs`; says whether it will run. */
   runSoon(collector: Collector, minimumAgeMs: number): boolean;
+  /**
+   * A mistake of the user's that only a reading could find (a cabling plan naming a node the fabric
+   * does not have): the program stops with exit code 2 and the error's one line, as for a bad flag.
+   */
+  fatal(error: UsageError): void;
 }
 
 /** Tools that run through one runner (the diag tools, fabric mode's tools, ethtool). */
@@ -96,6 +102,8 @@ export interface Reader<P> {
    * states). True when that showed the last reading is out of date.
    */
   sample?(): boolean;
+  /** Read its configuration files again at its next reading (SIGHUP). */
+  reload?(): void;
   close?(): Promise<void> | void;
 }
 
@@ -140,10 +148,15 @@ export interface CollectorDeclaration<P> {
   /** Errors another finding already tells about (left out of the read-errors finding). */
   readonly explained?: (error: ItemError) => boolean;
   /**
+   * Other collectors' findings that its own explain better (a switch port "down" where the cabling
+   * plan says a cable was moved out of it): they are left out of the list.
+   */
+  readonly explains?: (snapshot: Snapshot) => ((finding: Finding) => boolean) | undefined;
+  /**
    * Checks of its settings that need the system (a directory that must exist), run by `serve` and
    * `check` at start: a UsageError names the flag or the config file's line (Settings.placeOf).
    */
-  readonly verify?: (settings: Settings) => void;
+  readonly verify?: (settings: Settings) => void | Promise<void>;
 }
 
 export interface Collector<P = unknown> extends CollectorDeclaration<P> {

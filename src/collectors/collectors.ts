@@ -7,6 +7,7 @@
 //   check   every cycle once, each after the cycle it follows, within the deadline of a single run
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import type { UsageError } from '../config/errors.js';
 import type { Settings } from '../config/flags.js';
 import { RecurringErrors } from '../log/recurring-errors.js';
 import type { ReadError, Snapshot } from '../model/snapshot.js';
@@ -25,6 +26,8 @@ export interface CollectorsOptions {
   runners?: Readonly<Record<string, CommandRunner<string> | 'not-installed' | undefined>>;
   /** Shared objects a test provides in place of those the collectors would make (by their key). */
   provided?: ReadonlyMap<object, unknown>;
+  /** A collector found a mistake of the user's (CollectorContext.fatal): the program exits 2. */
+  onFatal?: (error: UsageError) => void;
 }
 
 /** A collector enabled by the settings, and what became of its set-up. */
@@ -211,6 +214,8 @@ export class Collectors {
   private readonly shared = new Map<object, unknown>();
   private setUpOnce: Promise<void> | undefined;
   private stopped = false;
+  /** The first mistake of the user's a collector found while reading (CollectorContext.fatal). */
+  fatalError: UsageError | undefined;
 
   constructor(
     readonly registry: readonly Collector[],
@@ -260,6 +265,11 @@ export class Collectors {
         return this.shared.get(key) as T;
       },
       countCommands: (tools) => this.store.countCommands(tools),
+      fatal: (error) => {
+        if (this.fatalError) return;
+        this.fatalError = error;
+        this.options.onFatal?.(error);
+      },
       runSoon: (collector, minimumAgeMs) => {
         if (mode === 'check' || this.stopped) return false;
         const run = this.runOf(collector.schedule.cycle);
@@ -301,6 +311,11 @@ export class Collectors {
   async sampleNow(): Promise<void> {
     await this.setUp();
     for (const run of this.runs.values()) if (run.cycle.onDemand) run.sample(0);
+  }
+
+  /** Every collector reads its configuration files again at its next reading (SIGHUP). */
+  reload(): void {
+    for (const entry of this.enrolments) if ('reader' in entry) entry.reader.reload?.();
   }
 
   /** Run one cycle now (after its setup): tests, and `--demo`'s warm-up. */

@@ -33,6 +33,10 @@ export interface DiscoveryPart {
    * as without any topology.
    */
   provisional: boolean;
+  /** The node-name-map in use (GUID → name), read again at each discovery. */
+  names: ReadonlyMap<string, string>;
+  /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
+  text?: string;
 }
 
 export const DISCOVERY_CYCLE: Cycle = {
@@ -72,11 +76,19 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000);
     const shard = settings.get(FABRIC_SHARD);
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
-    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false } : undefined;
+    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names } : undefined;
     const verdict = found && !signal.aborted ? this.verdict(found, cycle) : undefined;
     if (verdict === 'confirm' && this.current && !this.current.provisional) part = { ...this.current, provisional: true };
     if (found && (verdict === 'take' || verdict === 'provisional')) {
-      part = { topology: found.topology, cache: found.cache, shard, provisional: verdict === 'provisional' };
+      part = {
+        topology: found.topology,
+        cache: found.cache,
+        shard,
+        provisional: verdict === 'provisional',
+        names: this.names,
+        // A fabric's discovery text is megabytes: kept only by a program that runs once.
+        ...(this.context.mode !== 'serve' && { text: found.text }),
+      };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
       if (this.retiredCacheFile !== undefined) await rm(this.retiredCacheFile, { force: true });
       this.retiredCacheFile = this.cacheFile;

@@ -15,6 +15,7 @@ import { composeFabric, fabricPortKey, inShard, type FabricPortReading, type Fab
 import { assessLink } from '../model/link-degradation.js';
 import { BYTES_PER_GIGABIT, LANE_RATES, bestCommonEnabled, type LinkSpeed } from '../model/link-rate.js';
 import { PMA_COUNTERS } from '../model/pma-counters.js';
+import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../model/bit-error-rate.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { CounterSource } from '../sources/fabric/ports.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
@@ -32,6 +33,37 @@ export interface FabricPortsPart {
   ports: ReadonlyMap<string, FabricPortReading>;
   /** What each read port's link should run at: a config expectation or the best both ends enable. */
   expectations: ReadonlyMap<string, LinkExpectation>;
+  /** Since the previous cycle (the fabric map's colours): ports whose error counters rose, and those whose symbol errors over the bits carried exceed the BER threshold. */
+  trend: PortTrend;
+}
+
+export interface PortTrend {
+  risingErrors: ReadonlySet<string>;
+  berOverThreshold: ReadonlySet<string>;
+}
+
+const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
+
+/** What changed between two cycles' readings `seconds` apart (see FabricPortsPart.trend). */
+export function portTrend(before: ReadonlyMap<string, FabricPortReading> | undefined, after: ReadonlyMap<string, FabricPortReading>, seconds: number): PortTrend {
+  const risingErrors = new Set<string>();
+  const berOverThreshold = new Set<string>();
+  if (!before) return { risingErrors, berOverThreshold };
+  for (const [key, reading] of after) {
+    const earlier = before.get(key);
+    if (!earlier) continue;
+    const previous = new Map(earlier.counters.map((counter) => [counter.name, counter.value]));
+    for (const counter of reading.counters) {
+      const was = previous.get(counter.name);
+      // A counter that went down was reset: no rise, no rate.
+      if (was === undefined || counter.value <= was || !ERROR_COUNTERS.has(counter.name)) continue;
+      risingErrors.add(key);
+      if (counter.name !== 'symbol_errors' || reading.width === undefined || reading.speed === undefined) continue;
+      const ber = bitErrorRate(counter.value - was, reading.width, reading.speed, seconds);
+      if (ber !== undefined && ber > BIT_ERROR_RATE_THRESHOLD) berOverThreshold.add(key);
+    }
+  }
+  return { risingErrors, berOverThreshold };
 }
 
 export const FABRIC_PORTS_CYCLE: Cycle = {
@@ -51,6 +83,8 @@ class PortsReader implements Reader<FabricPortsPart> {
   private readonly rules: FabricExpectationRules;
   private expectationCache: { topology: FabricTopology; expectations: ReadonlyMap<string, LinkExpectation> } | undefined;
   private scratch: string | undefined;
+  /** The last cycle's readings and when they were read (ms), for the trend. */
+  private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
 
   constructor(private readonly context: CollectorContext) {
     this.rules = new FabricExpectationRules(context.settings.section(FABRIC_EXPECTATIONS));
@@ -95,8 +129,11 @@ class PortsReader implements Reader<FabricPortsPart> {
     // A topology that may not be the fabric as it is: discover again at each ports cycle until one is taken.
     else if (discovery.provisional) this.context.runSoon(FABRIC_DISCOVERY, interval(settings));
     const report = cycle.report();
+    const at = this.context.now();
+    const trend = portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0);
+    this.last = { ports: reading.ports, at };
     return {
-      part: { ports: reading.ports, expectations: this.expectationsOf(discovery.topology, reading.ports) },
+      part: { ports: reading.ports, expectations: this.expectationsOf(discovery.topology, reading.ports), trend },
       errors: report.errors,
       failOnErrors: report.failed,
       timeouts: report.timeouts,

@@ -4,6 +4,7 @@
 // collector metrics, the schedules, `check`'s cycle and its "Not checked" list.
 import type { Flag, Section } from '../config/flags.js';
 import type { Collector } from './collector.js';
+import { FABRIC_CABLING } from './fabric-cabling.js';
 import { FABRIC_DISCOVERY } from './fabric-discovery.js';
 import { FABRIC_PORTS } from './fabric-ports.js';
 import { FABRIC_SA } from './fabric-sa.js';
@@ -28,6 +29,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_DISCOVERY,
   FABRIC_PORTS,
   FABRIC_SA,
+  FABRIC_CABLING,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

@@ -75,10 +75,10 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
  * The checks of the enabled collectors' settings that need the system (collector.verify), run at
  * start by `serve` and `check`: a UsageError names the flag or the config file's line.
  */
-export function verifySettings(settings: Settings, collectors: readonly Collector[]): void {
+export async function verifySettings(settings: Settings, collectors: readonly Collector[]): Promise<void> {
   for (const collector of collectors) {
     if (collector.enabledBy !== undefined && !settings.get(collector.enabledBy)) continue;
-    collector.verify?.(settings);
+    await collector.verify?.(settings);
   }
 }
 

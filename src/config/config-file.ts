@@ -92,6 +92,13 @@ export function parseConfigText(text: string, file: string, flags: readonly Flag
     throw new UsageError(`config file ${file}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
 
+  // A list left empty (`fabric.rails:` with nothing under it) is no list: as if the key were absent.
+  for (const section of sections) {
+    const path = segments(section.key);
+    const parent = path.slice(0, -1).reduce<unknown>((value, part) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined), data);
+    if (parent !== null && typeof parent === 'object' && (parent as Record<string, unknown>)[path.at(-1)!] === null) delete (parent as Record<string, unknown>)[path.at(-1)!];
+  }
+
   const checker = new (ajv())({ allErrors: true, strict: true, strictRequired: false, formats: Object.fromEntries(formats(flags, sections)) });
   const validate = checker.compile(configSchema(flags, sections));
   if (!validate(data)) throw explain(mostTelling(validate.errors!), parsed, data, flags, sections);
@@ -109,7 +116,10 @@ export function parseConfigText(text: string, file: string, flags: readonly Flag
   }
   for (const section of sections) {
     const value = at(section.key);
-    if (value !== undefined && value !== null) config.sections.set(section, section.parse(value));
+    if (value === undefined || value === null) continue;
+    const problem = section.validate?.(value);
+    if (problem) throw problemAt(parsed, [...segments(section.key), ...problem.path], problem.message);
+    config.sections.set(section, section.parse(value));
   }
   return config;
 }

@@ -125,6 +125,11 @@ export interface Section<T> {
   readonly empty: T;
   /** The value, already valid against `schema`. */
   parse(value: unknown): T;
+  /**
+   * What the schema cannot say (two entries with one name): the first problem of a value valid
+   * against `schema`, at a path below the section, in words; undefined when there is none.
+   */
+  validate?(value: unknown): { path: readonly (string | number)[]; message: string } | undefined;
   /** What to say about a value that is not valid here (see config-file.ts). */
   explain(problem: SchemaProblem): string;
 }

@@ -65,7 +65,15 @@ function place(subject: FindingSubject, ports: ReadonlyMap<string, number>, coll
 /** Worst first; within a severity, in reading order, then as the collectors judged them. */
 export function findingsOf(snapshot: Snapshot, collectors: readonly Collector[] = COLLECTORS): Finding[] {
   // A collector that is off has no part, and judges nothing.
-  const all = [...collectors.flatMap((collector) => collector.findings?.(snapshot) ?? []), ...collectorFindings(snapshot, collectors)];
+  const judged = collectors.map((collector) => ({ collector, findings: collector.findings?.(snapshot) ?? [] }));
+  // Findings another collector explains better are left out (a moved cable is not a pulled one).
+  const explainers = collectors.flatMap((collector) => {
+    const explains = collector.explains?.(snapshot);
+    return explains ? [{ collector, explains }] : [];
+  });
+  const kept = judged.flatMap(({ collector, findings }) =>
+    findings.filter((finding) => !explainers.some((explainer) => explainer.collector !== collector && explainer.explains(finding))));
+  const all = [...kept, ...collectorFindings(snapshot, collectors)];
   const ports = new Map(snapshot.devices.flatMap((device) => device.ports.map((port) => portKey(device.name, port.port))).map((key, i) => [key, i]));
   return all
     .map((finding, index) => ({ finding, index, place: place(finding.subject, ports, collectors) }))

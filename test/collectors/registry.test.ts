@@ -135,7 +135,7 @@ describe('a collector added through the registry', () => {
 
 describe('the registry', () => {
   it('lists every collector of the contract once, in the order of the exposition', () => {
-    expect(COLLECTORS.map((collector) => collector.name)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie', 'module', 'smpquery', 'sminfo', 'perfquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa']);
+    expect(COLLECTORS.map((collector) => collector.name)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie', 'module', 'smpquery', 'sminfo', 'perfquery', 'fabric_discovery', 'fabric_ports', 'fabric_sa', 'fabric_cabling']);
   });
 
   it('declares each flag, config key and metric family once', () => {

@@ -26,11 +26,11 @@ describe('ibnetdiscover', () => {
     });
   });
 
-  it('lists every cable from both ends, with CA port GUIDs and LIDs', () => {
+  it('lists every cable from both ends, with CA port GUIDs and LIDs, the line and the rate it trained at', () => {
     expect(topology.ports).toHaveLength(2 * (6 + 9));
-    expect(topology.ports).toContainEqual({ nodeGuid: SPINE1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: LEAF1, type: 'switch', port: 4, portGuid: undefined } });
-    expect(topology.ports).toContainEqual({ nodeGuid: LEAF1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: HOST11, type: 'ca', port: 1, portGuid: '0x0002c90300a10011' } });
-    expect(topology.ports).toContainEqual({ nodeGuid: HOST11, port: 1, portGuid: '0x0002c90300a10011', lid: 1, peer: { nodeGuid: LEAF1, type: 'switch', port: 1, portGuid: undefined } });
+    expect(topology.ports).toContainEqual({ nodeGuid: SPINE1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: LEAF1, type: 'switch', port: 4, portGuid: undefined }, line: 42, width: 1, speed: 'QDR' });
+    expect(topology.ports).toContainEqual({ nodeGuid: LEAF1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: HOST11, type: 'ca', port: 1, portGuid: '0x0002c90300a10011' }, line: 22, width: 4, speed: 'QDR' });
+    expect(topology.ports).toContainEqual({ nodeGuid: HOST11, port: 1, portGuid: '0x0002c90300a10011', lid: 1, peer: { nodeGuid: LEAF1, type: 'switch', port: 1, portGuid: undefined }, line: expect.any(Number), width: 4, speed: 'QDR' });
   });
 
   it('after a host cable was pulled the host is gone and the switch lists one cable fewer', () => {

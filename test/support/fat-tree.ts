@@ -2,6 +2,7 @@
 // L leaves, H hosts per leaf. Leaf ports [1..H] go to hosts, [H+1..H+S] to the spines (one uplink
 // per spine); spine port [l] goes to leaf l. Every record ends with a blank line, and width/speed
 // masks are set first (ibsim's defaults are 4X-only and SDR-only). ibsim takes at most 2 048 nodes.
+import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/model/fabric.js';
 
 export interface FatTree {
   spines: number;
@@ -47,10 +48,53 @@ export function fatTreeNet(tree: FatTree): string {
   }
   for (let l = 1; l <= leaves; l++) {
     for (let h = 1; h <= hostsPerLeaf; h++) {
-      // CA port GUIDs are the node GUID + port: leave room between hosts.
-      const guid = HOST_GUID_BASE + BigInt(((l - 1) * hostsPerLeaf + (h - 1)) * 4);
-      lines.push('vendid=0x02c9', 'devid=0x1003', `caguid=${hex(guid)}`, `Hca 1 "H${l}_${h}" # "host-${l}-${h} HCA-1"`, `[1] "L${l}"[${h}]`, '');
+      lines.push('vendid=0x02c9', 'devid=0x1003', `caguid=${hostGuid(l, h, hostsPerLeaf)}`, `Hca 1 "H${l}_${h}" # "host-${l}-${h} HCA-1"`, `[1] "L${l}"[${h}]`, '');
     }
   }
   return lines.join('\n');
+}
+
+/** The GUID of host `h` (from 1) of leaf `l`; CA port GUIDs are the node GUID + port, so hosts are 4 apart. */
+export function hostGuid(leaf: number, host: number, hostsPerLeaf: number): string {
+  return hex(HOST_GUID_BASE + BigInt(((leaf - 1) * hostsPerLeaf + (host - 1)) * 4));
+}
+
+/**
+ * The fat tree of fatTreeNet as fabric mode would see it after a discovery and a ports cycle with
+ * every link up at 4X HDR (no simulator: for the map's benchmark and tests at the sizes ibsim
+ * takes a while to start). Switch ports are read, spare ones Down/Polling; CA ports are not.
+ */
+export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readings: Map<string, FabricPortReading> } {
+  const { spines, leaves, hostsPerLeaf } = tree;
+  const leafPorts = hostsPerLeaf + spines + (tree.spareLeafPorts ?? 0);
+  const nodes = new Map<string, FabricNode>();
+  const ports = new Map<string, DiscoveredPort>();
+  const readings = new Map<string, FabricPortReading>();
+  const node = (guid: string, type: FabricNode['type'], description: string, portCount: number): void => {
+    nodes.set(guid, { guid, type, description, name: undefined, lid: nodes.size + 1, portCount, vendorId: 0x02c9, deviceId: type === 'switch' ? 0xc738 : 0x1003 });
+  };
+  const active = { id: 4, name: 'ACTIVE' } as const;
+  const linkUp = { id: 5, name: 'LinkUp' } as const;
+  const down = { id: 1, name: 'DOWN' } as const;
+  const polling = { id: 2, name: 'Polling' } as const;
+  const cable = (a: PortAddress, b: PortAddress): void => {
+    for (const [self, peer] of [[a, b], [b, a]] as const) {
+      const key = fabricPortKey(self.nodeGuid, self.port);
+      ports.set(key, { ...self, portGuid: undefined, lid: undefined, peer, enabled: undefined });
+      if (nodes.get(self.nodeGuid)!.type === 'switch') readings.set(key, { ...self, state: active, physicalState: linkUp, width: 4, speed: 'HDR', peer, counters: [] });
+    }
+  };
+  for (let s = 1; s <= spines; s++) node(spineGuid(s), 'switch', `spine-${s}`, leaves);
+  for (let l = 1; l <= leaves; l++) node(leafGuid(l), 'switch', `leaf-${l}`, leafPorts);
+  for (let l = 1; l <= leaves; l++) {
+    for (let h = 1; h <= hostsPerLeaf; h++) {
+      node(hostGuid(l, h, hostsPerLeaf), 'ca', `host-${l}-${h} HCA-1`, 1);
+      cable({ nodeGuid: leafGuid(l), port: h }, { nodeGuid: hostGuid(l, h, hostsPerLeaf), port: 1 });
+    }
+    for (let s = 1; s <= spines; s++) cable({ nodeGuid: leafGuid(l), port: hostsPerLeaf + s }, { nodeGuid: spineGuid(s), port: l });
+    for (let p = hostsPerLeaf + spines + 1; p <= leafPorts; p++) {
+      readings.set(fabricPortKey(leafGuid(l), p), { nodeGuid: leafGuid(l), port: p, state: down, physicalState: polling, width: undefined, speed: undefined, peer: undefined, counters: [] });
+    }
+  }
+  return { topology: { nodes, ports, duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 }, readings };
 }

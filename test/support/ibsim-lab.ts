@@ -168,6 +168,17 @@ export class Lab {
   }
 
   /**
+   * Take port 1 of `host`'s cable out and plug it into `node`[`port`] (ibsim's Unlink, then Link), as
+   * a person moving a cable does; wait until the SM made it Active again.
+   */
+  async replug(host: string, node: string, port: number): Promise<void> {
+    await this.command(`Unlink "${host}"[1]`);
+    const answer = await this.command(`Link "${host}"[1] "${node}"[${port}]`);
+    if (/error|fail/i.test(answer)) throw new Error(`ibsim: Link "${host}"[1] "${node}"[${port}]: ${answer}`);
+    await this.waitActive(host);
+  }
+
+  /**
    * Copy umad2sim's fake sysfs of `host` to `<dest>/sys` (replacing what was there): bash opens
    * /sys/class/infiniband itself, so umad2sim builds ./sys-<pid> in bash; `; true` keeps bash from
    * exec'ing cp, which would skip umad2sim's cleanup.

@@ -54,7 +54,7 @@ export async function runCheck(argv: readonly string[], io: CheckIo, options: Ch
   try {
     command = parseCommandLine(argv, flagSet([FORMAT, ...SERVE_FLAGS], collectors));
     // A sysfs root that is not one is a mistyped flag, not a sick node: a health check must not drain it.
-    if (!command.help) verifySettings(command.settings, collectors);
+    if (!command.help) await verifySettings(command.settings, collectors);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr.write(`infiniband-exporter check: ${error.message}\n`);
@@ -65,7 +65,14 @@ export async function runCheck(argv: readonly string[], io: CheckIo, options: Ch
     return 0;
   }
   // The report says everything the log would (read errors are findings): no log output.
-  const cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, options.runners);
+  let cycle;
+  try {
+    cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, options.runners);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr.write(`infiniband-exporter check: ${error.message}\n`);
+    return 2;
+  }
   const report = checkReport(cycle, collectors);
   io.stdout.write(command.settings.get(FORMAT) === 'json' ? renderJson(report) : renderText(report, textStyleFor(io.stdout, io.env)));
   return report.exitCode;

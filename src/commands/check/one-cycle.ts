@@ -22,6 +22,8 @@ export async function collectOnce(settings: Settings, logger: Logger, collectors
   try {
     await program.setUp();
     const snapshot = await program.runOnce();
+    // A mistake of the user's that the cycle found (a cabling plan naming no node): exit 2.
+    if (program.fatalError) throw program.fatalError;
     return { snapshot, notChecked: notChecked(program) };
   } finally {
     // Removes what the collectors keep between cycles (the discovery cache files).

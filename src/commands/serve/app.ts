@@ -10,6 +10,8 @@ import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collectors/collector.js';
 import { capConnections } from './connection-cap.js';
+import { COLLECTORS } from '../../collectors/registry.js';
+import { FabricPage } from './fabric-page.js';
 import { landingPage } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 
@@ -166,7 +168,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // order): 401 for every request without the right credentials, whatever it asks for.
   if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
   // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
-  const paths = new Set(['/', options.telemetryPath, '/healthz', '/ready']);
+  const paths = new Set(['/', options.telemetryPath, '/fabric', '/healthz', '/ready']);
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'GET' || request.method === 'HEAD') return;
     const path = request.url.split('?', 1)[0]!;
@@ -205,6 +207,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (Buffer.isBuffer(body)) return reply.send(body);
     void reply.header('content-length', body.reduce((sum, buffer) => sum + buffer.length, 0));
     return reply.send(Readable.from(body, { objectMode: false }));
+  });
+
+  const fabricPage = new FabricPage(options.collectors ?? COLLECTORS);
+  app.get('/fabric', async (_request, reply) => {
+    const page = fabricPage.of(options.currentSnapshot?.(), options.source.takenAt());
+    if ('missing' in page) return reply.code(404).type('text/plain; charset=utf-8').send(`${page.missing}\n`);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.html);
   });
 
   app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('ok\n'));

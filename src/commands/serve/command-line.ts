@@ -18,6 +18,7 @@ export function serveHelpText(collectors: readonly Collector[] = COLLECTORS): st
   return [
     'usage: infiniband-exporter [flags]',
     '       infiniband-exporter check [flags] [--format=text|json]   (see check --help)',
+    '       infiniband-exporter topology save FILE [flags]          (see topology --help)',
     '',
     'Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB.',
     '',

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/flags.js';
+import type { UsageError } from '../../config/errors.js';
 import type { Collector } from '../../collectors/collector.js';
 import { Collectors } from '../../collectors/collectors.js';
 import { DIAG_CYCLE } from '../../collectors/diag.js';
@@ -30,6 +31,8 @@ export interface ExporterOptions {
   /** Runners in place of a tool group's real tools (tests), by `ToolGroup.key`. */
   runners?: Readonly<Record<string, CommandRunner<string> | 'not-installed' | undefined>>;
   now?: () => number;
+  /** A collector found a mistake of the user's while reading (a cabling plan naming no node): exit 2. */
+  onFatal?: (error: UsageError) => void;
 }
 
 export class Exporter {
@@ -42,7 +45,14 @@ export class Exporter {
     const now = options.now ?? Date.now;
     const registry = options.collectors ?? COLLECTORS;
     const build = buildInfo();
-    this.collectors = new Collectors(registry, { settings, logger, mode: 'serve', now, ...(options.runners && { runners: options.runners }) });
+    this.collectors = new Collectors(registry, {
+      settings,
+      logger,
+      mode: 'serve',
+      now,
+      ...(options.runners && { runners: options.runners }),
+      ...(options.onFatal && { onFatal: options.onFatal }),
+    });
 
     // --web.config.file: a broken file is a UsageError here, before anything listens.
     const webConfigFile = settings.get(WEB_CONFIG_FILE);
@@ -87,6 +97,11 @@ export class Exporter {
   /** Start collecting: a host reading at once, then every collector on its schedule. */
   start(): void {
     void this.collectors.start();
+  }
+
+  /** Read the configuration files again (SIGHUP): the collectors' (a cabling plan) at their next reading. */
+  reload(): void {
+    this.collectors.reload();
   }
 
   /** One host reading now (tests, --demo warm-up). */

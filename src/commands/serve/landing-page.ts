@@ -172,7 +172,7 @@ ${portTable(ports)}
 ${fabric ? `${fabricSection(fabric)}\n` : ''}<h2>Endpoints</h2>
 <ul>
 <li><a href="${metrics}">${metrics}</a> — metrics</li>
-<li><a href="/healthz">/healthz</a> — the process is alive</li>
+${fabric ? '<li><a href="/fabric">/fabric</a> — the fabric as a picture: switches by tier, every link coloured by its worst state</li>\n' : ''}<li><a href="/healthz">/healthz</a> — the process is alive</li>
 <li><a href="/ready">/ready</a> — the last collection is recent</li>
 </ul>
 </body>

@@ -26,6 +26,8 @@ export interface Discovery {
   complete: boolean;
   /** The command's item, for the caller's own verdicts on this discovery. */
   item: string;
+  /** ibnetdiscover's output as printed (`topology save --format ibnetdiscover` writes it). */
+  text: string;
 }
 
 /** The item of the discovery cache file's errors (its path changes with each discovery). */
@@ -58,7 +60,7 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
   const gaps = discoveryGaps(text, cache?.parsed);
   if (gaps.length > 0) cycle.fail(item, `the output is incomplete, cut short or garbled on its way: ${gaps.join('; ')}`);
   const topology = buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr));
-  return { topology, cache, complete: gaps.length === 0 && text.unparsed.length === 0, item };
+  return { topology, cache, complete: gaps.length === 0 && text.unparsed.length === 0, item, text: result.stdout };
 }
 
 /**

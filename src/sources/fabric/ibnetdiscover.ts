@@ -4,6 +4,7 @@
 // not listed (the node line gives the port count). Every line is matched on its own: a line this
 // parser does not understand is returned in `unparsed` and skipped, never fatal.
 import { normaliseGuid } from '../../model/guid.js';
+import { parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import type { FabricNodeType } from '../../model/fabric.js';
 
 export interface IbnetdiscoverNode {
@@ -27,6 +28,11 @@ export interface IbnetdiscoverPort {
   /** The port's own LID (CA and router ports). */
   lid: number | undefined;
   peer: { nodeGuid: string; type: FabricNodeType; port: number; portGuid: string | undefined };
+  /** 1-based line of the output (a saved discovery read as a cabling plan names it in its errors). */
+  line: number;
+  /** Width and speed the link trained at, from the line's `4xQDR`; undefined when it names none this exporter knows. */
+  width: LinkWidth | undefined;
+  speed: LinkSpeed | undefined;
 }
 
 export interface IbnetdiscoverTopology {
@@ -50,6 +56,8 @@ const CA_LINE = new RegExp(String.raw`^(Ca|Rt)\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(
 const PORT_LINE = new RegExp(
   String.raw`^\[(\d{1,3})\](?:\[ext \d+\])?(?:\(([0-9a-f]{1,16})\))?\s+${NODE_ID}\[(\d{1,3})\](?:\[ext \d+\])?\s*(?:\(([0-9a-f]{1,16})\))?\s+#\s+(?:lid (\d{1,5}) lmc \d{1,2}\s+)?".*$`,
 );
+// The rate at the end of a port line: `lid 4 4xQDR`, `lid 6 4xHDR`, `lid 9 4xFDR10`.
+const PORT_RATE = /\blid \d{1,5} (\d{1,2})x([A-Za-z0-9]+)\s*$/;
 const IGNORED = /^(?:#.*|\s*|Chassis \d+.*)$/;
 
 function hexNumber(text: string | undefined): number | undefined {
@@ -68,8 +76,9 @@ export function parseIbnetdiscover(text: string): IbnetdiscoverTopology {
   let pendingPortGuid: string | undefined;
   let current: IbnetdiscoverNode | undefined;
 
-  for (const raw of text.split('\n')) {
-    const line = raw.trimEnd();
+  const lines = text.split('\n');
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!.trimEnd();
     let match: RegExpExecArray | null;
     if (line === '') {
       // Records end with a blank line.
@@ -86,12 +95,16 @@ export function parseIbnetdiscover(text: string): IbnetdiscoverTopology {
     } else if ((match = CA_LINE.exec(line))) {
       current = node(TYPE_BY_KEYWORD[match[1]!]!, match[4]!, Number(match[2]), match[5]!, undefined);
     } else if ((match = PORT_LINE.exec(line)) && current) {
+      const rate = PORT_RATE.exec(line);
       ports.push({
         nodeGuid: current.guid,
         port: Number(match[1]),
         portGuid: guid(match[2]),
         lid: match[7] === undefined ? undefined : Number(match[7]),
         peer: { nodeGuid: guid(match[4])!, type: TYPE_BY_PREFIX[match[3]!]!, port: Number(match[5]), portGuid: guid(match[6]) },
+        line: index + 1,
+        width: rate ? parseLinkWidth(Number(rate[1])) : undefined,
+        speed: rate ? parseLinkSpeed(rate[2]!) : undefined,
       });
     } else if (!IGNORED.test(line)) {
       unparsed.push(line);

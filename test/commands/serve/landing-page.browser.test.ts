@@ -3,46 +3,35 @@
 // every port. The screenshot is kept in test-results/landing-page.png for a person to look at.
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserServer } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
+import { startBrowser, type HeadlessBrowser } from '../../support/browser.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { requireSystemTools } from '../../support/system.js';
 import { PROJECT_ROOT } from '../../support/trees.js';
 
 const { paths, skipReason } = requireSystemTools('landing page in chromium', { chromium: 'chromium' });
 
-// Flags that work in containers and CI: no sandbox (no user namespaces), no GPU, nothing that
-// phones home; Playwright gives the browser a fresh profile directory of its own.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const VIEWPORT = { width: 1280, height: 900 };
 const SCREENSHOT = path.join(PROJECT_ROOT, 'test-results/landing-page.png');
 
 describe.skipIf(skipReason !== undefined)('landing page in a headless browser', () => {
   let exporter: Exporter;
   let address: string;
-  let server: BrowserServer;
+  let headless: HeadlessBrowser;
   let browser: Browser;
 
   beforeAll(async () => {
     exporter = exporterFromFlags(['--demo']);
     await exporter.collectOnce();
     address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
-    server = await chromium.launchServer({ executablePath: paths.chromium, headless: true, args: CHROMIUM_ARGS, host: '127.0.0.1', port: 0 });
-    browser = await chromium.connect(server.wsEndpoint());
+    headless = await startBrowser(paths.chromium!);
+    browser = headless.browser;
   });
 
   afterAll(async () => {
-    const pid = server?.process().pid;
-    await browser?.close().catch(() => undefined);
-    await server?.close().catch(() => undefined);
-    if (pid !== undefined) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    await headless?.stop();
     await exporter?.stop();
   });
 

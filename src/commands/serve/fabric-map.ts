@@ -1,0 +1,476 @@
+// GET /fabric: the fabric as a picture, for the person on call who wants to *see* where the trouble
+// is. One HTML page with the SVG drawn here, on the server: no script is needed to read it.
+//   - switches by tier, derived from the cabling: leaves are the switches with hosts, the tier
+//     above them the switches one hop from a leaf (spines), then two hops (cores), …;
+//   - hosts under their leaf, each adapter a box; above `hostsPerLeaf` hosts a leaf shows a count
+//     and only its hosts with a problem one by one;
+//   - every link coloured by its worst state: down, stuck INIT, miswired (not as the plan or the
+//     rails say), degraded, BER over threshold, rising errors (the last two computed by the
+//     caller); a planned cable that is not there is drawn dashed between the ports it should join;
+//   - beside the picture, the problem links in the words of the findings (`check`'s), each a link
+//     to its line in the picture (`#l-…`, highlighted when targeted), and a legend.
+// Healthy links are thin lines without ids; problem links and nodes carry ids and classes
+// (`link down`, `node switch problem`) for people, tests and user stylesheets. At 1 918 nodes
+// (18 spines, 100 leaves, 1 800 hosts) the page is a few hundred kilobytes.
+import { runbookUrl, severityRank, type Finding, type Severity } from '../../model/finding.js';
+import { PHYSICAL_STATE_LINK_UP, PORT_STATE_INIT } from '../../model/port-state.js';
+import { compareNames, currentCabling, nodeLabel, planPortKey, PLANNED_LINK_STATUS, type CablingReport } from '../../model/cabling.js';
+import { fabricPortKey, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import { assessLink } from '../../model/link-degradation.js';
+import type { LinkExpectation } from '../../model/link-rate.js';
+import { escapeHtml } from './landing-page.js';
+
+/** Link states, worst first: a link takes the first of these that applies to it. */
+export const LINK_STATES = ['down', 'init', 'miswired', 'degraded', 'ber', 'errors', 'ok'] as const;
+export type LinkState = (typeof LINK_STATES)[number];
+
+const STATE_WORDS: Readonly<Record<LinkState, string>> = {
+  down: 'down: no link (dashed, as every cable that is not there now)',
+  init: 'stuck INIT: link up, no subnet manager configured it',
+  miswired: 'miswired: not where the plan or the rails put it (dashed: where it belongs)',
+  degraded: 'degraded: below its expected or planned width or speed',
+  ber: 'bit error rate over the threshold',
+  errors: 'rising error counters',
+  ok: 'as expected',
+};
+
+export interface FabricMapInput {
+  topology: FabricTopology;
+  /** The last ports cycle's readings, by fabricPortKey. */
+  readings: ReadonlyMap<string, FabricPortReading>;
+  /** What each read port's link should run at, by fabricPortKey. */
+  expectations: ReadonlyMap<string, LinkExpectation>;
+  /** The cabling plan's and the rails' report, when there is one. */
+  cabling?: CablingReport | undefined;
+  /** The findings to list beside the picture (the fabric's and the cabling's), worst first. */
+  findings: readonly Finding[];
+  /** Ports (fabricPortKey) whose error counters rose over the caller's window. */
+  risingErrors?: ReadonlySet<string>;
+  /** Ports whose bit error rate is over the caller's threshold. */
+  berOverThreshold?: ReadonlySet<string>;
+  /** Unix time (ms) of the data, for "as of". */
+  takenAt?: number;
+  /** A leaf with more hosts than this shows them as a count (default 8). */
+  hostsPerLeaf?: number;
+  /** Findings listed at most (default 200); the rest are counted. */
+  listLimit?: number;
+}
+
+interface MapLink {
+  id: string;
+  ends: readonly [string, string];
+  /** Node ids (GUIDs, or `?name` for a node of the plan no name resolved) of the two ends. */
+  nodes: readonly [string, string];
+  states: Set<LinkState>;
+  /** A cable there now; otherwise (down, or a planned cable that is not there) drawn dashed. */
+  present: boolean;
+}
+
+interface MapNode {
+  id: string;
+  type: FabricNodeType | 'missing';
+  name: string;
+  label: string;
+  tier: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  rotated: boolean;
+}
+
+const keyOf = (address: PortAddress): string => fabricPortKey(address.nodeGuid, address.port);
+const nodeOfKey = (key: string): string => key.slice(0, key.lastIndexOf('/'));
+const idPart = (key: string): string => key.replace(/^0x/, '').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
+
+/** The id of a link's element: `l-<guid>-<port>-<guid>-<port>`, ends in sorted order. */
+export function linkElementId(a: string, b: string): string {
+  return `l-${[a, b].sort().map(idPart).join('-')}`;
+}
+
+/** A short label: the node-name-map name, else a Mellanox switch description's hostname (`MF0;leaf-3:SX6036/U1` → `leaf-3`), else the description. */
+function shortLabel(name: string): string {
+  return /^[^;:\s]*;([^:;]+):/.exec(name)?.[1] ?? name;
+}
+
+/** Every link to draw, by the sorted keys of its ends, with the states that apply to it. */
+function collectLinks(input: FabricMapInput): Map<string, MapLink> {
+  const { topology, readings, expectations, cabling } = input;
+  const links = new Map<string, MapLink>();
+  const add = (a: string, b: string, state: LinkState, present = false): MapLink => {
+    const ends = [a, b].sort() as [string, string];
+    const id = ends.join(' ');
+    let link = links.get(id);
+    if (!link) links.set(id, (link = { id: linkElementId(a, b), ends, nodes: [nodeOfKey(ends[0]), nodeOfKey(ends[1])], states: new Set(), present }));
+    link.present ||= present;
+    link.states.add(state);
+    return link;
+  };
+  const cables = currentCabling(topology, readings);
+  for (const [key, peer] of cables) {
+    const peerKey = keyOf(peer);
+    if (key > peerKey) continue;
+    const link = add(key, peerKey, 'ok', true);
+    for (const end of [key, peerKey]) {
+      const reading = readings.get(end);
+      if (!reading) continue;
+      if (reading.state?.id === PORT_STATE_INIT && reading.physicalState?.id === PHYSICAL_STATE_LINK_UP) link.states.add('init');
+      const { widthDegraded, speedDegraded } = assessLink(reading, expectations.get(end));
+      if (widthDegraded || speedDegraded) link.states.add('degraded');
+      if (input.berOverThreshold?.has(end)) link.states.add('ber');
+      if (input.risingErrors?.has(end)) link.states.add('errors');
+    }
+  }
+  const conformance = cabling?.conformance;
+  for (const link of conformance?.links ?? []) {
+    const [a, b] = link.cable.ends.map(planPortKey) as [string, string];
+    if (link.status === PLANNED_LINK_STATUS.noLink) add(a, b, 'down');
+    else if (link.status === PLANNED_LINK_STATUS.connectedElsewhere) add(a, b, 'miswired');
+    else if (link.status === PLANNED_LINK_STATUS.belowPlan) add(a, b, 'degraded');
+  }
+  for (const cable of conformance?.unplanned ?? []) add(keyOf(cable.ends[0]), keyOf(cable.ends[1]), 'miswired');
+  for (const violation of cabling?.rails?.violations ?? []) add(keyOf(violation.adapter), keyOf(violation.leaf), 'miswired');
+  // A cable discovery saw on a port that is read without a link now: down, unless the plan says
+  // where that cable went (a planned cable connected elsewhere is miswired, not broken).
+  for (const [key, port] of topology.ports) {
+    const reading = readings.get(key);
+    if (!port.peer || !reading || reading.state === undefined || reading.peer || cables.has(key)) continue;
+    const known = links.get([key, keyOf(port.peer)].sort().join(' '));
+    if (!known?.states.has('miswired')) add(key, keyOf(port.peer), 'down');
+  }
+  return links;
+}
+
+/** The worst state of a link. */
+function worst(link: MapLink): LinkState {
+  return LINK_STATES.find((state) => state !== 'ok' && link.states.has(state)) ?? 'ok';
+}
+
+interface Layout {
+  nodes: Map<string, MapNode>;
+  width: number;
+  height: number;
+  tierNames: { tier: number; y: number; name: string }[];
+  /** Hosts collapsed into a count, by leaf: [count, worst state among them]. */
+  counts: Map<string, { count: number; box: { x: number; y: number; w: number; h: number } }>;
+}
+
+const MARGIN = 24;
+const TIER_GAP = 150;
+const HOST_HEIGHT = 16;
+const HOST_GAP = 3;
+
+/** Tiers, rows and boxes. */
+function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Layout {
+  const { topology } = input;
+  const hostsPerLeaf = input.hostsPerLeaf ?? 8;
+  const ids = new Set<string>();
+  for (const link of links.values()) for (const node of link.nodes) ids.add(node);
+  for (const node of topology.nodes.values()) if (node.type === 'switch') ids.add(node.guid);
+  const typeOf = (id: string): FabricNodeType | 'missing' => topology.nodes.get(id)?.type ?? 'missing';
+  const neighbours = new Map<string, Set<string>>();
+  for (const link of links.values()) {
+    const [a, b] = link.nodes;
+    if (a === b) continue;
+    neighbours.set(a, (neighbours.get(a) ?? new Set()).add(b));
+    neighbours.set(b, (neighbours.get(b) ?? new Set()).add(a));
+  }
+  const switchLike = (id: string): boolean => {
+    const type = typeOf(id);
+    if (type === 'switch') return true;
+    // A node of the plan the fabric lacks: a switch when it is planned to two switches or more.
+    return type === 'missing' && [...(neighbours.get(id) ?? [])].filter((peer) => typeOf(peer) === 'switch').length >= 2;
+  };
+  const switches = [...ids].filter(switchLike);
+  const isHost = (id: string): boolean => !switchLike(id);
+  // Leaves have hosts; each further tier is one switch hop further from the nearest leaf.
+  const tier = new Map<string, number>();
+  let frontier = switches.filter((id) => [...(neighbours.get(id) ?? [])].some(isHost));
+  for (const id of frontier) tier.set(id, 1);
+  for (let level = 2; frontier.length > 0; level++) {
+    const next: string[] = [];
+    for (const id of frontier) {
+      for (const peer of neighbours.get(id) ?? []) {
+        if (!switchLike(peer) || tier.has(peer)) continue;
+        tier.set(peer, level);
+        next.push(peer);
+      }
+    }
+    frontier = next;
+  }
+  const top = Math.max(1, ...tier.values());
+  // Switches no leaf reaches (a fabric without hosts, an island): a row of their own on top.
+  for (const id of switches) if (!tier.has(id)) tier.set(id, top + 1);
+  const tiers = Math.max(1, ...tier.values());
+
+  const name = (id: string): string => (id.startsWith('?') ? id.slice(1) : nodeLabel(topology, id, input.cabling?.conformance?.plan.nodes.get(id)));
+  const byName = (a: string, b: string): number => compareNames(name(a), name(b)) || (a < b ? -1 : 1);
+  const rows = new Map<number, string[]>();
+  for (const [id, level] of tier) rows.set(level, [...(rows.get(level) ?? []), id]);
+  for (const row of rows.values()) row.sort(byName);
+  const widest = Math.max(1, ...[...rows.values()].map((row) => row.length));
+  const pitch = Math.max(34, Math.min(130, Math.floor(1800 / widest)));
+  const width = MARGIN * 2 + widest * pitch + 70;
+  const boxWidth = pitch - 6;
+  const rotated = boxWidth < 90;
+  const switchHeight = rotated ? 92 : 30;
+
+  const nodes = new Map<string, MapNode>();
+  const tierNames: Layout['tierNames'] = [];
+  const tierName = (level: number): string => (level === 1 ? 'leaves' : level === 2 ? 'spines' : level === 3 && tiers === 3 ? 'cores' : `tier ${level}`);
+  for (let level = tiers; level >= 1; level--) {
+    const row = rows.get(level) ?? [];
+    const y = MARGIN + (tiers - level) * (switchHeight + TIER_GAP);
+    if (row.length > 0) tierNames.push({ tier: level, y, name: tierName(level) });
+    const rowPitch = (widest * pitch) / Math.max(1, row.length);
+    row.forEach((id, i) => {
+      const x = MARGIN + 70 + i * rowPitch + (rowPitch - boxWidth) / 2;
+      nodes.set(id, { id, type: typeOf(id), name: name(id), label: shortLabel(name(id)), tier: level, x, y, w: boxWidth, h: switchHeight, rotated });
+    });
+  }
+
+  // Hosts under the leaf of their first link (a cable there now before a planned one).
+  const leafY = MARGIN + (tiers - 1) * (switchHeight + TIER_GAP);
+  const hostTop = leafY + switchHeight + 24;
+  const hostsOf = new Map<string, string[]>();
+  const placed = new Set<string>();
+  const sortedLinks = [...links.values()].sort((a, b) => Number(b.present) - Number(a.present));
+  for (const link of sortedLinks) {
+    for (const [host, other] of [[link.nodes[0], link.nodes[1]], [link.nodes[1], link.nodes[0]]] as const) {
+      if (placed.has(host) || !isHost(host) || tier.get(other) !== 1) continue;
+      placed.add(host);
+      hostsOf.set(other, [...(hostsOf.get(other) ?? []), host]);
+    }
+  }
+  const problemHosts = new Set<string>();
+  for (const link of links.values()) if (worst(link) !== 'ok') for (const node of link.nodes) if (isHost(node)) problemHosts.add(node);
+  const counts: Layout['counts'] = new Map();
+  let bottom = hostTop;
+  for (const [leaf, hosts] of hostsOf) {
+    const column = nodes.get(leaf)!;
+    hosts.sort(byName);
+    const collapsed = hosts.length > hostsPerLeaf;
+    let y = hostTop;
+    const shown = collapsed ? hosts.filter((host) => problemHosts.has(host)) : hosts;
+    if (collapsed) {
+      counts.set(leaf, { count: hosts.length - shown.length, box: { x: column.x, y, w: column.w, h: HOST_HEIGHT + 6 } });
+      y += HOST_HEIGHT + 6 + HOST_GAP;
+    }
+    // In a narrow column a host's name reads upwards, as the switches'.
+    const hostHeight = rotated ? 72 : HOST_HEIGHT;
+    for (const host of shown) {
+      nodes.set(host, { id: host, type: typeOf(host), name: name(host), label: name(host), tier: 0, x: column.x + 8, y, w: column.w - 8, h: hostHeight, rotated });
+      y += hostHeight + HOST_GAP;
+    }
+    bottom = Math.max(bottom, y);
+  }
+  return { nodes, width, height: bottom + MARGIN, tierNames, counts };
+}
+
+const STYLE = `
+body{font-family:system-ui,sans-serif;margin:0;padding:1em;color:#1b1b1b;line-height:1.4}
+h1{font-size:1.4em;margin:0 0 .2em}
+.summary{margin:.2em 0 .8em;color:#333}
+.layout{display:grid;grid-template-columns:minmax(0,1fr) 30em;gap:1em;align-items:start}
+.picture{overflow:auto;border:1px solid #ddd;max-height:88vh;background:#fff}
+aside{max-height:88vh;overflow:auto}
+aside h2{font-size:1.1em;margin:.2em 0 .4em}
+ol.problems{list-style:none;padding:0;margin:0}
+ol.problems li{border-left:.35em solid #999;background:#fafafa;padding:.3em .6em;margin:.35em 0;font-size:.9em}
+ol.problems li.critical{border-color:#c62828;background:#fdecea}
+ol.problems li.warning{border-color:#ef8f00;background:#fff4e0}
+ol.problems li.info{border-color:#1e88e5}
+ol.problems .remedy{color:#333;margin-top:.1em}
+ul.legend{list-style:none;padding:0;font-size:.85em}
+ul.legend li{display:flex;gap:.5em;align-items:center}
+.note{color:#555;font-size:.85em}
+svg text{font-size:11px;fill:#1b1b1b}
+svg .tier{font-size:12px;fill:#666;font-weight:bold}
+svg .node rect{fill:#eef3f8;stroke:#5b7083;stroke-width:1}
+svg .node.ca rect{fill:#f4f4f4;stroke:#999}
+svg .node.missing rect{fill:#fff;stroke:#c62828;stroke-dasharray:4 3}
+svg .node.problem rect{stroke:#ef8f00;stroke-width:2.5}
+svg .node.critical rect{stroke:#c62828;stroke-width:2.5}
+svg .count rect{fill:#f4f4f4;stroke:#999}
+svg .bus{stroke:#bbb;stroke-width:1}
+.link{fill:none;stroke-linecap:round}
+.link.ok{stroke:#9aa5b1;stroke-width:.7;opacity:.55}
+.link.down{stroke:#c62828;stroke-width:3.5}
+.link.init{stroke:#8e24aa;stroke-width:3.5;stroke-dasharray:2 3}
+.link.miswired{stroke:#ef6c00;stroke-width:3.5}
+.link.degraded{stroke:#f9a825;stroke-width:3.5}
+.link.ber{stroke:#6d4c41;stroke-width:3.5}
+.link.errors{stroke:#d81b60;stroke-width:3}
+.link.absent{stroke-dasharray:7 5}
+.link:target{stroke-width:8;opacity:1}
+`;
+
+function rect(x: number, y: number, w: number, h: number): string {
+  return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="3"/>`;
+}
+
+/** As much of `text` as fits in `width` pixels at the map's font (about 6.2 px a character). */
+function fit(text: string, width: number): string {
+  const chars = Math.max(1, Math.floor(width / 6.2));
+  return text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}…`;
+}
+
+function nodeElement(node: MapNode, severity: Severity | undefined): string {
+  const classes = ['node', node.type === 'missing' ? 'missing' : node.type, ...(severity ? ['problem', severity] : [])].join(' ');
+  const title = `<title>${escapeHtml(node.type === 'missing' ? `${node.name}: in the plan, not in the fabric` : `${node.name} (${node.id})`)}</title>`;
+  const cx = node.x + node.w / 2;
+  const label = node.rotated
+    ? `<text transform="translate(${(cx + 4).toFixed(1)},${(node.y + node.h - 5).toFixed(1)}) rotate(-90)">${escapeHtml(fit(node.label, node.h - 8))}</text>`
+    : `<text x="${(node.x + 4).toFixed(1)}" y="${(node.y + node.h / 2 + 4).toFixed(1)}">${escapeHtml(fit(node.label, node.w - 8))}</text>`;
+  return `<g class="${classes}" id="n-${idPart(node.id)}">${title}${rect(node.x, node.y, node.w, node.h)}${label}</g>`;
+}
+
+/** The end points of a link: switch to switch from box edge to box edge, leaf to host along the host's left side. */
+function linkPath(a: MapNode, b: MapNode, offset: number): string {
+  const [upper, lower] = a.tier >= b.tier ? [a, b] : [b, a];
+  if (lower.tier === 0 && upper.tier === 1 && Math.abs(upper.x + 8 - lower.x) < 1) {
+    // A host in its leaf's column: from the leaf's bottom down the column, into the host box.
+    const x = upper.x + 3;
+    return `M${x.toFixed(1)},${(upper.y + upper.h).toFixed(1)}V${(lower.y + lower.h / 2).toFixed(1)}H${lower.x.toFixed(1)}`;
+  }
+  const x1 = upper.x + upper.w / 2 + offset;
+  const x2 = lower.x + lower.w / 2 + offset;
+  if (upper.tier === lower.tier && upper.tier > 0) {
+    // Two switches of one tier: an arc above them.
+    const lift = Math.min(60, 12 + Math.abs(x2 - x1) / 6);
+    return `M${x1.toFixed(1)},${upper.y.toFixed(1)}C${x1.toFixed(1)},${(upper.y - lift).toFixed(1)} ${x2.toFixed(1)},${(lower.y - lift).toFixed(1)} ${x2.toFixed(1)},${lower.y.toFixed(1)}`;
+  }
+  return `M${x1.toFixed(1)},${(upper.y + upper.h).toFixed(1)}L${x2.toFixed(1)},${lower.y.toFixed(1)}`;
+}
+
+/** The port of a finding's subject (and its peer), to find its link. */
+function findingPorts(finding: Finding): string[] {
+  const { subject } = finding;
+  if (subject.kind !== 'fabric-port') return [];
+  return [fabricPortKey(subject.node.guid, subject.port), ...(subject.peer ? [fabricPortKey(subject.peer.node.guid, subject.peer.port)] : [])];
+}
+
+/** The whole page. */
+export function renderFabricMap(input: FabricMapInput): string {
+  const links = collectLinks(input);
+  const map = layout(input, links);
+  const { nodes } = map;
+
+  // Which link each port's findings point at, and the worst finding of each node.
+  const linkOfPort = new Map<string, MapLink>();
+  for (const link of links.values()) {
+    if (worst(link) === 'ok') continue;
+    for (const end of link.ends) if (!linkOfPort.has(end) || !linkOfPort.get(end)!.present) linkOfPort.set(end, link);
+  }
+  const nodeSeverity = new Map<string, Severity>();
+  const titles = new Map<MapLink, string[]>();
+  for (const finding of input.findings) {
+    const ports = findingPorts(finding);
+    if (finding.subject.kind === 'fabric-port') {
+      const id = finding.subject.node.guid;
+      const known = nodeSeverity.get(id);
+      if (known === undefined || severityRank(finding.severity) < severityRank(known)) nodeSeverity.set(id, finding.severity);
+    }
+    const link = ports.map((port) => linkOfPort.get(port)).find(Boolean);
+    if (link) titles.set(link, [...(titles.get(link) ?? []), finding.summary]);
+  }
+
+  // Links: healthy ones first, thin and without ids; problem ones on top, worst last.
+  const parallel = new Map<string, number>();
+  const drawn = [...links.values()].filter((link) => nodes.has(link.nodes[0]) && nodes.has(link.nodes[1]));
+  drawn.sort((a, b) => LINK_STATES.indexOf(worst(b)) - LINK_STATES.indexOf(worst(a)));
+  const healthy: string[] = [];
+  const problems: string[] = [];
+  for (const link of drawn) {
+    const pair = [...link.nodes].sort().join(' ');
+    const index = parallel.get(pair) ?? 0;
+    parallel.set(pair, index + 1);
+    const offset = ((index % 5) - 2) * 2.5;
+    const path = linkPath(nodes.get(link.nodes[0])!, nodes.get(link.nodes[1])!, offset);
+    const state = worst(link);
+    if (state === 'ok') {
+      healthy.push(`<path class="link ok" d="${path}"/>`);
+      continue;
+    }
+    const classes = ['link', 'problem', state, ...(link.present ? [] : ['absent'])].join(' ');
+    const what = `${link.ends.map((end) => {
+      const node = nodes.get(nodeOfKey(end));
+      return `${node?.name ?? nodeOfKey(end)} port ${end.slice(end.lastIndexOf('/') + 1)}`;
+    }).join(' – ')}: ${[...link.states].filter((s) => s !== 'ok').join(', ')}${link.present ? '' : ' (no cable there now)'}`;
+    const title = [what, ...(titles.get(link) ?? [])].join('\n');
+    problems.push(`<path class="${classes}" id="${link.id}" d="${path}"><title>${escapeHtml(title)}</title></path>`);
+  }
+
+  const tiers = map.tierNames.map(({ y, name }) => `<text class="tier" x="${MARGIN}" y="${(y + 16).toFixed(1)}">${name}</text>`);
+  const buses: string[] = [];
+  const counts: string[] = [];
+  for (const [leaf, { count, box }] of map.counts) {
+    const title = `${count} more host${count === 1 ? '' : 's'} under ${nodes.get(leaf)!.name}, every link as expected`;
+    const label = box.w >= 60 ? `${count} hosts` : String(count);
+    counts.push(`<g class="count"><title>${escapeHtml(title)}</title>${rect(box.x, box.y, box.w, box.h)}<text x="${(box.x + 4).toFixed(1)}" y="${(box.y + box.h / 2 + 4).toFixed(1)}">${escapeHtml(fit(label, box.w - 8))}</text></g>`);
+    const leafNode = nodes.get(leaf)!;
+    buses.push(`<path class="bus" d="M${(leafNode.x + box.w / 2).toFixed(1)},${(leafNode.y + leafNode.h).toFixed(1)}V${box.y.toFixed(1)}"/>`);
+  }
+  const boxes = [...nodes.values()].map((node) => nodeElement(node, nodeSeverity.get(node.id)));
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${Math.ceil(map.width)}" height="${Math.ceil(map.height)}" viewBox="0 0 ${Math.ceil(map.width)} ${Math.ceil(map.height)}" role="img" aria-label="InfiniBand fabric map">
+<g class="tiers">${tiers.join('')}</g>
+<g class="links">
+${healthy.join('\n')}
+</g>
+<g class="buses">${buses.join('')}</g>
+<g class="nodes">
+${boxes.join('\n')}
+${counts.join('\n')}
+</g>
+<g class="problems">
+${problems.join('\n')}
+</g>
+</svg>`;
+
+  // The list beside it: every finding in check's words, linked to its line.
+  const limit = input.listLimit ?? 200;
+  const shown = input.findings.slice(0, limit);
+  const items = shown.map((finding, i) => {
+    const link = findingPorts(finding).map((port) => linkOfPort.get(port)).find(Boolean);
+    const summary = escapeHtml(finding.summary);
+    return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding))}">runbook</a></div></li>`;
+  });
+  const more = input.findings.length > shown.length ? `<p class="note">… and ${input.findings.length - shown.length} more: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
+  const problemCount = problems.length;
+  const legend = LINK_STATES.map((state) => `<li><svg width="34" height="10" aria-hidden="true"><path class="link ${state}${state === 'down' ? ' absent' : ''}" d="M2,5H32"/></svg>${escapeHtml(STATE_WORDS[state])}</li>`);
+  const counted = countTypes(input.topology);
+  const when = input.takenAt === undefined ? '' : `, as of <time datetime="${new Date(input.takenAt).toISOString()}">${new Date(input.takenAt).toISOString()}</time>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>InfiniBand fabric map</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>InfiniBand fabric map</h1>
+<p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${links.size} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
+<div class="layout">
+<div class="picture">
+${svg}
+</div>
+<aside>
+<h2>Problems (${input.findings.length})</h2>
+${input.findings.length === 0 ? '<p>Nothing to report: every link is as expected.</p>' : `<ol class="problems">\n${items.join('\n')}\n</ol>${more}`}
+<h2>Legend</h2>
+<ul class="legend">
+${legend.join('\n')}
+</ul>
+<p class="note">Each link takes its worst state. Leaves are the switches with hosts; hosts beyond ${input.hostsPerLeaf ?? 8} under a leaf are counted, and only those with a problem drawn. Hover a box or a line for its name.</p>
+</aside>
+</div>
+</body>
+</html>
+`;
+}
+
+function countTypes(topology: FabricTopology): Record<FabricNodeType, number> {
+  const counts: Record<FabricNodeType, number> = { switch: 0, ca: 0, router: 0 };
+  for (const node of topology.nodes.values()) counts[node.type] += 1;
+  return counts;
+}

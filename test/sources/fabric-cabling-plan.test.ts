@@ -1,0 +1,192 @@
+// The cabling plan's two formats, its errors (line and what was expected), resolution against a
+// recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/fabrics/rail-tree.net).
+import { describe, expect, it } from 'vitest';
+import { formatPlan, parsePlan, planErrorMessage, planFormat, planToken, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { judgeConformance } from '../../src/model/cabling-conformance.js';
+import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
+
+const LEAF1 = '0x0002c90200700001';
+const SPINE1 = '0x0002c90200600001';
+const GPU01_0 = '0x0002c90300c01000';
+
+describe('cabling plan format', () => {
+  it('reads cables with quoted names, GUIDs, comments, blank lines and every way to write width and speed', () => {
+    const parsed = plan([
+      '# rail 0',
+      '',
+      'rail0-leaf1 1 "gpu01 mlx5_0" 1 4X HDR   # a host',
+      '  rail0-leaf1\t4  spine-1 1  hdr 4x',
+      '0x2c90200700001 5 0x0002c90200600002 1 4xQDR',
+      '"0x0002c90200700002" 4 "say \\"hi\\" \\\\ there" 2 12',
+      'leaf 7 other 9 FDR10',
+    ].join('\n'));
+    expect(parsed.format).toBe('plan');
+    expect(parsed.cables.map((cable) => [cable.line, ...cable.ends.flatMap((end) => [end.node.text, end.node.guid ?? '-', end.port]), cable.width ?? '-', cable.speed ?? '-'])).toEqual([
+      [3, 'rail0-leaf1', '-', 1, 'gpu01 mlx5_0', '-', 1, 4, 'HDR'],
+      [4, 'rail0-leaf1', '-', 4, 'spine-1', '-', 1, 4, 'HDR'],
+      [5, '0x2c90200700001', LEAF1, 5, '0x0002c90200600002', '0x0002c90200600002', 1, 4, 'QDR'],
+      // Quoted: always a name, even one that looks like a GUID.
+      [6, '0x0002c90200700002', '-', 4, 'say "hi" \\ there', '-', 2, 12, '-'],
+      [7, 'leaf', '-', 7, 'other', '-', 9, '-', 'FDR10'],
+    ]);
+  });
+
+  it.each([
+    ['leaf07 12 node-001', 1, 'expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 3 fields'],
+    ['leaf07 12 node-001 HCA-1 1', 1, 'expected a port number 1–255 after "node-001", got "HCA-1" (a node name with spaces goes in double quotes)'],
+    ['leaf07 0 node 1', 1, 'expected a port number 1–255 after "leaf07", got "0"'],
+    ['leaf07 256 node 1', 1, 'expected a port number 1–255 after "leaf07", got "256"'],
+    ['leaf07 "12" node 1', 1, 'expected a port number 1–255 after "leaf07", got "12" in quotes'],
+    ['leaf07 12 "node-001 HCA-1 1', 1, 'expected a closing " for the quoted name'],
+    ['leaf07 12 "node"x 1', 1, 'expected a space after the closing " of a quoted name'],
+    ['leaf07 12 node 1 3X', 1, 'expected a width (1X 2X 4X 8X 12X) and/or a speed (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR), got "3X" after the ports'],
+    ['leaf07 12 node 1 4X HDX', 1, 'expected a width (1X 2X 4X 8X 12X) and/or a speed (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR), got "HDX" after the ports'],
+    ['leaf07 12 node 1 4X 1X', 1, 'expected a width (1X 2X 4X 8X 12X) and/or a speed (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR), got "1X" after the ports'],
+    ['\n\nleaf07 12 node 1\nleaf07 12 other 1', 4, 'port 12 of leaf07 is already cabled at line 3: expected each port in one cable at most'],
+    ['leaf07 12 node 1\nnode 1 spine 3', 2, 'port 1 of node is already cabled at line 1: expected each port in one cable at most'],
+    ['leaf07 12 leaf07 12', 1, 'expected two different ports, got port 12 of leaf07 at both ends'],
+    ['"" 1 node 1', 1, 'expected a node (a GUID, a node-name-map name or a NodeDescription), got ""'],
+  ])('refuses %j at line %i', (text, line, message) => {
+    const parsed = parsePlan(text, 'plan.txt');
+    expect(parsed.plan).toBeUndefined();
+    expect(parsed.errors[0]).toEqual({ line, message });
+  });
+
+  it('words an error as the one line of exit 2: where the file was given, file, line, what was expected', () => {
+    const [error] = parsePlan('leaf07 12 node-001 HCA-1 1', 'plan.txt').errors;
+    expect(planErrorMessage('--fabric.topology-file', 'plan.txt', error!)).toBe('--fabric.topology-file plan.txt:1: expected a port number 1–255 after "node-001", got "HCA-1" (a node name with spaces goes in double quotes)');
+  });
+
+  it('lists every error of a file, in line order', () => {
+    expect(parsePlan('a 1 b\nok 1 fine 1\nc x d 1\n', 'plan.txt').errors.map((error) => error.line)).toEqual([1, 3]);
+  });
+
+  it('quotes names that need it when writing', () => {
+    expect(['leaf07', 'node-001 HCA-1', 'MF0;leaf-1:SX6036/U1', 'a#b', 'say "hi"', '0x0002c90200700002', ''].map(planToken)).toEqual([
+      'leaf07', '"node-001 HCA-1"', 'MF0;leaf-1:SX6036/U1', '"a#b"', '"say \\"hi\\""', '"0x0002c90200700002"', '""',
+    ]);
+  });
+});
+
+describe('a saved ibnetdiscover output as a plan', () => {
+  const text = cablingFixture('healthy', 'ibnetdiscover.stdout');
+
+  it('takes every cable once, switch end first, with the rate it trained at', () => {
+    expect(planFormat(text)).toBe('ibnetdiscover');
+    const parsed = plan(text);
+    expect(parsed.format).toBe('ibnetdiscover');
+    // 6 leaves x 2 spines, 6 hosts x 3 adapters.
+    expect(parsed.cables).toHaveLength(30);
+    const host = parsed.cables.find((cable) => cable.ends[1].node.guid === GPU01_0)!;
+    expect(host.ends.map((end) => [end.node.guid, end.port])).toEqual([[LEAF1, 1], [GPU01_0, 1]]);
+    expect([host.width, host.speed]).toEqual([4, 'QDR']);
+    expect(parsed.cables.filter((cable) => cable.ends.every((end) => parsed.nodes.get(end.node.guid!)?.type === 'switch'))).toHaveLength(12);
+  });
+
+  it('refuses a line it does not understand, and two lines that cable one port twice, by line number', () => {
+    const lines = text.split('\n');
+    const port = lines.findIndex((line) => line.startsWith('[2]'));
+    const broken = [...lines];
+    broken[port] = '[2] garbage';
+    expect(parsePlan(broken.join('\n'), 'saved.txt').errors).toEqual([
+      { line: port + 1, message: 'expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "[2] garbage"' },
+    ]);
+    const twice = [...lines];
+    twice[port] = lines[port - 1]!.replace(/^\[1\]/, '[2]');
+    const errors = parsePlan(twice.join('\n'), 'saved.txt').errors;
+    expect(errors[0]?.line).toBe(port + 1);
+    expect(errors[0]?.message).toMatch(/^port 2 of 0x[0-9a-f]{16} is cabled to port 1 of 0x[0-9a-f]{16} here, but line \d+ cables one of these ports elsewhere/);
+  });
+});
+
+describe('resolving a plan against the fabric', () => {
+  const { topology } = recordedRailTree('healthy');
+  const names = railTreeNames();
+
+  it('names nodes by GUID, node-name-map name or NodeDescription', () => {
+    const { resolved, errors } = resolvePlan(plan([
+      `rail0-leaf1 1 "gpu01 mlx5_0" 1`,
+      `${LEAF1} 4 "MF0;spine-1:MQM8700/U1" 1`,
+    ].join('\n')), topology, names);
+    expect(errors).toEqual([]);
+    expect(resolved.cables.map((cable) => cable.ends.map((end) => [end.nodeGuid, end.port]))).toEqual([
+      [[LEAF1, 1], [GPU01_0, 1]],
+      [[LEAF1, 4], [SPINE1, 1]],
+    ]);
+    expect(resolved.bindings.get('gpu01 mlx5_0')).toBe(GPU01_0);
+  });
+
+  it('refuses a name no node has, a name several nodes have, and a port cabled twice under two names', () => {
+    const { errors } = resolvePlan(plan([
+      'rail0-leaf1 1 "gpu01 mlx5_9" 1',
+      'rail0-leaf1 2 twin 1',
+      `${LEAF1} 1 spine-1 8`,
+    ].join('\n')), { ...topology, nodes: new Map([...topology.nodes, ['0x0000000000000001', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000001', description: 'twin' }], ['0x0000000000000002', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000002', description: 'twin' }]]) }, names);
+    expect(errors).toEqual([
+      { line: 1, message: '"gpu01 mlx5_9" names no node: expected a GUID, a name of the node-name-map, or the NodeDescription of a node in the fabric (a node not cabled yet is named by GUID or node-name-map name)' },
+      { line: 2, message: '"twin" is the NodeDescription of 2 nodes (0x0000000000000001, 0x0000000000000002): expected the GUID or node-name-map name of one' },
+      { line: 3, message: `port 1 of "${LEAF1}" (${LEAF1}) is already cabled at line 1, under another name: expected each port in one cable at most` },
+    ]);
+  });
+
+  it('leaves a node named by GUID or node-name-map name that the fabric lacks to the missing count, not to errors', () => {
+    const fewer = { ...topology, nodes: new Map([...topology.nodes].filter(([guid]) => guid !== LEAF1 && guid !== GPU01_0)) };
+    const { resolved, errors } = resolvePlan(plan(`rail0-leaf1 1 ${GPU01_0} 1`), fewer, names);
+    expect(errors).toEqual([]);
+    expect(resolved.cables[0]!.ends.map((end) => end.nodeGuid)).toEqual([LEAF1, GPU01_0]);
+  });
+
+  it('keeps a NodeDescription bound to its GUID once the node has left the fabric', () => {
+    const first = resolvePlan(plan('rail0-leaf1 1 "gpu01 mlx5_0" 1'), topology, names).resolved;
+    const gone = { ...topology, nodes: new Map([...topology.nodes].filter(([guid]) => guid !== GPU01_0)) };
+    const again = resolvePlan(first.plan, gone, names, first.bindings);
+    expect(again.errors).toEqual([]);
+    expect(again.resolved.cables[0]!.ends[1].nodeGuid).toBe(GPU01_0);
+    // Without the binding, it is an unknown name.
+    expect(resolvePlan(first.plan, gone, names).errors).toHaveLength(1);
+    // Before any discovery, names are neither resolved nor judged.
+    const early = resolvePlan(first.plan, undefined, names);
+    expect(early.errors).toEqual([]);
+    expect(early.resolved.unresolved).toEqual(['gpu01 mlx5_0']);
+  });
+});
+
+describe('topology save', () => {
+  it('writes each cable once, switch end first, sorted by name, with width and speed as trained', () => {
+    const { topology, readings } = recordedRailTree('healthy');
+    const text = formatPlan(topology, readings, new Date('2026-11-24T12:00:00Z'));
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('# Cabling plan of an InfiniBand fabric, saved 2026-11-24T12:00:00.000Z by infiniband-exporter topology save:');
+    expect(lines[1]).toBe('# 8 switches, 18 CAs, 30 cables.');
+    const cables = lines.filter((line) => line !== '' && !line.startsWith('#'));
+    expect(cables).toHaveLength(30);
+    expect(cables.slice(0, 6)).toEqual([
+      'rail0-leaf1  1  "gpu01 mlx5_0"  1  4X QDR',
+      'rail0-leaf1  2  "gpu02 mlx5_0"  1  4X QDR',
+      'rail0-leaf1  3  "gpu03 mlx5_0"  1  4X QDR',
+      'rail0-leaf1  4  spine-1         1  4X QDR',
+      'rail0-leaf1  5  spine-2         1  4X QDR',
+      'rail0-leaf2  1  "gpu04 mlx5_0"  1  4X QDR',
+    ]);
+  });
+
+  it.each(['plan', 'ibnetdiscover'])('round-trips through the %s format: save, parse, compare finds nothing', (format) => {
+    const { topology, readings } = recordedRailTree('healthy');
+    const text = format === 'plan' ? formatPlan(topology, readings) : cablingFixture('healthy', 'ibnetdiscover.stdout');
+    const { resolved, errors } = resolvePlan(plan(text), topology, railTreeNames());
+    expect(errors).toEqual([]);
+    const conformance = judgeConformance(resolved, topology, readings);
+    expect(conformance.links).toHaveLength(30);
+    expect(conformance.links.every((link) => link.status === 0)).toBe(true);
+    expect([conformance.unplanned, conformance.actions, conformance.missingLinks, conformance.missingNodes, conformance.belowPlan]).toEqual([[], [], [], [], []]);
+  });
+
+  it('writes a node by GUID when its NodeDescription is not its own', () => {
+    const { topology } = recordedRailTree('healthy');
+    const twins = new Map([...topology.nodes].map(([guid, node]) => [guid, node.type === 'ca' ? { ...node, description: 'MT4129 ConnectX7 Mellanox Technologies' } : node]));
+    const text = formatPlan({ ...topology, nodes: twins });
+    expect(text).toContain(`rail0-leaf1  1  ${GPU01_0}  1`);
+    const { errors } = resolvePlan(plan(text), { ...topology, nodes: twins }, railTreeNames());
+    expect(errors).toEqual([]);
+  });
+});
