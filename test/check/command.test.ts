@@ -13,7 +13,7 @@ import { generateTree } from '../support/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../support/host-tree.js';
 import { DGX, FIXTURES, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../support/trees.js';
 import { ReplayRunner } from '../diag/replay.js';
-import { FabricReplay } from '../fabric/replay.js';
+import { FabricReplay } from '../support/fabric-replay.js';
 import { LEAF1, LEAF3, SPINE1, SPINE2 } from '../fabric/recordings.js';
 
 const QDR_A0 = path.join(FIXTURES, 'sys/qdr-a0');

@@ -14,7 +14,7 @@ import { waitFor } from '../support/processes.js';
 import { FIXTURES } from '../support/trees.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2, recording } from './recordings.js';
-import { FabricReplay, result } from './replay.js';
+import { FabricReplay, result } from '../support/fabric-replay.js';
 
 const CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 const exporters: Exporter[] = [];

@@ -11,7 +11,7 @@ import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { createFabricParts, renderFabric } from '../../src/metrics/fabric.js';
 import { FIXTURES } from '../support/trees.js';
-import { FabricReplay } from './replay.js';
+import { FabricReplay } from '../support/fabric-replay.js';
 
 const exporters: Exporter[] = [];
 afterEach(async () => {

@@ -2,12 +2,11 @@
 // two opensm instances of equal priority, run from host H22): test/fixtures/fabric/<scenario>/
 // holds <stem>.stdout/.stderr/.exit and commands.tsv (stem → command line, with the discovery
 // cache path written `<cache>`); healthy/topology.cache is the cache ibnetdiscover wrote.
+// test/support/fabric-replay.ts replays them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { FABRIC_FIXTURES } from '../support/fabric-replay.js';
 import { readRecording, type Recording } from '../support/recordings.js';
-
-export const FABRIC_FIXTURES = fileURLToPath(new URL('../fixtures/fabric/', import.meta.url));
 
 export function recording(scenario: string, stem: string): Recording {
   return readRecording(path.join(FABRIC_FIXTURES, scenario, stem));
@@ -19,15 +18,6 @@ export function stdout(scenario: string, stem: string): string {
 
 export function recordedCache(scenario = 'healthy'): Uint8Array {
   return new Uint8Array(readFileSync(path.join(FABRIC_FIXTURES, scenario, 'topology.cache')));
-}
-
-/** The recorded command lines of a scenario: line (cache path as `<cache>`) → stem. */
-export function recordedCommands(scenario: string): Map<string, string> {
-  const table = readFileSync(path.join(FABRIC_FIXTURES, scenario, 'commands.tsv'), 'utf8');
-  return new Map(table.split('\n').filter(Boolean).map((line) => {
-    const [stem, command] = line.split('\t');
-    return [command!, stem!];
-  }));
 }
 
 // The recorded fabric, by node GUID.

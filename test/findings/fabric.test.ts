@@ -16,7 +16,7 @@ import type { FabricPortReading, FabricSnapshot, FabricSubnetManager, MulticastG
 import type { CollectorReport, Snapshot } from '../../src/snapshot/types.js';
 import { DGX, FIXTURES, PROJECT_ROOT } from '../support/trees.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../fabric/recordings.js';
-import { FabricReplay, result, type FabricOverride } from '../fabric/replay.js';
+import { FabricReplay, result, type FabricOverride } from '../support/fabric-replay.js';
 
 const FABRIC_CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/config/settings.js';
 import { Exporter } from '../../src/exporter.js';
 import { ReplayRunner } from '../diag/replay.js';
-import { FabricReplay } from '../fabric/replay.js';
+import { FabricReplay } from '../support/fabric-replay.js';
 import { requireSystemTools } from '../support/system.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { copyTree, DGX, FIXTURES, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';

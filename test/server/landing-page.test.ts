@@ -13,7 +13,7 @@ import type { FabricPortReading } from '../../src/snapshot/fabric.js';
 import type { Snapshot } from '../../src/snapshot/types.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { copyTree, DGX, FIXTURES, ZOO, ZOO_CONFIG, type TempTree } from '../support/trees.js';
-import { FabricReplay } from '../fabric/replay.js';
+import { FabricReplay } from '../support/fabric-replay.js';
 
 let exporters: Exporter[] = [];
 let trees: TempTree[] = [];
