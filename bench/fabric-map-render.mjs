@@ -5,18 +5,22 @@
 // cycle), rendering the fabric map (GET /fabric), and as the peer in the same process, rendering the
 // same fabric's infiniband_fabric_* text (/metrics, once per ports cycle). Prints JSON; run by
 // bench/sections/fabric-map.mjs.
-import '../dist/runtime-flags.js';
+import '../dist/startup/set-v8-flags.js';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { cablingFindings } from '../dist/findings/cabling.js';
-import { renderFabric } from '../dist/metrics/fabric.js';
-import { renderFabricMap } from '../dist/server/fabric-map.js';
+import { cablingFindings } from '../dist/collectors/fabric-cabling-findings.js';
+import { FABRIC_DISCOVERY } from '../dist/collectors/fabric-discovery.js';
+import { FABRIC_PORTS } from '../dist/collectors/fabric-ports.js';
+import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
+import { renderFabricMap } from '../dist/commands/serve/fabric-map.js';
+import { buildInfo } from '../dist/metrics/build-info.js';
+import { exposition } from '../dist/metrics/exposition.js';
+import { currentCabling } from '../dist/model/cabling.js';
+import { judgeConformance } from '../dist/model/cabling-conformance.js';
+import { judgeRails } from '../dist/model/rails.js';
 import { formatPlan, parsePlan, resolvePlan } from '../dist/sources/fabric/cabling-plan.js';
-import { currentCabling } from '../dist/snapshot/cabling.js';
-import { judgeConformance } from '../dist/snapshot/cabling-conformance.js';
-import { judgeRails } from '../dist/snapshot/rails.js';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const { rounds, tree } = JSON.parse(process.argv[2]);
@@ -68,7 +72,18 @@ const judged = time(() => {
 });
 const { report, findings } = judged.result;
 const map = time(() => renderFabricMap({ topology: fabric.topology, readings: fabric.readings, expectations: new Map(), cabling: report, findings }));
-const metrics = time(() => renderFabric({ topology: fabric.topology, ports: fabric.readings, expectations: new Map(), subnetManagers: [], multicastGroups: [], shard: { index: 1, count: 1 } }));
+// The peer: the fabric collectors' parts of /metrics for the same fabric, as a ports cycle renders them.
+const command = parseServeCommandLine(['--collector.fabric']);
+const snapshot = {
+  devices: [],
+  parts: new Map([
+    [FABRIC_DISCOVERY.name, { topology: fabric.topology, cache: undefined, shard: { index: 1, count: 1 }, provisional: false, names: new Map() }],
+    [FABRIC_PORTS.name, { ports: fabric.readings, expectations: new Map(), trend: { risingErrors: new Set(), berOverThreshold: new Set() } }],
+  ]),
+  reports: [],
+  totals: { readErrors: new Map(), commandTimeouts: new Map() },
+};
+const metrics = time(() => exposition([FABRIC_DISCOVERY, FABRIC_PORTS], command.settings, buildInfo(), snapshot));
 const page = Buffer.from(map.result);
 process.stdout.write(JSON.stringify({
   nodes: fabric.topology.nodes.size,

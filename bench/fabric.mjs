@@ -120,14 +120,18 @@ export async function fabricBenchmark() {
   // dist/ is built by bench/run.mjs; the lab harness is compiled here.
   log('building the lab harness');
   await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.fabric.json')], 300_000);
-  const { fatTreeNet, fatTreeNodes } = await import(pathToFileURL(path.join(COMPILED, 'fat-tree.js')).href);
+  const { generateFabric, shapeSize } = await import(pathToFileURL(path.join(COMPILED, 'fabric-generator/topology.js')).href);
+  const { ibsimNet } = await import(pathToFileURL(path.join(COMPILED, 'fabric-generator/net.js')).href);
   const { FABRIC_TOOLS, Lab } = await import(pathToFileURL(path.join(COMPILED, 'ibsim-lab.js')).href);
   ({ freePort, waitFor } = await import(pathToFileURL(path.join(COMPILED, 'processes.js')).href));
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-bench-fabric-'));
   const net = path.join(dir, 'fat-tree.net');
-  await writeFile(net, fatTreeNet(TREE));
-  log(`starting ibsim with ${fatTreeNodes(TREE)} nodes and opensm`);
+  const shape = { tiers: 2, ...TREE };
+  // ibsim's own counters (from 0), as before the generator preset them.
+  await writeFile(net, ibsimNet(generateFabric({ shape }), { counters: false }));
+  const { switches, hosts } = shapeSize(shape);
+  log(`starting ibsim with ${switches + hosts} nodes and opensm`);
   const lab = await Lab.start(net);
   try {
     await lab.startSm('sm', SM_HOST, 0);

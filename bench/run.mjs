@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [section…]]: runs the
+// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [--cpu-prof] [section…]]: runs the
 // benchmark sections (all but the long ones by default) and writes each one's markdown into
 // docs/benchmarks.md between its own markers, `<!-- bench:<name>:begin … -->` and
 // `<!-- bench:<name>:end -->`; the text around them is prose kept by hand. A section is a module in bench/sections/ exporting an async function that gets
@@ -23,8 +23,11 @@ const SECTIONS = {
   memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
   // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).
   auth: async (context) => (await import('./sections/auth.mjs')).auth(context),
+  // Fabric mode on generated fabrics up to 122 880 switch ports, replayed by fake tools: about a
+  // quarter of an hour, run when named (`npm run bench -- fabric-scale [--cpu-prof]`).
+  'fabric-scale': async (context) => (await import('./sections/fabric-scale.mjs')).fabricScale(context),
 };
-const LONG = new Set(['memory']);
+const LONG = new Set(['memory', 'fabric-scale']);
 
 function parseArguments(argv) {
   const names = argv.filter((arg) => !arg.startsWith('--'));
@@ -38,6 +41,7 @@ function parseArguments(argv) {
     quick: argv.includes('--quick'),
     seconds: number('--idle-seconds'),
     minutes: number('--memory-minutes'),
+    cpuProf: argv.includes('--cpu-prof'),
   };
 }
 
@@ -60,7 +64,7 @@ async function main() {
   const generateTree = await prepare();
   for (const name of options.sections) {
     log(`section ${name}`);
-    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds, minutes: options.minutes });
+    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds, minutes: options.minutes, cpuProf: options.cpuProf });
     await writeSection(name, markdown);
     log(`wrote section ${name} of ${path.relative(PROJECT, DOC)}`);
   }

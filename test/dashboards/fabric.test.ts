@@ -19,7 +19,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { HOST12, HOST13, LEAF1, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
-import { fatTreeNet, leafGuid, spineGuid } from '../support/fat-tree.js';
+import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';
@@ -73,7 +73,7 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     await sick.waitActive('H22');
 
     const net = path.join(sick.dir, 'healthy.net');
-    await writeFile(net, fatTreeNet({ spines: 2, leaves: 2, hostsPerLeaf: 3, spareLeafPorts: 2 }));
+    await writeFile(net, ibsimNet(generateFabric({ shape: { tiers: 2, spines: 2, leaves: 2, hostsPerLeaf: 3, spareLeafPorts: 2 } }), { counters: false }));
     const healthy = await Lab.start(net);
     stops.push(() => healthy.stop());
     await healthy.startSm('sm-a', 'H1_1', 10);

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
-import { fatTreeNet, leafGuid, spineGuid } from '../support/fat-tree.js';
+import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, startLab, type Lab } from '../support/ibsim-lab.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
@@ -258,7 +258,7 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     const dir = await mkdtemp(path.join(tmpdir(), 'ibx-fat-tree-'));
     teardown.push(() => rm(dir, { recursive: true, force: true }));
     const net = path.join(dir, 'generated.net');
-    await writeFile(net, fatTreeNet({ spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 }));
+    await writeFile(net, ibsimNet(generateFabric({ shape: { tiers: 2, spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 } }), { counters: false }));
     const fabric = await lab(net);
     await fabric.startSm('sm', 'H1_1', 0);
     await fabric.waitActive('H4_4');

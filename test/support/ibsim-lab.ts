@@ -109,10 +109,13 @@ export class Lab {
     });
   }
 
-  /** Run a tool as if on `host` (preloaded, in the lab directory so its sys-<pid> lands there). */
-  async run(host: string, tool: string, args: string[]): Promise<{ stdout: string; exitCode: number | undefined }> {
-    const result = await execa(tool, args, { cwd: this.dir, env: this.env(host), reject: false, timeout: 10_000 });
-    return { stdout: String(result.stdout), exitCode: result.exitCode };
+  /**
+   * Run a tool as if on `host` (preloaded, in the lab directory so its sys-<pid> lands there); its
+   * output exactly as printed.
+   */
+  async run(host: string, tool: string, args: string[], timeoutMs = 10_000): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
+    const result = await execa(tool, args, { cwd: this.dir, env: this.env(host), reject: false, timeout: timeoutMs, stripFinalNewline: false });
+    return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
   }
 
   /** Start opensm attached to `host`; returns its name for stopSm. */

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
+import { replay } from './fabric-replay.js';
 import { readRecording, type Recording } from './recordings.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -78,11 +79,15 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
     this.rawCalls.push([command, ...args]);
     const overridden = this.override?.(command, args);
     if (overridden) return overridden;
-    for (const scenario of this.scenarios) {
+    if (this.tools === 'fabric') {
+      // Recorded or generated fabrics (a name under fixtures/fabric, or an absolute path), as the
+      // fake tools replay them: a sweep given a shard's pruned cache prints that shard's nodes.
+      const replayed = replay(this.scenarios.map((scenario) => path.resolve(FIXTURES, 'fabric', scenario)), command, args);
+      if (replayed) return result(command, args, { stdout: replayed.stdout.toString('utf8'), stderr: replayed.stderr, exitCode: replayed.exitCode });
+    }
+    for (const scenario of this.tools === 'fabric' ? [] : this.scenarios) {
       const stem = recordedCommands(this.tools, scenario).get(line);
-      if (stem === undefined) continue;
-      if (this.tools === 'fabric') writeRecordedCache(scenario, args);
-      return result(command, args, recording(this.tools, scenario, stem));
+      if (stem !== undefined) return result(command, args, recording(this.tools, scenario, stem));
     }
     throw new Error(`no recording of "${line}" in ${this.scenarios.join(', ')}`);
   }

@@ -1,0 +1,26 @@
+// Loaded into the exporter by the fabric-scale benchmark (`node --require bench/event-loop-monitor.cjs
+// dist/main.js …`), not part of the exporter: how long its event loop was blocked. A 20 ms timer
+// notes every gap past 100 ms (when it began, ms since the epoch, and how long it lasted), and
+// perf_hooks' event-loop delay histogram gives the largest delay. Written to the file named by
+// IBX_EVENT_LOOP_REPORT every 5 s and at exit, so that a run stopped by a signal keeps it.
+'use strict';
+const { writeFileSync } = require('node:fs');
+const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
+
+const report = process.env.IBX_EVENT_LOOP_REPORT;
+if (report) {
+  const TICK_MS = 20;
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const blocks = [];
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    const late = now - last - TICK_MS;
+    if (late > 100) blocks.push({ at: Math.round(Date.now() - late), ms: Math.round(late) });
+    last = now;
+  }, TICK_MS).unref();
+  const write = () => writeFileSync(report, JSON.stringify({ maxMs: histogram.max / 1e6, blocks }));
+  setInterval(write, 5000).unref();
+  process.on('exit', write);
+}

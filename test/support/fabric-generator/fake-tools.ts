@@ -1,0 +1,60 @@
+// Executables that stand in for the fabric-mode tools, replaying a scenario (a generated fabric
+// written by scenario.ts, or a recorded one): the exporter runs them through its real command
+// runner with --ibnetdiscover.path … like the real ones. One bundled program (replay-tool.ts) does
+// the replaying; each tool is a shell wrapper that runs it with the scenario and the tool's name.
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+export const FAKE_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
+export type FakeTool = (typeof FAKE_TOOLS)[number];
+
+/** The project's root: found upwards from this module, whether it runs from source or from a bundle. */
+function projectRoot(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'infiniband-exporter') return dir;
+  }
+  throw new Error('the infiniband-exporter project root is not above this module');
+}
+
+const quote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
+export interface FakeToolOptions {
+  /** Append a line per run (start and end in ms since the epoch, the command, what it printed) to this file. */
+  log?: string;
+}
+
+/**
+ * Write `<bin>/replay-tool.mjs` and one wrapper per tool in `bin` (created); returns the tools'
+ * paths, for the exporter's `--<tool>.path` flags.
+ */
+export async function fakeFabricTools(scenarioDir: string, bin: string, options: FakeToolOptions = {}): Promise<Record<FakeTool, string>> {
+  await mkdir(bin, { recursive: true });
+  const program = path.join(bin, 'replay-tool.mjs');
+  await build({
+    entryPoints: [path.join(projectRoot(), 'test/support/fabric-generator/replay-tool.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: program,
+    logLevel: 'warning',
+  });
+  const paths = {} as Record<FakeTool, string>;
+  for (const tool of FAKE_TOOLS) {
+    paths[tool] = path.join(bin, tool);
+    // The exporter's Node.js options are not the tools' (a profiler or preload of the exporter's own).
+    const env = `NODE_OPTIONS=${options.log ? ` FAKE_TOOLS_LOG=${quote(options.log)}` : ''}`;
+    await writeFile(paths[tool], `#!/bin/sh\n${env} exec ${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`);
+    await chmod(paths[tool], 0o755);
+  }
+  return paths;
+}
+
+/** The exporter's flags for the fake tools. */
+export function fakeToolFlags(paths: Readonly<Record<FakeTool, string>>): string[] {
+  return FAKE_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]]);
+}

@@ -1,0 +1,111 @@
+// Replaying the fabric-mode tools from recorded or generated outputs, in the layout of
+// test/fixtures/fabric/<scenario>/ (stems' .stdout/.stderr/.exit, commands.tsv: stem → command
+// line with the cache path written `<cache>`, topology.cache: the file `ibnetdiscover --cache`
+// wrote). One lookup serves both ways of replaying: ReplayRunner (replay.ts), a CommandRunner inside
+// the test process, and the fake tools (fabric-generator/fake-tools.ts), executables the exporter's
+// real command runner starts. As the real tools do, a replayed `ibnetdiscover --cache FILE` writes the
+// scenario's cache to FILE, and a replayed ibqueryerrors sweep reports only the nodes of the cache
+// it is given (a shard's pruned copy).
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
+
+export const FABRIC_FIXTURES = fileURLToPath(new URL('../fixtures/fabric/', import.meta.url));
+
+/** The command line as commands.tsv records it: the path after `--cache`/`--load-cache` as `<cache>`. */
+export function normalisedCommand(command: string, args: readonly string[]): string {
+  const words = [command];
+  for (let i = 0; i < args.length; i++) {
+    words.push(args[i]!);
+    if (args[i] === '--cache' || args[i] === '--load-cache') words.push('<cache>'), i++;
+  }
+  return words.join(' ');
+}
+
+/** A scenario's command lines: line → stem. */
+export function recordedCommands(dir: string): Map<string, string> {
+  const table = readFileSync(path.join(dir, 'commands.tsv'), 'utf8');
+  return new Map(table.split('\n').filter(Boolean).map((line) => {
+    const [stem, command] = line.split('\t');
+    return [command!, stem!];
+  }));
+}
+
+export interface Replayed {
+  stdout: Buffer;
+  stderr: string;
+  exitCode: number;
+}
+
+const commandTables = new Map<string, Map<string, string>>();
+
+/**
+ * What the tool prints for `args`, from the first of `dirs` that recorded the command; undefined
+ * when none did. Side effects as the tool's: `--cache FILE` gets the scenario's cache.
+ */
+export function replay(dirs: readonly string[], command: string, args: readonly string[]): Replayed | undefined {
+  const line = normalisedCommand(command, args);
+  for (const dir of dirs) {
+    let table = commandTables.get(dir);
+    if (!table) commandTables.set(dir, (table = recordedCommands(dir)));
+    const stem = table.get(line);
+    if (stem === undefined) continue;
+    const base = path.join(dir, stem);
+    const cacheAt = args.indexOf('--cache');
+    const cache = path.join(dir, 'topology.cache');
+    if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
+    const replayed: Replayed = {
+      stdout: readFileSync(`${base}.stdout`),
+      stderr: readFileSync(`${base}.stderr`, 'utf8'),
+      exitCode: Number(readFileSync(`${base}.exit`, 'utf8').trim()),
+    };
+    const loadAt = args.indexOf('--load-cache');
+    if (command === 'ibqueryerrors' && loadAt >= 0 && existsSync(args[loadAt + 1]!)) {
+      return sweepOf(replayed, new Uint8Array(readFileSync(args[loadAt + 1]!)), { counters: args.includes('--counters'), switchesOnly: args.includes('--switch') });
+    }
+    return replayed;
+  }
+  return undefined;
+}
+
+const SUMMARY = /\n## Summary: (\d+) nodes checked, \d+ bad nodes found\n##\s+\d+ ports checked, \d+ ports have errors beyond threshold\n/;
+const BLOCK_START = /^(?:Errors for |Data Counters for )/;
+const GUID = /0x([0-9a-f]{1,16})/;
+const BAD_PORT = /^ {3}GUID 0x[0-9a-f]+ port \d+:/;
+
+/**
+ * A sweep's output limited to the nodes of `cacheBytes`, as ibqueryerrors prints it when it loads
+ * that cache: the blocks of those nodes, in order, and a summary counted over them.
+ */
+function sweepOf(full: Replayed, cacheBytes: Uint8Array, mode: { counters: boolean; switchesOnly: boolean }): Replayed {
+  const cache = parseDiscoveryCache(cacheBytes);
+  const swept = cache.nodes.filter((node) => !mode.switchesOnly || node.type === 'switch');
+  const text = full.stdout.toString('latin1');
+  const summary = SUMMARY.exec(text);
+  if (!summary || Number(summary[1]) === swept.length) return full;
+  const nodeOf = new Map<string, string>();
+  for (const node of cache.nodes) nodeOf.set(node.guid.slice(2).replace(/^0+/, ''), node.guid);
+  for (const port of cache.ports) nodeOf.set(port.guid.slice(2).replace(/^0+/, ''), port.nodeGuid);
+  const kept = new Set(swept.map((node) => node.guid));
+  const lines = text.slice(0, summary.index).split('\n');
+  const out: string[] = [];
+  let keep = false;
+  let badNodes = 0;
+  let badPorts = 0;
+  for (const [i, line] of lines.entries()) {
+    if (BLOCK_START.test(line)) {
+      // A CA's errors header has no GUID: its first port line has the port's.
+      const guid = GUID.exec(line) ?? GUID.exec(lines[i + 1] ?? '');
+      keep = guid !== null && kept.has(nodeOf.get(guid[1]!.replace(/^0+/, '')) ?? '');
+      if (keep && !mode.counters) badNodes += 1;
+    } else if (keep && !mode.counters && BAD_PORT.test(line)) {
+      badPorts += 1;
+    }
+    if (keep && line !== '') out.push(`${line}\n`);
+  }
+  const ports = swept.reduce((sum, node) => sum + node.portCount, 0);
+  const tail = text.slice(summary.index + summary[0].length);
+  const stdout = `${out.join('')}\n## Summary: ${swept.length} nodes checked, ${badNodes} bad nodes found\n##          ${ports} ports checked, ${badPorts} ports have errors beyond threshold\n${tail}`;
+  return { stdout: Buffer.from(stdout, 'latin1'), stderr: full.stderr, exitCode: badPorts > 0 ? 1 : 0 };
+}
