@@ -218,7 +218,7 @@ and on (node_guid) ${switches}`;
     },
     {
       type: 'timeseries', title: 'Fabric port error rate, top 10 ports', unit: 'cps', w: 12, h: 8,
-      description: 'Sum of the PMA error counter rates per fabric port, for the 10 ports with the highest sum at each point in time.',
+      description: `Sum of the PMA error counter rates per fabric port, for the 10 ports with the highest sum at each point in time. A fabric port's error counters are served once one of them is non-zero: ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`topk(10, sum by ${port} (\n  ${labelledRates(FABRIC_ERRORS)}\n))`, '{{node_guid}}/{{port}}')],
       defaults: { min: 0 },
     },

@@ -43,7 +43,8 @@ export function cablingSamples(report: CablingReport | undefined, shard: Shard):
       if (!inShard(a.nodeGuid, shard)) continue;
       samples.add(CABLING_METRICS.unplannedLinkInfo, { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) }, 1);
     }
-    samples.add(CABLING_METRICS.planNodesMissing, {}, conformance.missingNodes.length);
+    // The fabric's count, served once: by shard 1.
+    if (shard.index === 1) samples.add(CABLING_METRICS.planNodesMissing, {}, conformance.missingNodes.length);
   }
   for (const violation of report?.rails?.violations ?? []) {
     if (!inShard(violation.adapter.nodeGuid, shard)) continue;

@@ -159,13 +159,15 @@ const FAMILIES = Object.values(NODE_METRICS);
 
 const hex = (value: number | undefined, digits: number): string => (value === undefined ? '' : `0x${value.toString(16).padStart(digits, '0')}`);
 
-/** Nodes of this shard, and the fabric-wide duplicate counts. */
+/** Nodes of this shard, and (shard 1 only: they are the fabric's, served once) the duplicate counts. */
 function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const { topology, shard } = FABRIC_DISCOVERY.of(snapshot) ?? {};
   if (!topology || !shard) return;
   const samples = new Samples();
-  samples.add(NODE_METRICS.duplicateGuids, {}, topology.duplicateGuids);
-  samples.add(NODE_METRICS.duplicateLids, {}, topology.duplicateLids);
+  if (shard.index === 1) {
+    samples.add(NODE_METRICS.duplicateGuids, {}, topology.duplicateGuids);
+    samples.add(NODE_METRICS.duplicateLids, {}, topology.duplicateLids);
+  }
   for (const node of topology.nodes.values()) {
     if (!inShard(node.guid, shard)) continue;
     samples.add(NODE_METRICS.nodeInfo, {

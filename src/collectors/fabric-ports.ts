@@ -1,7 +1,8 @@
 // The fabric_ports collector: every --fabric.interval, the state, width, speed, peer and PMA
 // counters of every switch port of this instance's shard (CA ports too with --fabric.hca-ports),
 // through the last discovery's topology, and what each link should run at. It writes the fabric
-// port families (about 31 series per switch port, 170 000 at 1 900 nodes) and judges ports and links.
+// port families (about 17 series per switch port, 90 000 at 1 900 nodes: error counters only for
+// ports with errors, flags only while true) and judges ports and links.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,7 @@ import { assessLink } from '../model/link-degradation.js';
 import { BYTES_PER_GIGABIT, LANE_RATES, bestCommonEnabled, type LinkSpeed } from '../model/link-rate.js';
 import { PMA_COUNTERS } from '../model/pma-counters.js';
 import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../model/bit-error-rate.js';
+import type { PortCounter } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { CounterSource } from '../sources/fabric/ports.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
@@ -207,17 +209,35 @@ export const PORT_METRICS = {
   laneRateExpected: gauge('infiniband_fabric_port_lane_rate_expected_bytes_per_second', FABRIC_PORT,
     'Lane rate the link should run at: from fabric.expectations in the config file, else the fastest speed both ends enable (PortInfo LinkSpeed(Ext)Enabled). Absent when unknown.'),
   degraded: gauge('infiniband_fabric_port_link_degraded', [...FABRIC_PORT, 'reason'],
-    '1 when a fabric link trained below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link. Present while the link is up and an expectation exists.'),
+    'Present (value 1) only while a fabric link runs below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link.'),
   linkInfo: gauge('infiniband_fabric_link_info', [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'],
     'The port at the other end of a fabric port\'s cable (value always 1): its node GUID, port number and node type (switch, ca, router). Switch ports as last read; CA ports as last discovered.'),
   pmaSaturated: gauge('infiniband_fabric_port_pma_saturated', [...FABRIC_PORT, 'counter'],
     'Present (value 1) only while a fixed-width PMA counter of a fabric port sits at its maximum: it no longer counts and new errors are invisible until it is reset (perfquery -R).'),
 } as const;
 
+/**
+ * Which PMA counters of a read port are served. Traffic counters always; the error counters of a
+ * port all together, once any of them is non-zero (on a healthy port they are all 0, and absent:
+ * a port whose traffic counters are served had them read); PortXmitWait once it is non-zero. At
+ * 120 000 switch ports that is 13 series a port fewer, most of them zeros (the rules count a
+ * counter's first appearance as its increase, see rules/infiniband-fabric-alerts.yml).
+ */
+const WAIT = 'transmit_wait';
+const ERRORS = new Set(PMA_COUNTERS.filter((c) => c.error && c.name !== WAIT).map((c) => c.name));
+const SPARSE = (c: (typeof PMA_COUNTERS)[number]): string =>
+  c.name === WAIT ? ' Served once non-zero.' : ERRORS.has(c.name) ? ' Served, with the other error counters of the port, once any of them is non-zero: absent on a port whose traffic counters are served means 0.' : '';
+
 /** PMA counters of fabric ports: the host contract's names under infiniband_fabric_port_. */
 export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
-  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}`)]),
+  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}${SPARSE(c)}`)]),
 );
+
+/** Whether a reading's error counters are served (any of them non-zero). */
+function hasErrors(counters: readonly PortCounter[]): boolean {
+  for (let c = 0; c < counters.length; c++) if (counters[c]!.value > 0 && ERRORS.has(counters[c]!.name)) return true;
+  return false;
+}
 
 const M = PORT_METRICS;
 const FAMILIES: readonly MetricSpec[] = [
@@ -254,13 +274,14 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer, _settings: Sett
   each(M.laneRate, (reading) => rateOf(reading.speed));
   each(M.widthExpected, (_, i) => expectations[i]?.width);
   each(M.laneRateExpected, (_, i) => rateOf(expectations[i]?.speed));
+  // Only while degraded: a healthy fabric serves none.
   const degraded = new FamilyWriter(out, M.degraded);
   readings.forEach((reading, i) => {
     const expectation = expectations[i];
     if (!expectation) return;
     const assessment = assessLink(reading, expectation);
-    if (assessment.widthDegraded !== undefined) degraded.sample(labels[i]!, ',reason="width"', assessment.widthDegraded ? 1 : 0);
-    if (assessment.speedDegraded !== undefined) degraded.sample(labels[i]!, ',reason="speed"', assessment.speedDegraded ? 1 : 0);
+    if (assessment.widthDegraded) degraded.sample(labels[i]!, ',reason="width"', 1);
+    if (assessment.speedDegraded) degraded.sample(labels[i]!, ',reason="speed"', 1);
   });
   const links = new FamilyWriter(out, M.linkInfo);
   const peerLabels = (peer: PortAddress): string => `,peer_guid="${peer.nodeGuid}",peer_port="${peer.port}",peer_type="${topology?.nodes.get(peer.nodeGuid)?.type ?? ''}"`;
@@ -273,13 +294,20 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer, _settings: Sett
       links.sample(`{node_guid="${port.nodeGuid}",port="${port.port}"`, peerLabels(port.peer), 1);
     }
   }
+  const erroring = readings.map((reading) => hasErrors(reading.counters));
   for (const [name, spec] of PMA_COUNTER_METRICS) {
     const family = new FamilyWriter(out, spec);
+    const error = ERRORS.has(name);
+    const wait = name === WAIT;
     // Indexed loops: without the optimising compilers a for-of makes an iterator result per step
     // (2.4 million here, 100 MiB of garbage per render).
     for (let i = 0; i < readings.length; i++) {
+      if (error && !erroring[i]) continue;
       const counters = readings[i]!.counters;
-      for (let c = 0; c < counters.length; c++) if (counters[c]!.name === name) family.sample(labels[i]!, '', counters[c]!.value);
+      for (let c = 0; c < counters.length; c++) {
+        const counter = counters[c]!;
+        if (counter.name === name && !(wait && counter.value === 0)) family.sample(labels[i]!, '', counter.value);
+      }
     }
   }
   const saturated = new FamilyWriter(out, M.pmaSaturated);

@@ -58,7 +58,7 @@ export const SA_METRICS = {
 
 const FAMILIES = Object.values(SA_METRICS);
 
-/** Every record, whatever the shard: a subnet has a handful of SMs and groups. */
+/** Every record (shard 1 alone reads them: no series is served twice). */
 function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const sa = FABRIC_SA.of(snapshot);
   if (!sa) return;
@@ -83,7 +83,11 @@ export const FABRIC_SA: Collector<SubnetAdministrationPart> = defineCollector({
   scope: 'fabric',
   schedule: { cycle: SA_CYCLE },
   onOverrun: 'drop',
-  setUp: (context) => new SubnetAdministrationReader(context),
+  // The subnet's records, not a shard's: read and served by shard 1 alone.
+  setUp: (context) => {
+    const shard = context.settings.get(FABRIC_SHARD);
+    return shard.index === 1 ? new SubnetAdministrationReader(context) : { off: `shard ${shard.index} of ${shard.count}: shard 1 reads the subnet's managers and groups (--fabric.shard)` };
+  },
   metrics: { families: FAMILIES, write: writeMetrics },
   findings: (snapshot) => {
     const sa = FABRIC_SA.of(snapshot);

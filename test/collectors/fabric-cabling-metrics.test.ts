@@ -68,13 +68,13 @@ describe('cabling metrics', () => {
     expect(text(quoted)).toContain('rail="rail \\"0\\" \\\\ a",peer_guid="0x0002c90200700004",peer_port="7",peer_rail=""} 1');
   });
 
-  it('writes each shard\'s own cables and adapters; the missing count in every shard', () => {
+  it('writes each shard\'s own cables and adapters; the missing count in shard 1 alone', () => {
     const cabling = report('miswired');
     const shards = [1, 2, 3].map((index) => text(cabling, { index, count: 3 }));
     const count = (body: string, family: string): number => body.split('\n').filter((line) => line.startsWith(`${family}{`)).length;
     expect(shards.reduce((sum, body) => sum + count(body, 'infiniband_fabric_planned_link_status'), 0)).toBe(30);
     expect(shards.reduce((sum, body) => sum + count(body, 'infiniband_fabric_unplanned_link_info'), 0)).toBe(4);
-    for (const body of shards) expect(body).toContain('infiniband_fabric_plan_nodes_missing 0');
+    expect(shards.map((body) => body.includes('infiniband_fabric_plan_nodes_missing 0'))).toEqual([true, false, false]);
   });
 
   it.skipIf(tools.skipReason !== undefined)('passes promtool check metrics', () => {
