@@ -4,10 +4,13 @@
 // scrape the same subnet, so every query aggregates per port (max by node_guid, port) and counts
 // distinct GUIDs: selecting both instances shows each port once.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import { BIT_ERROR_RATE_THRESHOLD } from '../../src/model/bit-error-rate.js';
 import {
   EMPTY_WHEN_HEALTHY,
   FABRIC_UID,
+  HOST_UID,
   NEEDS_HCA_PORTS,
+  NEEDS_HOUR,
   PHYSICAL_MAPPINGS,
   PHYSICAL_STATES,
   STATE_MAPPINGS,
@@ -28,6 +31,7 @@ import {
   unitProp,
   valueMap,
   type Counter,
+  type NoteSpec,
   type Override,
   type PanelSpec,
   type TargetSpec,
@@ -231,6 +235,39 @@ and on (node_guid) ${switches}`;
     },
   ];
 
+  // The recording rule keeps one series per port whatever instances read it (no job or instance
+  // label): the ports of the selected exporters are those with a state in their data.
+  const ber = `infiniband:fabric_port_symbol_ber:1h > 0 and on ${port} ${perPort('port_state_id')}`;
+  const berThresholds = alertAbove(BIT_ERROR_RATE_THRESHOLD);
+  const linkHealth: (PanelSpec | NoteSpec)[] = [
+    {
+      ...linkTable(
+        'Worst links by bit error rate',
+        `The 15 fabric ports with the highest symbol bit error rate over the last hour (recording rule infiniband:fabric_port_symbol_ber:1h: symbol errors over lanes x signalling rate x 3600 s), with the other end of each cable. Red above ${BIT_ERROR_RATE_THRESHOLD}, where InfiniBandFabricLinkBitErrorRateHigh fires. On HDR and NDR links these are errors forward error correction could not fix. ${NEEDS_HOUR}`,
+        `topk(15, ${ber})`,
+        column('A', 'bit error rate', [unitProp('sci'), colorText]),
+      ),
+      defaults: { thresholds: berThresholds },
+      sortBy: { column: 'bit error rate', descending: true },
+    },
+    {
+      type: 'timeseries', title: 'Bit error rate over time, worst 10 links', unit: 'sci', w: 16, h: 8,
+      description: `Symbol bit error rate over the preceding hour of the 10 worst fabric ports at each point in time, on a logarithmic axis; the dashed line is the alert threshold (${BIT_ERROR_RATE_THRESHOLD}). A rate that climbs for days is a cable or transceiver going bad before the link flaps. ${NEEDS_HOUR} ${EMPTY_WHEN_HEALTHY}`,
+      targets: [series(`topk(10, ${ber})`, '{{node_guid}}/{{port}}')],
+      defaults: { thresholds: berThresholds, custom: { logScale: true, thresholdLines: true } },
+    },
+    {
+      type: 'text', title: 'Cables, modules and PCIe links', w: 8, h: 8,
+      content: [
+        'The fabric mode reads every switch port\'s counters, hence the bit error rates beside this note.',
+        '',
+        `**Optical modules and cables** (temperature, receive and transmit power against the module's own thresholds) and **the PCIe link of each adapter** are read on each host by its own exporter (collectors \`module\` and \`pcie\`): open [InfiniBand / Host](/d/${HOST_UID}/infiniband-host) on that host, row **Link health**.`,
+        '',
+        'Their alerts: InfiniBandModuleTemperatureHigh, InfiniBandModuleOpticalPowerLow, InfiniBandPCIeLinkDegraded.',
+      ].join('\n'),
+    },
+  ];
+
   const utilisation: PanelSpec[] = [
     {
       type: 'timeseries', title: 'Top 10 switch ports by utilisation', unit: 'percentunit', w: 12, h: 8,
@@ -289,7 +326,7 @@ and on (node_guid) ${switches}`;
   return buildDashboard({
     uid: FABRIC_UID,
     title: 'InfiniBand / Fabric',
-    description: `The whole InfiniBand subnet from the exporter's fabric mode (--collector.fabric on one or two hosts): nodes and links, subnet managers, unhealthy links with both ends named, errors and congestion, switch port utilisation, IPoIB broadcast groups. ${NEEDS_HCA_PORTS} See dashboards/README.md.`,
+    description: `The whole InfiniBand subnet from the exporter's fabric mode (--collector.fabric on one or two hosts): nodes and links, subnet managers, unhealthy links with both ends named, errors and congestion, the links' bit error rates, switch port utilisation, IPoIB broadcast groups. ${NEEDS_HCA_PORTS} See dashboards/README.md.`,
     variables: [
       datasourceVariable(),
       jobVariable(),
@@ -300,6 +337,7 @@ and on (node_guid) ${switches}`;
       { title: 'Subnet managers', panels: sm },
       { title: 'Unhealthy links', panels: unhealthy },
       { title: 'Errors and congestion', panels: errors },
+      { title: 'Link health', panels: linkHealth },
       { title: 'Switch port utilisation', panels: utilisation },
       { title: 'IPoIB broadcast groups', panels: multicast },
       { title: 'Fabric exporters', panels: exporters },

@@ -1,5 +1,6 @@
 // "InfiniBand / Host": one host, its devices and ports in detail.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import { BIT_ERROR_RATE_THRESHOLD } from '../../src/model/bit-error-rate.js';
 import {
   CONGESTION,
   EMPTY_WHEN_HEALTHY,
@@ -7,6 +8,9 @@ import {
   HOST_UID,
   NEEDS_DIAG,
   NEEDS_EXPECTATION,
+  NEEDS_HOUR,
+  NEEDS_MODULE,
+  NEEDS_PCIE,
   PACKET_ERRORS,
   PHYSICAL_ERRORS,
   PHYSICAL_MAPPINGS,
@@ -28,6 +32,7 @@ import {
   unitProp,
   valueMap,
   type Counter,
+  type Override,
   type PanelSpec,
 } from './panels.js';
 
@@ -216,6 +221,119 @@ export function host(): dashboard.Dashboard {
     },
   ];
 
+  const deviceSel = `${hostSel}, device=~"$device"`;
+  const perDevice = '(job, instance, device)';
+  const yesNo = (yes: string, no = 'no') => [mappingsProp([valueMap({ 0: { text: no, color: 'green', index: 0 }, 1: { text: yes, color: 'red', index: 1 } })]), colorText];
+  const berThresholds = alertAbove(BIT_ERROR_RATE_THRESHOLD);
+  /** The module's own threshold for `measure` on one side, as its alert judges it: the warning level, else the alarm level. */
+  const moduleThreshold = (measure: string, side: 'high' | 'low') =>
+    `max by ${port} (infiniband_port_module_threshold{${sel}, measure="${measure}", level="${side}_warning"})\nor max by ${port} (infiniband_port_module_threshold{${sel}, measure="${measure}", level="${side}_alarm"})`;
+  /** A module's measurement (`metric`, per lane or not) with its own threshold for `measure` dashed. */
+  const moduleAgainstThreshold = (title: string, unit: string, metric: string, measure: string, side: 'high' | 'low', what: string): PanelSpec => ({
+    type: 'timeseries', title, unit, w: 8, h: 8,
+    description: `${what} The dashed line is the module's own ${side} threshold from its EEPROM (the warning level, else the alarm level), as the alert judges it. ${NEEDS_MODULE}`,
+    targets: [
+      series(`${metric}{${sel}}`, metric.endsWith('_dbm') ? `${legend} lane {{lane}}` : legend),
+      series(moduleThreshold(measure, side), `${legend} ${side} threshold`),
+    ],
+    overrides: [dashedQuery('B')],
+  });
+  const moduleColumns: Override[] = [
+    { matcher: { id: 'byName', options: 'part_number' }, properties: [{ id: 'displayName', value: 'part number' }] },
+    { matcher: { id: 'byName', options: 'cable_type' }, properties: [{ id: 'displayName', value: 'type' }] },
+    { matcher: { id: 'byName', options: 'length_meters' }, properties: [{ id: 'displayName', value: 'length (m)' }] },
+  ];
+
+  const linkHealth: PanelSpec[] = [
+    {
+      type: 'table', title: 'Worst links by bit error rate', unit: 'sci', w: 10, h: 8,
+      description: `Symbol bit error rate of each link of this host over the last hour, worst first (recording rule infiniband:port_symbol_ber:1h: symbol errors over lanes x signalling rate x 3600 s). end "local": what this port received; end "peer": what the switch port at the other end of the cable received (needs the diag collector). Red above ${BIT_ERROR_RATE_THRESHOLD}, where InfiniBandLinkBitErrorRateHigh fires; 0 is an hour without an error. ${NEEDS_HOUR}`,
+      targets: [tableRow(`max by (job, instance, device, port, end) (infiniband:port_symbol_ber:1h{${sel}})`)],
+      transformations: mergedTable(['Time', '__name__', 'job', 'instance']),
+      overrides: [column('A', 'bit error rate', [colorText])],
+      defaults: { thresholds: berThresholds },
+      sortBy: { column: 'bit error rate', descending: true },
+    },
+    {
+      type: 'timeseries', title: 'Bit error rate over time', unit: 'sci', w: 14, h: 8,
+      description: `Symbol bit error rate of each link over the preceding hour, on a logarithmic axis; the dashed line is the alert threshold (${BIT_ERROR_RATE_THRESHOLD}). A rate climbing over days is a cable or transceiver going bad before the link flaps. An hour without an error (0) has no place on the axis. ${NEEDS_HOUR}`,
+      targets: [series(`infiniband:port_symbol_ber:1h{${sel}}`, `${legend} {{end}}`)],
+      defaults: { thresholds: berThresholds, custom: { logScale: true, thresholdLines: true } },
+    },
+    {
+      type: 'table', title: 'PCIe links', unit: 'none', w: 24, h: 6,
+      description: `The PCIe link each adapter trained at against what it can do (lanes and GT/s per lane: 8 Gen3, 16 Gen4, 32 Gen5), the bandwidth it leaves after line coding, whether it is degraded by width or speed (InfiniBandPCIeLinkDegraded: a riser, the wrong slot, BIOS bifurcation), and its AER error totals since boot. ${NEEDS_PCIE}`,
+      targets: [
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_width_lanes{${deviceSel}})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_width_max_lanes{${deviceSel}})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_transfer_rate{${deviceSel}})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_max_transfer_rate{${deviceSel}})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_bandwidth_bytes_per_second{${deviceSel}})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_degraded{${deviceSel}, reason="width"})`),
+        tableRow(`max by ${perDevice} (infiniband_device_pcie_link_degraded{${deviceSel}, reason="speed"})`),
+        tableRow(`sum by ${perDevice} (infiniband_device_pcie_aer_errors_total{${deviceSel}, severity="correctable"})`),
+        tableRow(`sum by ${perDevice} (infiniband_device_pcie_aer_errors_total{${deviceSel}, severity=~"nonfatal|fatal"})`),
+      ],
+      transformations: mergedTable(['Time', '__name__', 'job', 'instance']),
+      overrides: [
+        column('A', 'width', [unitProp('prefix:x')]),
+        column('B', 'of width', [unitProp('prefix:x')]),
+        column('C', 'rate', [unitProp('suffix: GT/s')]),
+        column('D', 'of rate', [unitProp('suffix: GT/s')]),
+        column('E', 'bandwidth', [unitProp('Bps')]),
+        column('F', 'width degraded', yesNo('DEGRADED')),
+        column('G', 'speed degraded', yesNo('DEGRADED')),
+        column('H', 'AER correctable', [unitProp('short')]),
+        column('I', 'AER uncorrectable', [unitProp('short'), colorText]),
+      ],
+      defaults: { thresholds: alertAbove(1) },
+    },
+    {
+      type: 'table', title: 'Ports limited by PCIe', unit: 'none', w: 12, h: 7,
+      description: `Each active port with the data rate it carries and the PCIe bandwidth of its adapter: limited when the adapter's PCIe link moves less than the data rates of its active ports add up to (a degraded link, or a card whose ports together exceed its slot). The port says ACTIVE at full rate; the host cannot feed it. ${NEEDS_PCIE}`,
+      targets: [
+        tableRow(`max by ${port} (infiniband_port_pcie_limited{${sel}})`),
+        tableRow(`max by ${port} (infiniband_port_data_rate_bytes_per_second{${sel}} and on ${port} infiniband_port_pcie_limited{${sel}})`),
+        tableRow(`max by ${port} (0 * infiniband_port_pcie_limited{${sel}} + on (job, instance, device) group_left infiniband_device_pcie_bandwidth_bytes_per_second{${deviceSel}})`),
+      ],
+      transformations: mergedTable(['Time', '__name__', 'job', 'instance']),
+      overrides: [
+        column('A', 'limited by PCIe', yesNo('LIMITED')),
+        column('B', 'port data rate', [unitProp('Bps')]),
+        column('C', 'adapter PCIe bandwidth', [unitProp('Bps')]),
+      ],
+    },
+    {
+      type: 'timeseries', title: 'PCIe AER error rate', unit: 'cps', w: 12, h: 7,
+      description: `PCIe errors per second each adapter reported by Advanced Error Reporting, by severity. Correctable errors that keep coming are a marginal slot, riser or card; a non-fatal or fatal one lost a transaction (check dmesg). The totals since boot are in the PCIe links table. ${NEEDS_PCIE}`,
+      targets: [series(`rate(infiniband_device_pcie_aer_errors_total{${deviceSel}}[$__rate_interval])`, '{{device}} {{severity}}')],
+      defaults: { min: 0 },
+    },
+    {
+      type: 'table', title: 'Cables and modules', unit: 'none', w: 24, h: 6,
+      description: `The cable or transceiver in each port, from its EEPROM (vendor, part number, serial: what a replacement order needs; type and length), with the temperature and supply voltage it reports (copper cables have no sensor) and the post-FEC bit error rate the adapter's PHY measured since its counters were cleared. An empty cage has no row. ${NEEDS_MODULE}`,
+      targets: [
+        tableRow(`max by (job, instance, device, port, vendor, part_number, serial, cable_type, length_meters) (infiniband_port_module_info{${sel}})`),
+        tableRow(`max by ${port} (infiniband_port_module_temperature_celsius{${sel}})`),
+        tableRow(`max by ${port} (infiniband_port_module_voltage_volts{${sel}})`),
+        tableRow(`max by ${port} (infiniband_port_phy_ber{${sel}, kind="effective"})`),
+      ],
+      transformations: mergedTable(['Time', '__name__', 'Value #A', 'job', 'instance']),
+      overrides: [
+        ...moduleColumns,
+        column('B', 'temperature', [unitProp('celsius')]),
+        column('C', 'voltage', [unitProp('volt')]),
+        column('D', 'PHY effective BER', [unitProp('sci')]),
+      ],
+    },
+    moduleAgainstThreshold('Module temperature against threshold', 'celsius', 'infiniband_port_module_temperature_celsius', 'temperature', 'high',
+      'Temperature each module reports. At its own threshold a module drifts out of spec (InfiniBandModuleTemperatureHigh): all modules hot is the cooling, one hot is the module.'),
+    moduleAgainstThreshold('Module receive power against threshold', 'dBm', 'infiniband_port_module_rx_power_dbm', 'rx_power', 'low',
+      'Optical power each lane of each module receives (-40 dBm: no light). At its own low threshold (InfiniBandModuleOpticalPowerLow): a dirty connector or fibre, or a failing transmitter at the other end. Copper cables have none.'),
+    moduleAgainstThreshold('Module transmit power against threshold', 'dBm', 'infiniband_port_module_tx_power_dbm', 'tx_power', 'low',
+      'Optical power each lane of each module transmits. A lane sinking to its own low threshold is a laser wearing out: the other end will soon receive too little. Copper cables have none.'),
+  ];
+
   const smAndIpoib: PanelSpec[] = [
     {
       type: 'table', title: 'Subnet manager seen from this host', unit: 'none', w: 12, h: 6,
@@ -299,7 +417,7 @@ export function host(): dashboard.Dashboard {
   return buildDashboard({
     uid: HOST_UID,
     title: 'InfiniBand / Host',
-    description: 'One InfiniBand host: identity, port state history, link width and speed against expected, throughput, packet rates, every PMA error counter (local and peer), saturated counters, subnet manager, IPoIB settings, driver hw_counters and the exporter. Panels marked "Needs the diag collector" stay empty when infiniband-diags is not installed; see dashboards/README.md.',
+    description: 'One InfiniBand host: identity, port state history, link width and speed against expected, throughput, packet rates, every PMA error counter (local and peer), saturated counters, link health (bit error rate, PCIe link, cables and optical modules), subnet manager, IPoIB settings, driver hw_counters and the exporter. Panels marked "Needs the diag collector" stay empty when infiniband-diags is not installed; see dashboards/README.md.',
     variables: [
       datasourceVariable(),
       jobVariable(),
@@ -314,6 +432,7 @@ export function host(): dashboard.Dashboard {
       { title: 'Link width and speed', panels: rate },
       { title: 'Traffic', panels: traffic },
       { title: 'Errors', panels: errors },
+      { title: 'Link health', panels: linkHealth },
       { title: 'Subnet manager and IPoIB', panels: smAndIpoib },
       { title: 'Driver hw_counters', panels: hw },
       { title: 'Exporter', panels: exporterPanels },

@@ -12,6 +12,7 @@ import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as stat from '@grafana/grafana-foundation-sdk/stat';
 import * as statetimeline from '@grafana/grafana-foundation-sdk/statetimeline';
 import * as table from '@grafana/grafana-foundation-sdk/table';
+import * as text from '@grafana/grafana-foundation-sdk/text';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 
 const TAGS = ['infiniband', 'infiniband-exporter'];
@@ -26,6 +27,9 @@ export const NEEDS_DIAG = 'Needs the diag collector (infiniband-diags on the hos
 export const EMPTY_WHEN_HEALTHY = 'Empty on a healthy fabric.';
 export const NEEDS_EXPECTATION = 'Needs an expectation for the port (exporter config file, or smpquery with the diag collector): empty without one.';
 export const NEEDS_HCA_PORTS = 'Needs --fabric.hca-ports for the HCA ends: without it only switch ports show.';
+export const NEEDS_HOUR = 'Needs an hour of data for the link: empty for a link up less than an hour, or whose counter was reset or saturated within it (never a spike).';
+export const NEEDS_PCIE = 'Needs the PCIe link attributes in sysfs (current_link_speed...): empty for adapters without them (a VF, a kernel before 4.13).';
+export const NEEDS_MODULE = 'Needs the module collector (mstlink or mlxlink, run as root): empty without it.';
 
 /** PMA error counters, exported locally and for the link peer (DESIGN.md metric contract). */
 export type Counter = readonly [name: string, text: string];
@@ -145,7 +149,15 @@ export interface FieldDefaults {
   decimals?: number;
   mappings?: dashboard.ValueMapping[];
   thresholds?: dashboard.Threshold[];
-  custom?: { drawStyle?: 'line'; lineInterpolation?: 'stepAfter'; fillOpacity?: number };
+  custom?: {
+    drawStyle?: 'line';
+    lineInterpolation?: 'stepAfter';
+    fillOpacity?: number;
+    /** A logarithmic y axis (base 10): rates spread over decades, such as bit error rates. */
+    logScale?: boolean;
+    /** Draw the thresholds as dashed lines across the graph. */
+    thresholdLines?: boolean;
+  };
 }
 
 export interface PanelSpec {
@@ -159,6 +171,17 @@ export interface PanelSpec {
   defaults?: FieldDefaults;
   overrides?: Override[];
   transformations?: dashboard.DataTransformerConfig[];
+  /** Tables: the column (display name) the rows are sorted by. */
+  sortBy?: { column: string; descending: boolean };
+}
+
+/** A note in Markdown, for what the panels around it cannot show: no query. */
+export interface NoteSpec {
+  type: 'text';
+  title: string;
+  content: string;
+  w: number;
+  h: number;
 }
 
 /** The settings every panel type shares, on any of the SDK's panel builders. */
@@ -194,6 +217,8 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
       if (custom.drawStyle) panel.drawStyle(common.GraphDrawStyle.Line);
       if (custom.lineInterpolation) panel.lineInterpolation(common.LineInterpolation.StepAfter);
       if (custom.fillOpacity !== undefined) panel.fillOpacity(custom.fillOpacity);
+      if (custom.logScale) panel.scaleDistribution(new common.ScaleDistributionConfigBuilder().type(common.ScaleDistribution.Log).log(10));
+      if (custom.thresholdLines) panel.thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed));
       return panel;
     }
     case 'stat':
@@ -216,8 +241,11 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
         .pieType(piechart.PieChartType.Donut)
         .legend(new piechart.PieChartLegendOptionsBuilder().displayMode(common.LegendDisplayMode.Table).placement(common.LegendPlacement.Right).showLegend(true).values([piechart.PieChartLegendValues.Value]))
         .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Single));
-    case 'table':
-      return new table.PanelBuilder().showHeader(true).cellHeight(common.TableCellHeight.Sm).footer(new common.TableFooterOptionsBuilder().show(false));
+    case 'table': {
+      const panel = new table.PanelBuilder().showHeader(true).cellHeight(common.TableCellHeight.Sm).footer(new common.TableFooterOptionsBuilder().show(false));
+      if (spec.sortBy) panel.sortBy([new common.TableSortByFieldStateBuilder().displayName(spec.sortBy.column).desc(spec.sortBy.descending)]);
+      return panel;
+    }
     case 'state-timeline':
       return new statetimeline.PanelBuilder()
         .showValue(common.VisibilityMode.Auto)
@@ -235,6 +263,10 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
 function singleValueColumn(overrides: Override[], targetCount: number): Override[] {
   if (targetCount !== 1) return overrides;
   return overrides.map((o) => (o.matcher.id === 'byName' && o.matcher.options === 'Value #A' ? { ...o, matcher: { id: 'byName', options: 'Value' } } : o));
+}
+
+function buildNote(spec: NoteSpec, id: number): cog.Builder<dashboard.Panel> {
+  return new text.PanelBuilder().id(id).title(spec.title).span(spec.w).height(spec.h).mode(text.TextMode.Markdown).content(spec.content);
 }
 
 function buildPanel(spec: PanelSpec, id: number): cog.Builder<dashboard.Panel> {
@@ -308,7 +340,7 @@ export const hostColumns = (withPort: boolean): Override[] => [
 
 export interface Row {
   title: string;
-  panels: PanelSpec[];
+  panels: (PanelSpec | NoteSpec)[];
 }
 
 export interface DashboardSpec {
@@ -365,7 +397,7 @@ export function buildDashboard(d: DashboardSpec): dashboard.Dashboard {
   let id = 1;
   for (const row of d.rows) {
     builder.withRow(new dashboard.RowBuilder(row.title).id(id++));
-    for (const spec of row.panels) builder.withPanel(buildPanel(spec, id++));
+    for (const spec of row.panels) builder.withPanel(spec.type === 'text' ? buildNote(spec, id++) : buildPanel(spec, id++));
   }
   return linksInHeader(builder.build());
 }

@@ -13,21 +13,26 @@
 //   healthy   one exporter on a healthy generated fat tree (other GUIDs, two SMs): the panels that
 //             list problems must be empty there, every other panel must show data.
 // Nothing is left to a synthetic exposition: the simulator produces every state the panels show.
+// The bit error rate is the recording rule's (the shipped fabric rules are loaded), which needs an
+// hour of a link's data: an hour and a quarter of the past of three ports, as the exporters would
+// have served it, is written into Prometheus before it starts (the hot spine port without errors
+// until the test, the saturated one at 65535 all along, and one link of the healthy fabric
+// without errors); every other link is younger than an hour and has none.
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { HOST12, HOST13, LEAF1, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
+import { HOST12, HOST13, LEAF1, LEAF2, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
 import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES, PROJECT_ROOT } from '../support/trees.js';
 import { emptyWhenHealthy, loadDashboards, queryPanels, substitute, variableQuery, type Dashboard, type Panel, type Target, type VariableValues } from './model.js';
-import { startExporter, startPrometheus, type RunningPrometheus, type Sample } from './harness.js';
+import { openMetricsHistory, startExporter, startPrometheus, type HistorySeries, type RunningPrometheus, type Sample } from './harness.js';
 
-const tools = requireSystemTools('fabric dashboard', { prometheus: 'prometheus', ...FABRIC_LAB_PACKAGES });
+const tools = requireSystemTools('fabric dashboard', { prometheus: 'prometheus', promtool: 'prometheus', ...FABRIC_LAB_PACKAGES });
 const fabric = loadDashboards().find(({ model }) => model.uid === 'infiniband-fabric')!.model as Dashboard;
 const variables = (instance: string): VariableValues => ({ __rate_interval: '4s', __range: '1h', job: 'infiniband', instance });
 const UNHEALTHY = variables('(sm1|sm2)');
@@ -40,6 +45,26 @@ const STANDBY = '0x0002c90300a30031';
 const HOT = { node_guid: SPINE2, port: '2' };
 /** PortXmitData (extended, 4-byte words) per second on the hot port: 2 GB/s, 0.4 of its 4X QDR link. */
 const HOT_WORDS_PER_SECOND = 5e8;
+/** Spine port 2 of spine 1: its 16-bit symbol error counter is saturated from the start. */
+const SATURATED = { node_guid: SPINE1, port: '2' };
+/** A link of the healthy fabric without errors for the whole history. */
+const QUIET = { node_guid: spineGuid(1), port: '1' };
+
+/** The last hour and a quarter of three 4X QDR ports (10 Gb/s a lane), as the fabric exporters of each lab served them. */
+function fabricHistory(endSeconds: number): string {
+  const port = (instance: string, where: { node_guid: string; port: string }, symbolErrors: number): HistorySeries[] => {
+    const labels = { instance, job: 'infiniband', ...where };
+    return [
+      { name: 'infiniband_fabric_port_symbol_errors_total', labels, value: () => symbolErrors },
+      { name: 'infiniband_fabric_port_link_width_lanes', labels, value: () => 4 },
+      { name: 'infiniband_fabric_port_lane_rate_bytes_per_second', labels, value: () => 1.25e9 },
+    ];
+  };
+  return openMetricsHistory([
+    ...['sm1', 'sm2'].flatMap((instance) => [...port(instance, HOT, 0), ...port(instance, SATURATED, 65535)]),
+    ...port('healthy', QUIET, 0),
+  ], endSeconds, 75, 15);
+}
 
 const titled = (title: string): Panel => {
   const panel = queryPanels(fabric).find((p) => p.title === title);
@@ -113,7 +138,10 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
       await driving;
     });
 
-    prometheus = await startPrometheus(tools.paths.prometheus!, targets);
+    prometheus = await startPrometheus(tools.paths.prometheus!, targets, {
+      ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')],
+      history: { promtool: tools.paths.promtool!, openMetrics: fabricHistory(Math.floor(Date.now() / 1000) - 1) },
+    });
     stops.push(prometheus.stop);
     const instances = async (expr: string): Promise<string[]> => (await prometheus.query(expr)).map((s) => s.metric.instance!).sort();
 
@@ -233,6 +261,27 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     expect(Number(busiest!.value![1])).toBeLessThan(0.8);
     const saturated = await rows(titled('Saturated fabric port counters'), 'A');
     expect(saturated.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.counter} ${s.metric.node_name}`)).toEqual([`${SPINE1}/2 symbol_errors spine01`]);
+  });
+
+  it('ranks the hot spine port by the bit error rate the rule measured over the hour, both ends named; none for the saturated counter or the links younger than an hour', async () => {
+    const panel = titled('Worst links by bit error rate');
+    const worst = await rows(panel, 'A');
+    expect(worst.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.node_name}`)).toEqual([`${SPINE2}/2 spine02`]);
+    // About 5 errors a second during the test, over the 4 x 10 Gb/s x 3600 s of the hour.
+    expect(Number(worst[0]!.value![1])).toBeGreaterThan(1e-14);
+    expect(Number(worst[0]!.value![1])).toBeLessThan(1e-10);
+    const peer = await rows(panel, 'B');
+    expect(peer.map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([`${LEAF2}/5 MF0;leaf-2:SX6036/U1`]);
+    const overTime = await run(titled('Bit error rate over time, worst 10 links').targets![0]!, UNHEALTHY);
+    expect(ends(overTime)).toEqual([`${SPINE2}/2`]);
+    // The saturated counter counts nothing: an hour of history, and still no rate.
+    expect(await prometheus.query(`infiniband:fabric_port_symbol_ber:1h{node_guid="${SATURATED.node_guid}", port="${SATURATED.port}"}`)).toEqual([]);
+  });
+
+  it('the healthy fabric: an hour without an error is a rate of 0, which the Link health panels leave out', async () => {
+    const [quiet] = await prometheus.query(`infiniband:fabric_port_symbol_ber:1h{node_guid="${QUIET.node_guid}", port="${QUIET.port}"}`);
+    expect(quiet?.value?.[1]).toBe('0');
+    expect(await rows(titled('Worst links by bit error rate'), 'A', HEALTHY)).toEqual([]);
   });
 
   it('shows the IPoIB broadcast groups as opensm made them, and the slowest host link', async () => {

@@ -1,12 +1,16 @@
 // A real Prometheus scraping real exporters (in-process, on fixture trees) and a synthetic host,
-// all on 127.0.0.1, in temporary directories, stopped by PID in teardown.
+// all on 127.0.0.1, in temporary directories, stopped by PID in teardown; with the shipped rules
+// loaded, and an hour of history written into its storage before it starts where a rule needs one.
+import { execFile } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { MODULE } from '../../src/collectors/module.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
@@ -21,16 +25,18 @@ export interface RunningExporter {
 
 /**
  * The exporter in this process on a fixture tree, on a random port, collecting every second; with
- * a diag runner, the diag collector runs too, every second, through that runner.
+ * a diag runner, the diag collector runs too, every second, through that runner. With `modules`,
+ * the module collector runs the tool its flags name (--mstlink.path), once before the first scrape.
  */
-export async function startExporter(args: string[], diagRunner?: CommandRunner<DiagCommand>): Promise<RunningExporter> {
+export async function startExporter(args: string[], diagRunner?: CommandRunner<DiagCommand>, options: { modules?: boolean } = {}): Promise<RunningExporter> {
   const diag = diagRunner ? ['--diag.interval=1s', '--diag.timeout=1s'] : ['--no-collector.diag'];
   const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
   const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { module: 'not-installed', diag: diagRunner } });
+  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { ...(!options.modules && { module: 'not-installed' }), diag: diagRunner } });
   await exporter.collectOnce();
   if (diagRunner) await exporter.collectDiagOnce();
+  if (options.modules) await exporter.collectors.runCycle(MODULE.schedule.cycle);
   exporter.start();
   const address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
   return { address: new URL(address).host, stop: () => exporter.stop() };
@@ -42,7 +48,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Write `files` (path relative to `root` → content) as a small sysfs tree. */
 /** A tiny exposition endpoint whose body is computed per scrape (scrape number from 1). */
 export async function startStaticTarget(body: (scrape: number) => string): Promise<RunningServer> {
   let count = 0;
@@ -81,11 +86,54 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
+/** One series of a history: its name, labels and its value `secondsAgo` before the history's end. */
+export interface HistorySeries {
+  name: string;
+  labels: Record<string, string>;
+  value(secondsAgo: number): number;
+}
+
+/**
+ * The OpenMetrics text of `series` sampled every `stepSeconds` for `minutes` up to `endSeconds`
+ * (one family per name, each series's samples together and in time order, as promtool's backfill
+ * reads them).
+ */
+export function openMetricsHistory(series: readonly HistorySeries[], endSeconds: number, minutes: number, stepSeconds: number): string {
+  const lines: string[] = [];
+  for (const name of new Set(series.map((s) => s.name))) {
+    lines.push(`# TYPE ${name} unknown`);
+    for (const one of series.filter((s) => s.name === name)) {
+      const labels = Object.entries(one.labels).map(([key, value]) => `${key}="${value}"`).join(',');
+      for (let ago = minutes * 60; ago >= 0; ago -= stepSeconds) lines.push(`${name}{${labels}} ${one.value(ago)} ${endSeconds - ago}`);
+    }
+  }
+  return `${lines.join('\n')}\n# EOF\n`;
+}
+
+export interface PrometheusOptions {
+  /** Rule files to evaluate (every second). */
+  ruleFiles?: string[];
+  /** History (OpenMetrics text, see openMetricsHistory) written into the storage with promtool before Prometheus starts. */
+  history?: { promtool: string; openMetrics: string };
+}
+
 /** Prometheus 2.x scraping `targets` (instance label → host:port) as job `infiniband` every second. */
-export async function startPrometheus(binary: string, targets: Record<string, string>): Promise<RunningPrometheus> {
+export async function startPrometheus(binary: string, targets: Record<string, string>, options: PrometheusOptions = {}): Promise<RunningPrometheus> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-dash-prom-'));
+  if (options.history) {
+    // Blocks of the past; Prometheus opens them with its storage and appends what it scrapes after them.
+    const input = path.join(dir, 'history.om');
+    await writeFile(input, options.history.openMetrics);
+    try {
+      await promisify(execFile)(options.history.promtool, ['tsdb', 'create-blocks-from', 'openmetrics', input, path.join(dir, 'data')]);
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
   const config = {
     global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    ...(options.ruleFiles && { rule_files: options.ruleFiles }),
     scrape_configs: [
       {
         job_name: 'infiniband',

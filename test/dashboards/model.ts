@@ -11,6 +11,9 @@ export const DASHBOARD_FILES = ['infiniband-overview.json', 'infiniband-host.jso
 export const NEEDS_DIAG = 'Needs the diag collector';
 export const EMPTY_WHEN_HEALTHY = 'Empty on a healthy fabric';
 export const NEEDS_EXPECTATION = 'Needs an expectation for the port';
+export const NEEDS_HOUR = 'Needs an hour of data for the link';
+export const NEEDS_PCIE = 'Needs the PCIe link attributes in sysfs';
+export const NEEDS_MODULE = 'Needs the module collector';
 
 export const DATASOURCE_REF = { type: 'prometheus', uid: '${datasource}' };
 
@@ -79,14 +82,19 @@ export function allPanels(dashboard: Dashboard): Panel[] {
   return dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]);
 }
 
-/** Panels that query data (everything but rows). */
+/** Panels that query data (everything but rows and notes). */
 export function queryPanels(dashboard: Dashboard): Panel[] {
-  return allPanels(dashboard).filter((panel) => panel.type !== 'row');
+  return allPanels(dashboard).filter((panel) => panel.type !== 'row' && panel.type !== 'text');
 }
 
 export const needsDiag = (panel: Panel): boolean => (panel.description ?? '').includes(NEEDS_DIAG);
 export const emptyWhenHealthy = (panel: Panel): boolean => (panel.description ?? '').includes(EMPTY_WHEN_HEALTHY);
 export const needsExpectation = (panel: Panel): boolean => (panel.description ?? '').includes(NEEDS_EXPECTATION);
+export const needsHour = (panel: Panel): boolean => (panel.description ?? '').includes(NEEDS_HOUR);
+export const needsPcie = (panel: Panel): boolean => (panel.description ?? '').includes(NEEDS_PCIE);
+export const needsModule = (panel: Panel): boolean => (panel.description ?? '').includes(NEEDS_MODULE);
+/** Link health panels: they need an hour of a link's data, the adapters' PCIe attributes or the module collector. */
+export const needsLinkPhysics = (panel: Panel): boolean => needsHour(panel) || needsPcie(panel) || needsModule(panel);
 
 /** The PromQL text of a query variable (`label_values(<selector>, <label>)`). */
 export function variableQuery(variable: Variable): { selector: string; label: string } | undefined {
@@ -124,6 +132,8 @@ export function metricNames(expr: string): string[] {
   const names = new Set<string>();
   for (const match of expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{/g)) names.add(match[1]!);
   for (const match of expr.matchAll(/\binfiniband_[a-z0-9_]+\b/g)) names.add(match[0]);
+  // Recorded series (level:metric:operations), used bare where their rule keeps no job or instance.
+  for (const match of expr.matchAll(/\binfiniband:[a-z0-9_:]+/g)) names.add(match[0]);
   return [...names];
 }
 

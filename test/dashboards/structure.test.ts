@@ -1,10 +1,11 @@
 // The dashboards follow Grafana's conventions and query only metrics the exporter serves.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { allMetrics } from '../../src/metrics/catalog.js';
 import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
+import { PROJECT_ROOT } from '../support/trees.js';
 import { DIAG_METRICS } from './contract.js';
 import {
   DASHBOARD_DIR,
@@ -15,19 +16,29 @@ import {
   metricNames,
   needsDiag,
   needsExpectation,
+  needsHour,
+  needsModule,
+  needsPcie,
   queries,
   queryPanels,
   selectors,
   variableQuery,
 } from './model.js';
 
+const RULES_DIR = path.join(PROJECT_ROOT, 'rules');
 const loaded = loadDashboards();
 const byFile = Object.fromEntries(loaded.map((d) => [d.file, d.model]));
 const overview = byFile['infiniband-overview.json']!;
 const host = byFile['infiniband-host.json']!;
 const fabric = byFile['infiniband-fabric.json']!;
-// Every metric of the exporter's catalog (fabric mode's included), and Prometheus's own `up`.
-const KNOWN_METRICS = new Set([...allMetrics().map((m) => m.name), 'up']);
+/** The series the shipped recording rules record (rules/*.yml). */
+const RECORDED = readdirSync(RULES_DIR).filter((file) => file.endsWith('.yml')).flatMap((file) => {
+  const rules = parseYaml(readFileSync(path.join(RULES_DIR, file), 'utf8')) as { groups: { rules: { record?: string }[] }[] };
+  return rules.groups.flatMap((group) => group.rules.flatMap((rule) => (rule.record ? [rule.record] : [])));
+});
+// Every metric of the exporter's catalog (fabric mode's included), the shipped recording rules'
+// series, and Prometheus's own `up`.
+const KNOWN_METRICS = new Set([...allMetrics().map((m) => m.name), ...RECORDED, 'up']);
 
 describe.each(loaded)('dashboards: $file', ({ text, model }) => {
   it('is a provisionable dashboard of the current schema with a stable uid', () => {
@@ -203,6 +214,39 @@ describe('dashboards: content', () => {
     }
   });
 
+  it('the host and fabric dashboards have a Link health row: bit error rate, PCIe link and modules on the host, bit error rate on the fabric', () => {
+    const rowOf = (model: typeof host) => {
+      const rows = model.panels;
+      const start = rows.findIndex((p) => p.type === 'row' && p.title === 'Link health');
+      expect(start, model.uid).toBeGreaterThanOrEqual(0);
+      const end = rows.findIndex((p, i) => i > start && p.type === 'row');
+      return rows.slice(start + 1, end < 0 ? undefined : end);
+    };
+    const hostRow = rowOf(host);
+    const hostExprs = hostRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
+    expect(RECORDED).toEqual(expect.arrayContaining(['infiniband:port_symbol_ber:1h', 'infiniband:fabric_port_symbol_ber:1h']));
+    for (const name of ['infiniband:port_symbol_ber:1h', 'infiniband_device_pcie_link_width_lanes', 'infiniband_device_pcie_link_width_max_lanes',
+      'infiniband_device_pcie_link_transfer_rate', 'infiniband_device_pcie_link_max_transfer_rate', 'infiniband_device_pcie_bandwidth_bytes_per_second',
+      'infiniband_device_pcie_link_degraded', 'infiniband_device_pcie_aer_errors_total', 'infiniband_port_pcie_limited', 'infiniband_port_module_info',
+      'infiniband_port_module_temperature_celsius', 'infiniband_port_module_rx_power_dbm', 'infiniband_port_module_tx_power_dbm', 'infiniband_port_module_threshold']) {
+      expect(hostExprs, name).toContain(name);
+    }
+    // Every panel of the row says what it needs, so that "No data" reads as what it is.
+    for (const panel of hostRow.filter((p) => p.type !== 'text')) expect(needsHour(panel) || needsPcie(panel) || needsModule(panel), panel.title).toBe(true);
+
+    const fabricRow = rowOf(fabric);
+    const fabricExprs = fabricRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    expect(fabricExprs.join('\n')).toContain('infiniband:fabric_port_symbol_ber:1h');
+    // The fabric rule keeps no job or instance: each query keeps the ports of the selected exporters.
+    for (const expr of fabricExprs.filter((e) => e.includes('infiniband:fabric_port_symbol_ber:1h'))) {
+      expect(expr).toContain('infiniband:fabric_port_symbol_ber:1h > 0 and on (node_guid, port) max by (node_guid, port) (infiniband_fabric_port_state_id{job=~"$job", instance=~"$instance"})');
+    }
+    // No module or PCIe panel (the fabric mode reads neither): a note sends the reader to the host dashboard.
+    expect(fabricExprs.join('\n')).not.toMatch(/module|pcie/);
+    const note = fabricRow.find((p) => p.type === 'text') as { options?: { content?: string } } | undefined;
+    expect(note?.options?.content).toContain('(/d/infiniband-host/infiniband-host)');
+  });
+
   it('overview tables link each host to the host dashboard', () => {
     const text = JSON.stringify(overview);
     expect(text).toContain('/d/infiniband-host/infiniband-host?${datasource:queryparam}&var-job=${__data.fields.job}&var-instance=${__data.fields.instance}');
@@ -218,6 +262,9 @@ describe('dashboards: content', () => {
       for (const panel of queryPanels(model).filter(needsDiag)) expect(section('Panels that need the diag collector'), panel.title).toContain(panel.title);
       for (const panel of queryPanels(model).filter(emptyWhenHealthy)) expect(section('Panels that are empty on a healthy fabric'), panel.title).toContain(panel.title);
       for (const panel of queryPanels(model).filter(needsExpectation)) expect(section('Panels that need an expectation'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsHour)) expect(section('Panels that need an hour of data'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsPcie)) expect(section('Panels that need the PCIe attributes'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsModule)) expect(section('Panels that need the module collector'), panel.title).toContain(panel.title);
     }
   });
 });

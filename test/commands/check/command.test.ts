@@ -18,6 +18,7 @@ import type { DiagCommand } from '../../../src/sources/diag/local-ports.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 
 const QDR_A0 = path.join(FIXTURES, 'sys/qdr-a0');
+const PCIE = path.join(FIXTURES, 'sys/pcie');
 
 interface Outcome {
   code: number;
@@ -221,6 +222,34 @@ describe('the scenarios of issue 14', () => {
   });
 });
 
+describe('a host whose adapters trained their PCIe links down (test/fixtures/sys/pcie)', () => {
+  it('exits 1 naming mlx5_1, PCIe and what its port can move, and the Gen3 adapter whose slot is the limit; nothing for the healthy one or the one without attributes', async () => {
+    const { code, stdout } = await check(['--path.sysfs', PCIE]);
+    expect(code).toBe(1);
+    expect(stdout).toContain('WARNING   mlx5_1 runs PCIe Gen5 x8 of x16: its NDR port can move at most ~31 GB/s of its 50\n            → reseat the card');
+    expect(stdout).toContain('WARNING   mlx5_2 runs PCIe Gen3 x16 of Gen4 x16: its HDR port can move at most ~15 GB/s of its 25\n            → move the card to a slot wired for Gen4 x16');
+    expect(stdout).not.toMatch(/mlx5_[03] runs PCIe|could not read/);
+    expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^WARNING: 0 critical, 2 warning, \d+ info on 4 InfiniBand devices, 4 ports, 1 IPoIB interface; first: mlx5_1 runs PCIe Gen5 x8 of x16/);
+  });
+
+  it('says the same in JSON: the finding, its device, the alert it mirrors and the runbook', async () => {
+    const { code, stdout } = await check(['--path.sysfs', PCIE, '--format', 'json']);
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as { status: string; exit_code: number; findings: Record<string, unknown>[]; collectors: { collector: string; success: boolean }[] };
+    expect(report).toMatchObject({ status: 'warning', exit_code: 1 });
+    const pcie = report.findings.filter((f) => String(f.condition).startsWith('pcie-'));
+    expect(pcie.map((f) => [f.condition, f.severity, f.subject, f.alert])).toEqual([
+      ['pcie-link-degraded', 'warning', { kind: 'device', device: 'mlx5_1' }, 'InfiniBandPCIeLinkDegraded'],
+      ['pcie-link-degraded', 'warning', { kind: 'device', device: 'mlx5_2' }, 'InfiniBandPCIeLinkDegraded'],
+    ]);
+    expect(pcie[0]).toMatchObject({
+      summary: 'mlx5_1 runs PCIe Gen5 x8 of x16: its NDR port can move at most ~31 GB/s of its 50',
+      runbook_url: 'https://github.com/infiniband-exporter/infiniband-exporter/blob/main/docs/runbooks.md#infinibandpcielinkdegraded',
+    });
+    expect(report.collectors.find((c) => c.collector === 'pcie')).toMatchObject({ success: true });
+  });
+});
+
 describe('one cycle with the diag collector (outputs recorded on the simulated fabric)', () => {
   async function simulatedHost(): Promise<string> {
     const dir = await mkdtemp(path.join(tmpdir(), 'ibx-check-diag-'));
@@ -385,6 +414,17 @@ describe('the real process', () => {
     const result = run(['--path.sysfs', QDR_A0]);
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/IPoIB ib0 on mlx4_0 \(ConnectX hardware revision a0\).*TCP segmentation offload \(TSO\)/);
+  });
+
+  it('exits 1 on the host whose adapter trained at x8, naming it and PCIe in text and JSON', () => {
+    // No module tool: mstlink on this machine would read its own adapters, not the fixture's.
+    const text = run(['--path.sysfs', PCIE, '--no-collector.module']);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toContain('mlx5_1 runs PCIe Gen5 x8 of x16');
+    const json = run(['--path.sysfs', PCIE, '--no-collector.module', '--format', 'json']);
+    expect(json.status).toBe(1);
+    const report = JSON.parse(json.stdout) as { findings: { condition: string; subject: { device?: string } }[] };
+    expect(report.findings.filter((f) => f.condition === 'pcie-link-degraded').map((f) => f.subject.device)).toEqual(['mlx5_1', 'mlx5_2']);
   });
 
   it('writes JSON that parses, also when stdout is a pipe to a script', async () => {
