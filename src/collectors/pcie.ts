@@ -2,7 +2,8 @@
 // current_link_width, max_link_speed, max_link_width, the port above it, AER totals): a card that
 // trained at x8 or a generation down moves a fraction of what its ACTIVE ports say. The files
 // change only when the link trains (boot, a reset, a hot-plug): each device is read when it first
-// appears and then with the rhythm of its identity (every IDENTITY_MAX_AGE_MS), not every reading
+// appears, when one of its ports changed state (an adapter reset retrains its PCIe link too), and
+// then with the rhythm of its identity (every IDENTITY_MAX_AGE_MS), not every reading
 // (sources/pcie.ts). A device without these files (a VF, an old kernel, a software device) gives
 // no series and no error.
 import { collectorSwitch } from '../config/flags.js';
@@ -37,7 +38,7 @@ export const PCIE_SWITCH = collectorSwitch('pcie', 'pcie', true, 'Read the PCIe 
 
 class PcieReader implements Reader<readonly PcieReading[]> {
   private readonly files: SysfsFiles;
-  private readonly known = new Map<string, { reading: PcieReading | undefined; readAt: number }>();
+  private readonly known = new Map<string, { reading: PcieReading | undefined; readAt: number; states: string }>();
   private last: readonly PcieReading[] = [];
 
   constructor(private readonly context: CollectorContext) {
@@ -56,11 +57,13 @@ class PcieReader implements Reader<readonly PcieReading[]> {
     }
     for (const device of snapshot.devices) {
       const known = this.known.get(device.name);
-      if (known && now - known.readAt < IDENTITY_MAX_AGE_MS) continue;
+      // An adapter reset retrains the PCIe link too: its ports' states change with it.
+      const states = device.ports.map((port) => port.state?.id ?? '').join(',');
+      if (known && known.states === states && now - known.readAt < IDENTITY_MAX_AGE_MS) continue;
       const read = readPcieLink(this.files, device.name);
       errors.push(...read.errors);
       // A reading with errors is tried again at the next reading.
-      this.known.set(device.name, { reading: read.pcie, readAt: read.errors.length > 0 ? Number.NEGATIVE_INFINITY : now });
+      this.known.set(device.name, { reading: read.pcie, readAt: read.errors.length > 0 ? Number.NEGATIVE_INFINITY : now, states });
       changed = true;
     }
     // The same part object while nothing was read again: its series are not rendered again for it.

@@ -1,6 +1,6 @@
 // What the pcie collector costs: its files change only when a link trains, so it reads them with
-// the device's identity (when a device first appears, then every IDENTITY_MAX_AGE_MS), not at every
-// host reading; counted here as reads of current_link_speed through the SysfsFiles the host
+// the device's identity (when a device first appears, when one of its ports changes state, then
+// every IDENTITY_MAX_AGE_MS), not at every host reading; counted here as reads of current_link_speed through the SysfsFiles the host
 // collectors share, over many readings of the PCIe fixture host.
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
@@ -81,5 +81,22 @@ describe('the pcie collector reads its files with the identity, not every readin
     expect(text()).toContain('infiniband_device_pcie_link_width_lanes{device="mlx5_1"} 16\n');
     expect(text()).toContain('infiniband_device_pcie_link_degraded{device="mlx5_1",reason="width"} 0\n');
     expect(linkSpeedReads('mlx5_1')).toHaveLength(2);
+  });
+
+  it('reads a device\'s files again when one of its ports changes state: an adapter reset retrains its PCIe link too', async () => {
+    const text = () => renderExposition(collectors.snapshot!, settingsFromFlags(['--path.sysfs', tree.root, '--no-collector.diag']), [SYSFS, PCIE]);
+    await readings(1);
+    const state = path.join(tree.root, 'class/infiniband/mlx5_1/ports/1/state');
+    // The adapter is reset: its port goes down, and its PCIe link comes back at x16.
+    await writeFile(state, '1: DOWN\n');
+    await writeFile(path.join(tree.root, 'class/infiniband/mlx5_1/device/current_link_width'), '16\n');
+    await readings(1);
+    expect(text()).toContain('infiniband_device_pcie_link_width_lanes{device="mlx5_1"} 16\n');
+    expect(linkSpeedReads('mlx5_1')).toHaveLength(2);
+    // The other adapters, whose ports did not change, were not read again.
+    expect(linkSpeedReads('mlx5_0')).toHaveLength(1);
+    await writeFile(state, '4: ACTIVE\n');
+    await readings(2);
+    expect(linkSpeedReads('mlx5_1')).toHaveLength(3);
   });
 });
