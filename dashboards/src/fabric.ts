@@ -11,6 +11,7 @@ import {
   HOST_UID,
   NEEDS_HCA_PORTS,
   NEEDS_HOUR,
+  NEEDS_PLAN,
   PHYSICAL_MAPPINGS,
   PHYSICAL_STATES,
   STATE_MAPPINGS,
@@ -323,6 +324,38 @@ and on (node_guid) ${switches}`;
     },
   ];
 
+  // The cabling plan (--fabric.topology-file) and the rails: each cable not as planned, by what is
+  // wrong with it, and each adapter on another rail's switch.
+  const planned = (status: number, problem: string) =>
+    `label_replace(max by (node_guid, port, peer_guid, peer_port) (${metric('planned_link_status')}) == ${status}, "problem", "${problem}", "", "")`;
+  const notAsPlanned = [
+    planned(1, 'no link'),
+    planned(2, 'connected elsewhere'),
+    planned(3, 'below the plan\'s width or speed'),
+    `label_replace(max by (node_guid, port, peer_guid, peer_port, rail, peer_rail) (${metric('rail_violation')}), "problem", "on another rail's switch", "", "")`,
+  ].join('\n  or ');
+  const cabling: PanelSpec[] = [
+    {
+      type: 'stat', title: 'Cables not as planned', unit: 'short', w: 6, h: 5,
+      description: `Cables of the plan without a link, connected elsewhere or below the plan's width or speed, plus adapters cabled to another rail's switch. \`infiniband-exporter check --collector.fabric --fabric.topology-file FILE\` and /fabric say which cable to move where. ${NEEDS_PLAN}`,
+      targets: [instant(`count(${notAsPlanned}) or vector(0)`)],
+      defaults: { thresholds: alertAbove(1) },
+    },
+    {
+      type: 'stat', title: 'Plan nodes missing', unit: 'short', w: 6, h: 5,
+      description: `Nodes the cabling plan names that the fabric does not have: powered off, not installed yet, or every cable unplugged. ${NEEDS_PLAN}`,
+      targets: [instant(`max(${metric('plan_nodes_missing')})`)],
+      defaults: { thresholds: alertAbove(1) },
+    },
+    {
+      type: 'table', title: 'Cables not as the plan has them', unit: 'none', w: 12, h: 8,
+      description: `Each planned cable that is not as the plan has it (its two ends as the plan writes them, and what is wrong), and each host adapter on a switch of another rail. ${EMPTY_WHEN_HEALTHY} ${NEEDS_PLAN}`,
+      targets: [tableRow(named(notAsPlanned, 'node_guid, port, peer_guid, peer_port, problem'))],
+      transformations: mergedTable(['Time', '__name__', 'Value']),
+      overrides: names,
+    },
+  ];
+
   return buildDashboard({
     uid: FABRIC_UID,
     title: 'InfiniBand / Fabric',
@@ -336,6 +369,7 @@ and on (node_guid) ${switches}`;
       { title: 'Fabric at a glance', panels: glance },
       { title: 'Subnet managers', panels: sm },
       { title: 'Unhealthy links', panels: unhealthy },
+      { title: 'Cabling', panels: cabling },
       { title: 'Errors and congestion', panels: errors },
       { title: 'Link health', panels: linkHealth },
       { title: 'Switch port utilisation', panels: utilisation },

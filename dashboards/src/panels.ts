@@ -26,6 +26,7 @@ export const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: '${da
 export const NEEDS_DIAG = 'Needs the diag collector (infiniband-diags on the host): empty without it.';
 export const EMPTY_WHEN_HEALTHY = 'Empty on a healthy fabric.';
 export const NEEDS_EXPECTATION = 'Needs an expectation for the port (exporter config file, or smpquery with the diag collector): empty without one.';
+export const NEEDS_PLAN = 'Needs a cabling plan (--fabric.topology-file) or fabric.rails in the exporter config file: empty without them.';
 export const NEEDS_HCA_PORTS = 'Needs --fabric.hca-ports for the HCA ends: without it only switch ports show.';
 export const NEEDS_HOUR = 'Needs an hour of data for the link: empty for a link up less than an hour, or whose counter was reset or saturated within it (never a spike).';
 export const NEEDS_PCIE = 'Needs the PCIe link attributes in sysfs (current_link_speed...): empty for adapters without them (a VF, a kernel before 4.13).';

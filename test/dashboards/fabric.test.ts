@@ -23,6 +23,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { runTopology } from '../../src/commands/topology/command.js';
 import { HOST12, HOST13, LEAF1, LEAF2, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
 import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
@@ -110,11 +111,18 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     // Every cycle each second; 2 opensm + 2 x 3 tools stay within ibsim's 10 clients, with one to spare for ibportstate.
     const fast = ['--fabric.interval=1s', '--fabric.discovery-interval=30s', '--fabric.max-concurrent=3', '--diag.timeout=5s'];
     const expectations = ['--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--fabric.node-name-map', names];
+    // Each fabric as it is now, saved as a cabling plan (topology save) for one exporter of it: the
+    // cable pulled below is then a planned cable without a link.
+    const plans = { sick: path.join(sick.dir, 'plan.txt'), healthy: path.join(healthy.dir, 'plan.txt') };
+    for (const [lab, host, plan] of [[sick, 'H11', plans.sick], [healthy, 'H1_2', plans.healthy]] as const) {
+      const saved = await runTopology(['save', plan, ...(await lab.fabricExporterFlags(host, 'plan')), '--fabric.node-name-map', names], { stdout: { write: () => true }, stderr: { write: () => true } });
+      expect(saved).toBe(0);
+    }
     const targets: Record<string, string> = {};
     for (const [instance, lab, host, extra] of [
-      ['sm1', sick, 'H11', expectations],
+      ['sm1', sick, 'H11', [...expectations, '--fabric.topology-file', plans.sick]],
       ['sm2', sick, 'H33', expectations],
-      ['healthy', healthy, 'H1_2', []],
+      ['healthy', healthy, 'H1_2', ['--fabric.topology-file', plans.healthy]],
     ] as const) {
       const exporter = await startExporter([...(await lab.fabricExporterFlags(host, instance)), ...fast, ...extra]);
       stops.push(exporter.stop);
