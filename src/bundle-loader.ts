@@ -52,14 +52,18 @@ export function compileBundle(file: string, bundle: Stats = statSync(file)): Com
   } catch {
     cachedData = undefined;
   }
-  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-  const script = new Script(`${WRAPPER_START}${source}${WRAPPER_END}`, {
-    filename: file,
+  return { ...compileSource(readFileSync(file, 'utf8'), file, cachedData), cacheFile };
+}
+
+/** Compiles `source`, a bundle's text, as the file `filename`, with V8's code cache `cachedData` when given. */
+export function compileSource(source: string, filename: string, cachedData: Buffer | undefined): Omit<CompiledBundle, 'cacheFile'> {
+  const script = new Script(`${WRAPPER_START}${source.replace(/^#!.*/, '')}${WRAPPER_END}`, {
+    filename,
     cachedData,
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const cache: CodeCacheUse = cachedData === undefined ? 'absent' : script.cachedDataRejected ? 'rejected' : 'accepted';
-  return { script, cache, cacheFile };
+  return { script, cache };
 }
 
 /**
@@ -79,7 +83,7 @@ export function saveCodeCache(compiled: CompiledBundle): boolean {
 }
 
 /** Runs the compiled bundle as the CommonJS module it is. */
-export function runCompiled(file: string, compiled: CompiledBundle): void {
+export function runCompiled(file: string, compiled: Pick<CompiledBundle, 'script'>): void {
   const wrapper = compiled.script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} };
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
