@@ -1,0 +1,71 @@
+// The single executable: Node.js's single-executable application (the node binary running this
+// build, with a blob injected by postject) whose main script is src/sea-main.ts and whose assets
+// are the standalone bundle, its V8 code cache and the demo host (src/sea-assets.ts).
+//
+// tsc compiles into the work directory, not dist/: tests build dist/ at the same time. The code
+// cache comes from a run of the bundle by this node with the exporter's own V8 flags (a start, a
+// collection of the demo host, a scrape with and without gzip), as `npm run build` makes dist/'s:
+// V8 takes it in the binary, whose V8 and flags are the same (NODE_DEBUG=infiniband-exporter
+// shows it). Node's "useCodeCache" is left off: it would only cache the main script, as compiled.
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { inject } from 'postject';
+import { bundle, writeCodeCaches } from '../bundle.mjs';
+import { PROJECT, run } from './tools.mjs';
+
+// The fuse Node.js looks for to know that a blob was injected (the single-executable documentation).
+const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** A node whose own parts (libuv, OpenSSL, V8, ...) are linked in: the binary then needs only libc and libstdc++. */
+function checkSelfContained() {
+  const shared = Object.entries(process.config.variables).filter(([key, value]) => key.startsWith('node_shared') && value === true);
+  if (shared.length > 0) throw new Error(`${process.execPath} loads shared libraries of its own (${shared.map(([key]) => key).join(', ')}): build the release with a node from nodejs.org or NodeSource`);
+}
+
+/** Builds `<out>/infiniband-exporter`; `work` is a scratch directory inside the project. Returns its path. */
+export async function buildBinary({ work, out, meta }) {
+  checkSelfContained();
+  const dist = path.join(work, 'dist');
+  mkdirSync(work, { recursive: true });
+  // The compiled modules are ES modules: a package.json says so where the project's does not reach.
+  writeFileSync(path.join(work, 'package.json'), '{"type": "module"}\n');
+  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'tsconfig.build.json'), '--outDir', dist]);
+  const standalone = { version: meta.version, revision: meta.revision };
+  await bundle({ dist, entry: 'cli.js', output: 'exporter.cjs', standalone });
+  await bundle({ dist, entry: 'sea-main.js', output: 'sea-main.cjs', standalone });
+
+  // The demo host where the bundle's modules look for it, beside dist/: for the warm-up run here,
+  // and as the asset the binary unpacks in the same place.
+  const settings = await import(pathToFileURL(path.join(dist, 'config/settings.js')).href);
+  const demo = [settings.DEMO_SYSFS, settings.DEMO_CONFIG].map((file) => path.relative(work, file).split(path.sep).join('/'));
+  for (const relative of demo) cpSync(path.join(PROJECT, relative), path.join(work, relative), { recursive: true, verbatimSymlinks: true });
+  await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]] });
+  const caches = readdirSync(path.join(dist, 'code-cache'));
+  if (caches.length !== 1) throw new Error(`expected one code cache from the warm-up, found ${caches.length}`);
+
+  const { ASSETS, packTree } = await import(pathToFileURL(path.join(dist, 'sea-assets.js')).href);
+  const demoHost = path.join(work, 'demo-host.json');
+  writeFileSync(demoHost, JSON.stringify(packTree(work, demo)));
+  const blob = path.join(work, 'sea-prep.blob');
+  const config = {
+    main: path.join(dist, 'sea-main.cjs'),
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    useSnapshot: false,
+    useCodeCache: false,
+    assets: {
+      [ASSETS.bundle]: path.join(dist, 'exporter.cjs'),
+      [ASSETS.codeCache]: path.join(dist, 'code-cache', caches[0]),
+      [ASSETS.demoHost]: demoHost,
+    },
+  };
+  writeFileSync(path.join(work, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
+  await run(process.execPath, ['--experimental-sea-config', path.join(work, 'sea-config.json')]);
+
+  const binary = path.join(out, meta.name);
+  copyFileSync(process.execPath, binary);
+  chmodSync(binary, 0o755);
+  await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SENTINEL_FUSE });
+  return binary;
+}
