@@ -19,6 +19,9 @@ const SECTIONS = {
   fabric: async () => (await import('./fabric.mjs')).fabricBenchmark(),
   // Half an hour at Prometheus's pace: run when named (`npm run bench -- memory`).
   memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
+  // The single executable beside npm start: start-up and the idle window (`npm run bench -- binary`;
+  // needs the release build's tools: postject from npm, nothing else).
+  binary: async (context) => (await import('./sections/binary.mjs')).binary(context),
 };
 const LONG = new Set(['memory']);
 

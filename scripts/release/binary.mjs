@@ -7,7 +7,7 @@
 // collection of the demo host, a scrape with and without gzip), as `npm run build` makes dist/'s:
 // V8 takes it in the binary, whose V8 and flags are the same (NODE_DEBUG=infiniband-exporter
 // shows it). Node's "useCodeCache" is left off: it would only cache the main script, as compiled.
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'postject';
@@ -24,10 +24,12 @@ function checkSelfContained() {
 }
 
 /** Builds `<out>/infiniband-exporter`; `work` is a scratch directory inside the project. Returns its path. */
-export async function buildBinary({ work, out, meta }) {
+export async function buildBinary({ work: given, out, meta }) {
   checkSelfContained();
+  mkdirSync(given, { recursive: true });
+  // Its real path: Node.js gives the modules imported from it theirs (node_modules may be a link).
+  const work = realpathSync(given);
   const dist = path.join(work, 'dist');
-  mkdirSync(work, { recursive: true });
   // The compiled modules are ES modules: a package.json says so where the project's does not reach.
   writeFileSync(path.join(work, 'package.json'), '{"type": "module"}\n');
   await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'tsconfig.build.json'), '--outDir', dist]);

@@ -10,12 +10,14 @@
 // archive write (docs/deploy.md, "Reproducible builds", says which bytes still differ and why).
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { buildBinary } from './binary.mjs';
 import { buildImage } from './image.mjs';
 import { buildPackages } from './packages.mjs';
 import { PROJECT, run, sha256 } from './tools.mjs';
 
-async function metadata() {
+/** The names, version, revision and time the release products carry. */
+export async function metadata() {
   const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8'));
   const git = (...args) => run('git', ['-C', PROJECT, ...args]).then((out) => out.trim());
   const dirty = (await git('status', '--porcelain', '--untracked-files=no')) !== '';
@@ -66,7 +68,9 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`release: ${error.stack ?? error}\n`);
-  process.exit(1);
-});
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((error) => {
+    process.stderr.write(`release: ${error.stack ?? error}\n`);
+    process.exit(1);
+  });
+}
