@@ -67,6 +67,8 @@ export async function bundle({ dist = PROJECT_DIST, entry = 'cli.js', output = '
   const result = await build({
     entryPoints: [path.join(dist, entry)],
     outfile: path.join(dist, output),
+    // Module names in the bundle are relative to it: the same bundle from any checkout or scratch tree.
+    absWorkingDir: path.dirname(dist),
     bundle: true,
     platform: 'node',
     format: 'cjs',

@@ -50,20 +50,21 @@ export async function buildBinary({ work: given, out, meta }) {
   const demoHost = path.join(work, 'demo-host.json');
   writeFileSync(demoHost, JSON.stringify(packTree(work, demo)));
   const blob = path.join(work, 'sea-prep.blob');
+  // Paths relative to the work directory, whose name is random: the blob keeps the main script's.
   const config = {
-    main: path.join(dist, 'sea-main.cjs'),
-    output: blob,
+    main: 'dist/sea-main.cjs',
+    output: 'sea-prep.blob',
     disableExperimentalSEAWarning: true,
     useSnapshot: false,
     useCodeCache: false,
     assets: {
-      [ASSETS.bundle]: path.join(dist, 'exporter.cjs'),
-      [ASSETS.codeCache]: path.join(dist, 'code-cache', caches[0]),
-      [ASSETS.demoHost]: demoHost,
+      [ASSETS.bundle]: 'dist/exporter.cjs',
+      [ASSETS.codeCache]: `dist/code-cache/${caches[0]}`,
+      [ASSETS.demoHost]: path.relative(work, demoHost),
     },
   };
   writeFileSync(path.join(work, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
-  await run(process.execPath, ['--experimental-sea-config', path.join(work, 'sea-config.json')]);
+  await run(process.execPath, ['--experimental-sea-config', 'sea-config.json'], { cwd: work });
 
   const binary = path.join(out, meta.name);
   copyFileSync(process.execPath, binary);

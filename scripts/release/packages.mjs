@@ -175,7 +175,7 @@ async function buildRpm({ work, out, meta, binary, man }) {
     _build_name_fmt: '%%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm',
     // Reproducible: build time and file times from SOURCE_DATE_EPOCH, no host name.
     use_source_date_epoch_as_buildtime: '1',
-    clamp_mtime_to_source_epoch: '1',
+    clamp_mtime_to_source_date_epoch: '1',
     _buildhost: 'reproducible',
     // xz, which every rpm since RHEL 6 reads (zstd needs rpm 4.14).
     _binary_payload: `w${XZ_LEVEL}.xzdio`,

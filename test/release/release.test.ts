@@ -91,6 +91,18 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
     expect(tool('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: out })).toBe('');
   });
 
+  it("dates every file of the packages and the image at the commit's time (SOURCE_DATE_EPOCH)", () => {
+    const epoch = Number(tool('git', ['-C', PROJECT, 'log', '-1', '--format=%ct']).trim());
+    const stamp = new Date(epoch * 1000).toISOString().slice(0, 19).replace('T', ' ');
+    const debTimes = lines(spawnSync('sh', ['-c', `dpkg-deb --fsys-tarfile "$0" | TZ=UTC tar --list --verbose --full-time`, deb], { encoding: 'utf8' }).stdout).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
+    expect(new Set(debTimes)).toEqual(new Set([stamp]));
+    const rpmTimes = lines(tool(tools.paths.rpm!, ['-qp', '--dump', rpm])).map((line) => Number(line.split(' ')[2]));
+    expect(new Set(rpmTimes)).toEqual(new Set([epoch]));
+    expect(tool(tools.paths.rpm!, ['-qp', '--queryformat', '%{BUILDTIME} %{BUILDHOST}', rpm])).toBe(`${epoch} reproducible`);
+    const imageTimes = lines(spawnSync('sh', ['-c', 'TZ=UTC tar --list --verbose --full-time --file "$0"', path.join(out, `${pkg.name}-${pkg.version}.oci.tar`)], { encoding: 'utf8' }).stdout).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
+    expect(new Set(imageTimes)).toEqual(new Set([stamp]));
+  });
+
   describe('the .deb', () => {
     it('holds the binary, the unit and sysusers file, its config file, the rules, dashboards, runbooks and man page', () => {
       const files = installed(debRoot);
