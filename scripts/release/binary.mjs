@@ -7,7 +7,7 @@
 // collection of the demo host, a scrape with and without gzip), as `npm run build` makes dist/'s:
 // V8 takes it in the binary, whose V8 and flags are the same (NODE_DEBUG=infiniband-exporter
 // shows it). Node's "useCodeCache" is left off: it would only cache the main script, as compiled.
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'postject';
@@ -70,5 +70,11 @@ export async function buildBinary({ work: given, out, meta }) {
   copyFileSync(process.execPath, binary);
   chmodSync(binary, 0o755);
   await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SENTINEL_FUSE });
+  // Written anew: run right after postject wrote it, the binary counted up to 11 MiB more of its
+  // own file as resident than the same bytes written by cp, dpkg or install (the kernel maps the
+  // page cache of that one large write in larger pieces); measured at 66 against 53 MiB.
+  const copy = `${binary}.${process.pid}.tmp`;
+  copyFileSync(binary, copy);
+  renameSync(copy, binary);
   return binary;
 }
