@@ -48,12 +48,15 @@ function importMetaUrl(dist, standalone) {
 // whole (every file the template can name) where it leaves a package path alone.
 function inlineCreateRequire(contents, file) {
   const local = createRequire(file);
-  return contents
+  const inlined = contents
     .replace(/^const require = createRequire\(import\.meta\.url\);$/m, '')
     .replace(/require\(`((?:@[^/`]+\/)?[^./`][^/`]*)\//g, (_, name) => {
       const packageDir = path.dirname(local.resolve(`${name}/package.json`));
       return `require(\`./${path.relative(path.dirname(file), packageDir).split(path.sep).join('/')}/`;
     });
+  // Any other form would leave a require() that the binary cannot serve, unseen by esbuild.
+  if (inlined.includes('createRequire(import.meta.url)')) throw new Error(`${file}: createRequire(import.meta.url) in a form the standalone bundle does not inline`);
+  return inlined;
 }
 
 const isBuiltin = (specifier) => specifier.startsWith('node:') || builtinModules.includes(specifier);

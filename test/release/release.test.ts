@@ -3,10 +3,12 @@
 // temporary folder. Then each product as a site would use it: the binary unpacked from the .deb
 // and run with an empty environment (no node on PATH), the packaged unit verified by systemd, the
 // .rpm listed by rpm, and the image's root file system entered with chroot.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
@@ -188,6 +190,29 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       for (const line of expected) expect(body).toContain(`${line}\n`);
       const { version } = pkg;
       expect(body).toMatch(new RegExp(`^infiniband_exporter_build_info\\{version="${version.replaceAll('.', '\\.')}",revision="[0-9a-f]{12}(-dirty)?",nodejs_version="v\\d+`, 'm'));
+    });
+
+    it('loads what the program loads on demand: the YAML parser and bcrypt for the basic auth of --web.config.file', async () => {
+      const webConfig = path.join(out, 'web-config.yml');
+      writeFileSync(webConfig, `basic_auth_users:\n  alice: ${bcrypt.hashSync('secret', 4)}\n`);
+      const child = spawn(binary, [`--path.sysfs=${FIXTURE}`, `--web.config.file=${webConfig}`, '--web.listen-address=127.0.0.1:0'], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+      try {
+        const address = await new Promise<string>((resolve, reject) => {
+          let log = '';
+          child.stderr.setEncoding('utf8');
+          child.stderr.on('data', (chunk: string) => {
+            log += chunk;
+            const found = /"address":"(http:\/\/[^"]+)"/.exec(log);
+            if (found) resolve(found[1]!);
+          });
+          child.on('exit', (code) => reject(new Error(`exited with ${code}: ${log}`)));
+        });
+        const status = (auth: string) => new Promise<number | undefined>((resolve, reject) => get(`${address}/metrics`, { auth }, (response) => resolve(response.resume().statusCode)).on('error', reject));
+        expect(await status('alice:wrong')).toBe(401);
+        expect(await status('alice:secret')).toBe(200);
+      } finally {
+        child.kill('SIGTERM');
+      }
     });
 
     it('check exits as documented: 0 on a healthy host, 1 on the demo host, 2 on a usage error', () => {
