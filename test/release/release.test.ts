@@ -234,7 +234,9 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(result.status).toBe(0);
     });
 
-    it('compiles its bundle with the V8 code cache it holds', () => {
+    it('compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter\'s own', () => {
+      // V8 takes a cache only under the flags it was made with: the build's run of the bundle set
+      // runtime-flags.ts's, so an accepted cache shows that the binary sets them too.
       const result = bare(['--version'], { NODE_DEBUG: 'infiniband-exporter' });
       expect(result.stderr).toMatch(/code cache accepted/);
     });
