@@ -15,7 +15,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
 # The bundle step (scripts/bundle.mjs) runs the exporter on the demo host to write V8's code cache
 # for this image's Node.js and the ENTRYPOINT's flags.
-COPY scripts/bundle.mjs scripts/node-flags.mjs scripts/
+COPY scripts/bundle.mjs scripts/
 COPY test/fixtures/sys/zoo/ test/fixtures/sys/zoo/
 COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 RUN npm run build
@@ -48,6 +48,6 @@ COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 # The node user (uid 1000) of the official image; files above stay root-owned and read-only to it.
 USER node
 EXPOSE 10460
-# Node.js flags: see scripts/node-flags.mjs and docs/benchmarks.md ("Idle cost").
+# Node.js flags: see src/startup/v8-flags.ts (NODE_FLAGS) and docs/benchmarks.md ("Idle cost").
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--v8-pool-size=1", "dist/main.js"]
 CMD ["--path.sysfs=/host/sys"]

@@ -5,11 +5,14 @@ import { accessSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { RecurringErrors } from '../dist/log/recurring-errors.js';
-import { ExpositionBuffer } from '../dist/metrics/exposition-buffer.js';
-import { renderSnapshot, writeSnapshot } from '../dist/metrics/render.js';
-import { Collection } from '../dist/collection/collection.js';
-import { NO_DEVICE_FILTER } from '../dist/sources/device-filter.js';
+import { Collectors } from '../dist/collectors/collectors.js';
+import { HOST_READING, SYSFS_FILES } from '../dist/collectors/host.js';
+import { IPOIB } from '../dist/collectors/ipoib.js';
+import { SYSFS } from '../dist/collectors/sysfs.js';
+import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
+import { ExpositionBuffer } from '../dist/exposition/buffer.js';
+import { buildInfo } from '../dist/metrics/build-info.js';
+import { exposition } from '../dist/metrics/exposition.js';
 import { RECENT_CHANGE_MS, SysfsFiles } from '../dist/sources/sysfs-files.js';
 
 const [root, roundsText = '15'] = process.argv.slice(2);
@@ -49,11 +52,13 @@ const logger = pino({ level: 'silent' });
 // As the exporter reads: files read every pass kept open. The tree was generated a moment ago; a
 // host's sysfs directories have been there since boot, so the clock is set past RECENT_CHANGE_MS.
 const files = new RecordingFiles(root, { keepOpen: true, now: () => Date.now() + RECENT_CHANGE_MS });
-const collection = new Collection({ files, devices: NO_DEVICE_FILTER, expectations: [], logger, errors: new RecurringErrors(logger), collectors: ['sysfs', 'ipoib'], commands: [] });
-const build = { version: 'bench', revision: 'bench', nodejsVersion: process.version };
+const { settings } = parseServeCommandLine(['--path.sysfs', root]);
+const registry = [SYSFS, IPOIB];
+const collection = new Collectors(registry, { settings, logger, mode: 'serve', provided: new Map([[SYSFS_FILES, files]]) });
+const readHost = () => collection.runCycle(HOST_READING);
 
 files.recording = true;
-await collection.collectHost();
+await readHost();
 files.recording = false;
 const calls = files.calls;
 
@@ -94,11 +99,13 @@ const samples = { cycle: [], render: [], sync: [], async: [] };
 const out = new ExpositionBuffer();
 for (let round = 0; round < rounds + 3; round++) {
   // Interleaved, so that a noisy moment hits all four alike; the first three rounds warm up.
-  const cycle = await time(() => collection.collectHost());
-  // As the exporter renders the host part: into one buffer kept from one snapshot to the next.
+  const cycle = await time(readHost);
+  // As the exporter renders the host's parts: each into one buffer kept from one snapshot to the next.
   const render = await time(() => {
-    out.reset();
-    writeSnapshot(collection.snapshot, build, { portStateSeries: false }, out);
+    for (const collector of registry) {
+      out.reset();
+      collector.metrics.write(collection.snapshot, out, settings);
+    }
   });
   const sync = await time(baselineSync);
   const async = await time(baselineAsync);
@@ -108,7 +115,7 @@ for (let round = 0; round < rounds + 3; round++) {
   samples.sync.push(sync);
   samples.async.push(async);
 }
-const text = await renderSnapshot(collection.snapshot, build, { portStateSeries: false });
+const text = exposition(registry, settings, buildInfo(), collection.snapshot);
 process.stdout.write(
   JSON.stringify({
     calls: calls.length,

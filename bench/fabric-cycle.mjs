@@ -7,20 +7,24 @@
 // sent (its PortXmitPkts, read locally, which does not move the counter). Run by bench/fabric.mjs.
 // First, the V8 flags the exporter sets for itself (dist/main.js imports them first too): our
 // cycles are measured as the exporter runs them.
-import '../dist/runtime-flags.js';
+import { setFlagsFromString } from 'node:v8';
+import { chooseV8Flags } from '../dist/startup/v8-flags.js';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { Collection } from '../dist/collection/collection.js';
-import { FabricMode } from '../dist/collection/fabric.js';
-import { RecurringErrors } from '../dist/log/recurring-errors.js';
-import { renderFabric } from '../dist/metrics/fabric.js';
+import { Collectors } from '../dist/collectors/collectors.js';
+import { DISCOVERY_CYCLE, FABRIC_DISCOVERY } from '../dist/collectors/fabric-discovery.js';
+import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from '../dist/collectors/fabric-ports.js';
+import { FABRIC_SA } from '../dist/collectors/fabric-sa.js';
+import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
+import { ExpositionBuffer } from '../dist/exposition/buffer.js';
 import { ExecaRunner } from '../dist/sources/command-runner.js';
-import { NO_DEVICE_FILTER } from '../dist/sources/device-filter.js';
 import { parseIbnetdiscover } from '../dist/sources/fabric/ibnetdiscover.js';
-import { SysfsFiles } from '../dist/sources/sysfs-files.js';
+
+// The V8 flags the exporter sets for itself in fabric mode (src/startup/v8-flags.ts).
+for (const flag of chooseV8Flags(process.execArgv, { fabric: true })) setFlagsFromString(flag);
 
 const run = promisify(execFile);
 const { paths, ibsimPid, rounds, maxConcurrent } = JSON.parse(process.argv[2]);
@@ -78,39 +82,39 @@ async function repeat(count, task) {
 }
 
 const logger = pino({ level: 'silent' });
-const collection = new Collection({
-  files: new SysfsFiles('/nonexistent'), devices: NO_DEVICE_FILTER, expectations: [], logger, errors: new RecurringErrors(logger),
-  collectors: ['fabric_discovery', 'fabric_ports', 'fabric_sa'], commands: [],
-});
 const runner = new ExecaRunner({ paths, timeoutMs: 120_000, maxConcurrent, maxOutputBytes: 64 * 1024 * 1024 });
-const settings = {
-  enabled: true, intervalMs: 60_000, discoveryIntervalMs: 600_000, maxConcurrent, nodeNameMap: undefined, hcaPorts: false,
-  shard: { index: 1, count: 1 }, paths: {}, expectations: [],
-};
-const mode = new FabricMode({ settings, timeoutMs: 120_000, runner, collection, logger });
+const { settings } = parseServeCommandLine(['--collector.fabric', '--path.sysfs', '/nonexistent', '--diag.timeout', '120s', '--fabric.max-concurrent', String(maxConcurrent)]);
+const registry = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA];
+const collection = new Collectors(registry, { settings, logger, mode: 'serve', runners: { fabric: runner } });
 const failures = () => collection.snapshot?.reports.filter((report) => !report.success).map((report) => `${report.collector}: ${report.errors.map((e) => e.message).join('; ')}`) ?? [];
 
 global.gc?.();
 // The heap of this process before fabric mode holds anything: what the model adds is measured against it.
 const baseHeap = process.memoryUsage().heapUsed / 2 ** 20;
 const results = {};
-results.discovery = await repeat(rounds.discovery, () => mode.discovery.runNow());
-results.ports = await repeat(rounds.ports, () => mode.portsLoop.runNow());
-const snapshot = mode.snapshot();
+results.discovery = await repeat(rounds.discovery, () => collection.runCycle(DISCOVERY_CYCLE));
+results.ports = await repeat(rounds.ports, () => collection.runCycle(FABRIC_PORTS_CYCLE));
+const snapshot = collection.snapshot;
 global.gc?.();
 results.heapLiveMiB = process.memoryUsage().heapUsed / 2 ** 20 - baseHeap;
 const renderStarted = performance.now();
-const text = await renderFabric(snapshot);
+const text = registry.map((collector) => {
+  const out = new ExpositionBuffer();
+  collector.metrics.write(snapshot, out, settings);
+  return out.finish().toString('utf8');
+}).join('\n');
 results.render = { seconds: (performance.now() - renderStarted) / 1000, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length };
+const { topology } = FABRIC_DISCOVERY.of(snapshot);
+const { ports } = FABRIC_PORTS.of(snapshot);
 results.fabric = {
-  nodes: snapshot.topology.nodes.size,
-  switches: [...snapshot.topology.nodes.values()].filter((node) => node.type === 'switch').length,
-  switchPorts: snapshot.ports.size,
-  portsWithCounters: [...snapshot.ports.values()].filter((port) => port.counters.length === 21).length,
+  nodes: topology.nodes.size,
+  switches: [...topology.nodes.values()].filter((node) => node.type === 'switch').length,
+  switchPorts: ports.size,
+  portsWithCounters: [...ports.values()].filter((port) => port.counters.length === 21).length,
 };
 results.failures = failures();
 
-await mode.stop();
+await collection.stop();
 
 // The peers, in the same process and the same way.
 results.ibqueryerrors = await repeat(rounds.ports, () => run(paths.ibqueryerrors, ['--data', '--details'], { maxBuffer: 256 * 1024 * 1024 }).catch((error) => {

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
-import { NODE_FLAGS } from '../scripts/node-flags.mjs';
+import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric/test/support');
@@ -25,7 +25,7 @@ const MAX_CONCURRENT = 8;
 const EXPORTER_HOST = 'H1_2';
 const SM_HOST = 'H1_1';
 // The exporter process is measured as the systemd unit, the image and npm start run it (with the
-// Node.js flags of scripts/node-flags.mjs) and as a plain `node dist/main.js`.
+// Node.js flags of src/startup/v8-flags.ts) and as a plain `node dist/main.js`.
 const NODE_OPTIONS = [NODE_FLAGS, []];
 // From the compiled test harness (test/support/processes.ts), loaded by fabricBenchmark().
 let freePort;
@@ -76,7 +76,7 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
   const port = await freePort();
   const args = [
     ...nodeOptions,
-    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', '/nonexistent',
+    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', path.join(PROJECT, 'test/fixtures/sys/no-infiniband'),
     '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', '--diag.timeout', '120s', '--fabric.interval', '15s',
     '--fabric.max-concurrent', String(MAX_CONCURRENT),
     ...['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].flatMap((tool) => [`--${tool}.path`, paths[tool]]),

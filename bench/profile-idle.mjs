@@ -13,7 +13,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, PORTS_PER_DEVICE, cpuTicks, freePort, log, memoryKiB, prepare, run, scrape, sleep, startServer, stopAll } from './support.mjs';
-import { NODE_FLAGS } from '../scripts/node-flags.mjs';
+import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
 
 const devices = Number(process.argv[2] ?? 8);
 const seconds = Number(process.argv[3] ?? 60);

@@ -22,6 +22,8 @@ const SECTIONS = {
   // The single executable beside npm start: start-up and the idle window (`npm run bench -- binary`;
   // needs the release build's tools: postject from npm, nothing else).
   binary: async (context) => (await import('./sections/binary.mjs')).binary(context),
+  // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).
+  auth: async (context) => (await import('./sections/auth.mjs')).auth(context),
 };
 const LONG = new Set(['memory']);
 

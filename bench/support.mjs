@@ -55,10 +55,11 @@ export function run(command, args, { env, cwd, limitMs = RUN_LIMIT_MS } = {}) {
 }
 
 /**
- * Start a server and wait until `readyPath` answers 200. `cpu` pins it with taskset. The returned
- * pid is the server's own (taskset execs it).
+ * Start a server and wait until `readyPath` answers 200 (asked with `headers`; `ready` says what
+ * else counts as an answer). `cpu` pins it with taskset. The returned pid is the server's own
+ * (taskset execs it).
  */
-export async function startServer(name, command, args, port, readyPath, { env = {}, cpu } = {}) {
+export async function startServer(name, command, args, port, readyPath, { env = {}, cpu, headers = {}, ready = (response) => response.ok } = {}) {
   const [file, argv] = cpu === undefined ? [command, args] : ['taskset', ['-c', String(cpu), command, ...args]];
   const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   children.add(child);
@@ -70,7 +71,7 @@ export async function startServer(name, command, args, port, readyPath, { env = 
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}${readyPath}`)).ok) break;
+      if (ready(await fetch(`http://127.0.0.1:${port}${readyPath}`, { headers }))) break;
     } catch {
       // not yet
     }

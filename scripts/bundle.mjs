@@ -1,14 +1,15 @@
 // The build's second step, after tsc (package.json "build"): dist/cli.js and every module it loads,
 // dependencies included, in one CommonJS file, dist/exporter.cjs, which dist/main.js runs with V8's
-// code cache (src/bundle-loader.ts says why). Then, unless --no-code-cache, one short run of the
-// exporter per way the project starts it (plain `node dist/main.js`, and with the flags of
-// node-flags.mjs: npm start, the systemd unit, the Dockerfile), scraped once with and once without
-// gzip and stopped with SIGTERM, so that dist/code-cache holds their caches.
+// code cache (src/startup/bundle-loader.ts says why). Then, unless --no-code-cache, one short run of
+// the exporter per way the project starts it (plain `node dist/main.js`, and with NODE_FLAGS of
+// src/startup/v8-flags.ts: npm start, the systemd unit, the Dockerfile), scraped once with and once
+// without gzip and stopped with SIGTERM, so that dist/code-cache holds their caches.
 //
-// Modules the program loads through createRequire (prom-client's parts, yaml, bcryptjs) stay in
-// node_modules, loaded from there when needed; the bundle is written whole or not at all (a test
-// process may start the exporter while another builds). The release build (scripts/release/binary.mjs)
-// uses the same two steps for the single executable, where nothing can stay outside: `standalone`.
+// Modules the program loads through createRequire (prom-client's parts, yaml, ajv, hash-wasm's
+// bcrypt, bcryptjs) stay in node_modules, loaded from there when needed; the bundle is written
+// whole or not at all (a test process may start the exporter while another builds). The release
+// build (scripts/release/binary.mjs) uses the same two steps for the single executable, where
+// nothing can stay outside: `standalone`.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
@@ -18,13 +19,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { NODE_FLAGS } from './node-flags.mjs';
 
 const PROJECT_DIST = fileURLToPath(new URL('../dist', import.meta.url));
-const STARTS = [[], NODE_FLAGS];
 
-// Our modules find files beside them from import.meta.url (build-info.ts the package root,
-// settings.ts the demo host): in the bundle it becomes the URL of the compiled module it was, which
+// Our modules find files beside them from import.meta.url (metrics/build-info.ts the package root,
+// commands/command-line.ts the demo host): in the bundle it becomes the URL of the compiled module it was, which
 // stays in dist/ beside the bundle, so that every relative path still holds.
 function importMetaUrl(dist, standalone) {
   return {
@@ -42,14 +41,16 @@ function importMetaUrl(dist, standalone) {
   };
 }
 
-// Standalone: a module's own `require = createRequire(import.meta.url)` goes, so that its require()
-// calls are the bundle's and esbuild takes their modules in. A require of a template naming files
+// Standalone: a module's own `require = createRequire(import.meta.url)` goes, and a
+// `createRequire(import.meta.url)(...)` becomes `require(...)`, so that its require() calls are the
+// bundle's and esbuild takes their modules in. A require of a template naming files
 // inside a package (prom-client's default metrics) becomes a relative one, which esbuild bundles
 // whole (every file the template can name) where it leaves a package path alone.
 function inlineCreateRequire(contents, file) {
   const local = createRequire(file);
   const inlined = contents
     .replace(/^const require = createRequire\(import\.meta\.url\);$/m, '')
+    .replaceAll('createRequire(import.meta.url)(', 'require(')
     .replace(/require\(`((?:@[^/`]+\/)?[^./`][^/`]*)\//g, (_, name) => {
       const packageDir = path.dirname(local.resolve(`${name}/package.json`));
       return `require(\`./${path.relative(path.dirname(file), packageDir).split(path.sep).join('/')}/`;
@@ -141,18 +142,22 @@ async function warmUp(dist, main, flags, host) {
 }
 
 /**
- * Empties `<dist>/code-cache` and runs `<dist>/<main>` once per list of Node.js flags in `starts`,
- * so that the bundle loader writes a cache for each. On the demo host when the tree has it beside
- * dist/ (a checkout, the image's build stage, the release build), else a host without devices (an
- * install that copied only what the build needs): the cache then lacks the reading of ports, which
- * the exporter compiles as it goes.
+ * Empties `<dist>/code-cache` and runs `<dist>/<main>` once per list of Node.js flags in `starts`
+ * (by default none and NODE_FLAGS, as `<dist>/startup/v8-flags.js` has them), so that the bundle
+ * loader writes a cache for each. On the demo host when the tree has it beside dist/ (a checkout,
+ * the image's build stage, the release build), else a host without devices (an install that copied
+ * only what the build needs): the cache then lacks the reading of ports, which the exporter compiles
+ * as it goes.
  */
-export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', starts = STARTS } = {}) {
+export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', starts } = {}) {
+  starts ??= [[], (await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href)).NODE_FLAGS];
   const caches = path.join(dist, 'code-cache');
   rmSync(caches, { recursive: true, force: true });
   mkdirSync(caches);
   const demo = existsSync(path.join(path.dirname(dist), 'test/fixtures/sys/zoo'));
   const empty = demo ? undefined : mkdtempSync(path.join(tmpdir(), 'infiniband-exporter-build-'));
+  // A sysfs root without InfiniBand: class/ and nothing in it (a root without class/ is a usage error).
+  if (empty !== undefined) mkdirSync(path.join(empty, 'class'));
   try {
     for (const flags of starts) await warmUp(dist, main, flags, empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag']);
   } finally {

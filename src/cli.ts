@@ -1,12 +1,18 @@
 // The program: parse the command line, log, listen, and shut down cleanly on SIGTERM/SIGINT.
-// main.ts runs it, from the build's one-file bundle when there is one (bundle-loader.ts).
-// First of all, the V8 flags (before fastify and the rest are loaded): see runtime-flags.ts.
-import './runtime-flags.js';
-import { buildInfo } from './build-info.js';
+// main.ts runs it, from the build's one-file bundle when there is one (startup/bundle-loader.ts).
+// First of all, the V8 flags (before fastify and the rest are loaded): see startup/set-v8-flags.ts.
+import './startup/set-v8-flags.js';
+import type { Settings } from './config/flags.js';
 import { UsageError } from './config/errors.js';
-import { helpText, parseCommandLine, type Settings } from './config/settings.js';
-import type { Exporter } from './exporter.js';
+import { DEMO, LOG_FORMAT, LOG_LEVEL, verifySettings } from './commands/command-line.js';
+import { COLLECTORS } from './collectors/registry.js';
+import { parseServeCommandLine, serveHelpText } from './commands/serve/command-line.js';
+import { LISTEN_ADDRESS, TELEMETRY_PATH } from './commands/serve/flags.js';
+import { SYSFS_PATH } from './collectors/host.js';
+import type { Exporter } from './commands/serve/exporter.js';
 import { createLogger } from './log/logger.js';
+import { buildInfo } from './metrics/build-info.js';
+
 
 const SHUTDOWN_GRACE_MS = 1500;
 
@@ -19,7 +25,7 @@ function usageFailure(error: unknown): never {
 }
 
 async function listen(exporter: Exporter, settings: Settings): Promise<string> {
-  const { host, port } = settings.listen;
+  const { host, port } = settings.get(LISTEN_ADDRESS);
   if (host !== undefined) return exporter.app.listen({ host, port });
   try {
     // Every interface: IPv6 and IPv4 where the host has IPv6, else IPv4 only.
@@ -34,18 +40,19 @@ async function listen(exporter: Exporter, settings: Settings): Promise<string> {
 async function main(): Promise<void> {
   if (process.argv[2] === 'check') {
     // Loaded on demand: the check path never loads the HTTP server.
-    const { runCheck } = await import('./check/command.js');
+    const { runCheck } = await import('./commands/check/command.js');
     process.exitCode = await runCheck(process.argv.slice(3), process);
     return;
   }
   let command;
   try {
-    command = parseCommandLine(process.argv.slice(2));
+    command = parseServeCommandLine(process.argv.slice(2));
+    if (command.action === 'run') verifySettings(command.settings, COLLECTORS);
   } catch (error) {
     usageFailure(error);
   }
   if (command.action === 'help') {
-    process.stdout.write(helpText());
+    process.stdout.write(serveHelpText());
     return;
   }
   if (command.action === 'version') {
@@ -54,8 +61,8 @@ async function main(): Promise<void> {
     return;
   }
   const { settings } = command;
-  const logger = createLogger(settings.log.level, settings.log.format);
-  const { Exporter } = await import('./exporter.js');
+  const logger = createLogger(settings.get(LOG_LEVEL), settings.get(LOG_FORMAT));
+  const { Exporter } = await import('./commands/serve/exporter.js');
   let exporter: Exporter;
   try {
     exporter = new Exporter({ settings, logger });
@@ -84,13 +91,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  if (settings.demo) logger.info({ sysfs: settings.sysfsPath, config: settings.configFile }, 'demo mode: serving the bundled fixture host');
+  if (settings.get(DEMO)) logger.info({ sysfs: settings.get(SYSFS_PATH) }, 'demo mode: serving the bundled fixture host');
   exporter.start();
   try {
     const address = await listen(exporter, settings);
-    logger.info({ address, telemetryPath: settings.telemetryPath, sysfs: settings.sysfsPath }, 'listening');
+    logger.info({ address, telemetryPath: settings.get(TELEMETRY_PATH), sysfs: settings.get(SYSFS_PATH) }, 'listening');
   } catch (error) {
-    logger.error({ err: error, address: settings.listenAddress }, 'cannot listen');
+    const { host, port } = settings.get(LISTEN_ADDRESS);
+    logger.error({ err: error, address: host === undefined ? `:${port}` : `${host}:${port}` }, 'cannot listen');
     await exporter.stop().catch(() => undefined);
     process.exit(1);
   }

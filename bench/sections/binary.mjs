@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { NODE_FLAGS } from '../../dist/startup/v8-flags.js';
 import { buildBinary } from '../../scripts/release/binary.mjs';
 import { metadata } from '../../scripts/release/release.mjs';
 import { CLK_TCK, MAIN, PROJECT, PORTS_PER_DEVICE, cpuTicks, fmt, freePort, log, machineFacts, mark, memoryKiB, sleep, startNodeExporter, startServer } from '../support.mjs';
@@ -67,7 +67,7 @@ export async function binary({ generateTree, quick, seconds: requested }) {
     log('building the single executable (scripts/release/binary.mjs)');
     await rm(scratch, { recursive: true, force: true });
     await mkdir(scratch, { recursive: true });
-    const exe = await buildBinary({ work: scratch, out: dir, meta: await metadata() });
+    const { binary: exe } = await buildBinary({ work: scratch, out: dir, meta: await metadata() });
     const root = path.join(dir, 'sys');
     await generateTree(root, DEVICES, PORTS_PER_DEVICE);
 

@@ -22,7 +22,7 @@ import {
   startNodeExporter,
   startServer,
 } from '../support.mjs';
-import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { NODE_FLAGS } from '../../dist/startup/v8-flags.js';
 
 const SIZES = [8, 64];
 const SCRAPE_EVERY_MS = 15_000;

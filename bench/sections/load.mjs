@@ -4,7 +4,7 @@
 // and a 100 000-scrape soak. Servers on CPU 0, the load generator on CPU 1, 127.0.0.1 only. Also
 // draws docs/benchmarks.png.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chartSvg } from '../chart.mjs';
@@ -61,7 +61,9 @@ export async function load({ generateTree, quick }) {
   let soak;
   let emptyMiB;
   try {
-    // What the process costs before any device: Node.js, fastify, prom-client, pino, execa, yaml.
+    // What the process costs before any device: Node.js, fastify, prom-client, pino, execa, yaml
+    // (on a sysfs root with class/ and no class/infiniband: a host without InfiniBand).
+    await mkdir(path.join(dir, 'class'));
     const emptyPort = await freePort();
     const empty = await startServer('infiniband-exporter', process.execPath, [MAIN, '--no-collector.diag', '--path.sysfs', dir, '--log.level', 'warn', `--web.listen-address=127.0.0.1:${emptyPort}`], emptyPort, '/ready', { cpu: 0 });
     emptyMiB = (await memoryKiB(empty.pid)).rss / 1024;

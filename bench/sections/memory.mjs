@@ -1,7 +1,7 @@
 // Memory over time at Prometheus's pace: the idle section's window is two minutes, but a compute
 // node runs the exporter for months, and what a snapshot leaves behind only shows after many
 // readings. This exporter as started by default, the same with V8's --no-optimize-for-size (the
-// heap growth V8 chooses on its own; src/runtime-flags.ts says why the exporter sets the flag), and
+// heap growth V8 chooses on its own; src/startup/v8-flags.ts says why the exporter sets the flag), and
 // node_exporter, on the 8-device tree, all scraped every 15 s at the same moments for
 // `--memory-minutes` (30 by default): RSS of each every five minutes, our V8 heap and external
 // memory from our own /metrics, and CPU seconds over the whole run. Not run by default (it takes

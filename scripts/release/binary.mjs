@@ -1,6 +1,6 @@
 // The single executable: Node.js's single-executable application (the node binary running this
-// build, with a blob injected by postject) whose main script is src/sea-main.ts and whose assets
-// are the standalone bundle, its V8 code cache and the demo host (src/sea-assets.ts).
+// build, with a blob injected by postject) whose main script is src/startup/sea-main.ts and whose
+// assets are the standalone bundle, its V8 code cache and the demo host (src/startup/sea-assets.ts).
 //
 // tsc compiles into the work directory, not dist/: tests build dist/ at the same time. The code
 // cache comes from a run of the bundle by this node with the exporter's own V8 flags (a start, a
@@ -23,7 +23,11 @@ function checkSelfContained() {
   if (shared.length > 0) throw new Error(`${process.execPath} loads shared libraries of its own (${shared.map(([key]) => key).join(', ')}): build the release with a node from nodejs.org or NodeSource`);
 }
 
-/** Builds `<out>/infiniband-exporter`; `work` is a scratch directory inside the project. Returns its path. */
+/**
+ * Builds `<out>/infiniband-exporter`; `work` is a scratch directory inside the project. Returns its
+ * path and the Node.js flags its launchers pass it in NODE_OPTIONS (NODE_FLAGS of the modules it
+ * was built from, src/startup/v8-flags.ts).
+ */
 export async function buildBinary({ work: given, out, meta }) {
   checkSelfContained();
   mkdirSync(given, { recursive: true });
@@ -35,18 +39,18 @@ export async function buildBinary({ work: given, out, meta }) {
   await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'tsconfig.build.json'), '--outDir', dist]);
   const standalone = { version: meta.version, revision: meta.revision };
   await bundle({ dist, entry: 'cli.js', output: 'exporter.cjs', standalone });
-  await bundle({ dist, entry: 'sea-main.js', output: 'sea-main.cjs', standalone });
+  await bundle({ dist, entry: 'startup/sea-main.js', output: 'sea-main.cjs', standalone });
 
   // The demo host where the bundle's modules look for it, beside dist/: for the warm-up run here,
   // and as the asset the binary unpacks in the same place.
-  const settings = await import(pathToFileURL(path.join(dist, 'config/settings.js')).href);
-  const demo = [settings.DEMO_SYSFS, settings.DEMO_CONFIG].map((file) => path.relative(work, file).split(path.sep).join('/'));
+  const commandLine = await import(pathToFileURL(path.join(dist, 'commands/command-line.js')).href);
+  const demo = [commandLine.DEMO_SYSFS, commandLine.DEMO_CONFIG].map((file) => path.relative(work, file).split(path.sep).join('/'));
   for (const relative of demo) cpSync(path.join(PROJECT, relative), path.join(work, relative), { recursive: true, verbatimSymlinks: true });
   await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]] });
   const caches = readdirSync(path.join(dist, 'code-cache'));
   if (caches.length !== 1) throw new Error(`expected one code cache from the warm-up, found ${caches.length}`);
 
-  const { ASSETS, packTree } = await import(pathToFileURL(path.join(dist, 'sea-assets.js')).href);
+  const { ASSETS, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
   const demoHost = path.join(work, 'demo-host.json');
   writeFileSync(demoHost, JSON.stringify(packTree(work, demo)));
   const blob = path.join(work, 'sea-prep.blob');
@@ -76,5 +80,6 @@ export async function buildBinary({ work: given, out, meta }) {
   const copy = `${binary}.${process.pid}.tmp`;
   copyFileSync(binary, copy);
   renameSync(copy, binary);
-  return binary;
+  const { NODE_FLAGS } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
+  return { binary, nodeFlags: NODE_FLAGS };
 }

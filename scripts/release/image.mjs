@@ -10,7 +10,6 @@ import { createReadStream, createWriteStream, mkdirSync, readFileSync, renameSyn
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import { NODE_FLAGS } from '../node-flags.mjs';
 import { PROJECT, run } from './tools.mjs';
 
 export const SUITE = 'bookworm';
@@ -77,7 +76,8 @@ async function userIds(tar, user) {
   return `${uid}:${gid}`;
 }
 
-export async function buildImage({ work, out, meta, deb }) {
+/** Builds the OCI archive into `out` from the .deb `deb`; `nodeFlags` go into NODE_OPTIONS. */
+export async function buildImage({ work, out, meta, deb, nodeFlags }) {
   mkdirSync(work, { recursive: true });
   const tar = await rootFileSystem(work, deb);
   const layout = path.join(work, 'layout');
@@ -100,7 +100,7 @@ export async function buildImage({ work, out, meta, deb }) {
     config: {
       User: await userIds(tar, 'infiniband-exporter'),
       ExposedPorts: { [`${PORT}/tcp`]: {} },
-      Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_OPTIONS=${NODE_FLAGS.join(' ')}`],
+      Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_OPTIONS=${nodeFlags.join(' ')}`],
       Entrypoint: ['/usr/bin/tini', '--', '/usr/bin/infiniband-exporter'],
       Cmd: ['--path.sysfs=/host/sys'],
       WorkingDir: '/',

@@ -7,7 +7,6 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { NODE_FLAGS } from '../node-flags.mjs';
 import { PROJECT, run } from './tools.mjs';
 
 const SHARE = 'usr/share/infiniband-exporter';
@@ -24,14 +23,17 @@ function replaced(text, pattern, replacement, file) {
   return text.replace(pattern, replacement);
 }
 
-/** deploy/systemd's unit, running the packaged binary with its flags from `environmentFile`. */
-export function packagedUnit(environmentFile) {
+/**
+ * deploy/systemd's unit, running the packaged binary with its flags from `environmentFile` and the
+ * Node.js flags `nodeFlags` in NODE_OPTIONS.
+ */
+export function packagedUnit(environmentFile, nodeFlags) {
   const file = `deploy/systemd/${UNIT}`;
   let unit = source(file);
   unit = replaced(unit, /^(#.*\n)+/, `# infiniband-exporter, as its package installs it: /usr/bin/infiniband-exporter run as the system\n# user infiniband-exporter (sysusers.d/infiniband-exporter.conf), flags in ARGS of ${environmentFile}.\n# Not enabled or started by the package: systemctl enable --now infiniband-exporter\n`, file);
   unit = replaced(unit, /^EnvironmentFile=.*$/m, `EnvironmentFile=-${environmentFile}`, file);
   // The binary takes no Node.js flags on its command line; Node.js reads them from NODE_OPTIONS.
-  unit = replaced(unit, /^Environment=NODE_ENV=production$/m, `Environment=NODE_OPTIONS=${NODE_FLAGS.join(' ')}`, file);
+  unit = replaced(unit, /^Environment=NODE_ENV=production$/m, `Environment=NODE_OPTIONS=${nodeFlags.join(' ')}`, file);
   unit = replaced(unit, /^# Node\.js flags for .*\n(#.*\n)*ExecStart=.*$/m, 'ExecStart=/usr/bin/infiniband-exporter $ARGS', file);
   return unit;
 }
@@ -80,11 +82,11 @@ function put(root, relative, content, mode = 0o644) {
 }
 
 /** The files both packages install; `environmentFile` and `license` are where each package's conventions put them. */
-function stage(root, { binary, man, environmentFile, license }) {
+function stage(root, { binary, nodeFlags, man, environmentFile, license }) {
   mkdirSync(path.join(root, 'usr/bin'), { recursive: true });
   copyFileSync(binary, path.join(root, 'usr/bin/infiniband-exporter'));
   chmodSync(path.join(root, 'usr/bin/infiniband-exporter'), 0o755);
-  put(root, `usr/lib/systemd/system/${UNIT}`, packagedUnit(environmentFile));
+  put(root, `usr/lib/systemd/system/${UNIT}`, packagedUnit(environmentFile, nodeFlags));
   put(root, 'usr/lib/sysusers.d/infiniband-exporter.conf', source('deploy/systemd/infiniband-exporter.sysusers.conf'));
   put(root, environmentFile.slice(1), packagedDefaults());
   for (const [dir, pattern] of [['rules', /\.ya?ml$/], ['dashboards', /\.json$/]]) {
@@ -120,10 +122,10 @@ async function debDepends(binary, work) {
   return shlibs.replace(/libc6 \(>= [^)]+\)/, `libc6 (>= ${glibc})`);
 }
 
-async function buildDeb({ work, out, meta, binary, man }) {
+async function buildDeb({ work, out, meta, binary, nodeFlags, man }) {
   const root = path.join(work, 'deb');
   const environmentFile = '/etc/default/infiniband-exporter';
-  stage(root, { binary, man, environmentFile, license: '/usr/share/doc/infiniband-exporter/copyright' });
+  stage(root, { binary, nodeFlags, man, environmentFile, license: '/usr/share/doc/infiniband-exporter/copyright' });
   const installed = files(root);
   const size = installed.reduce((sum, file) => sum + Math.ceil(statSync(path.join(root, file)).size / 1024), 0);
   const md5 = await run('md5sum', installed, { cwd: root });
@@ -154,9 +156,9 @@ async function buildDeb({ work, out, meta, binary, man }) {
   return deb;
 }
 
-async function buildRpm({ work, out, meta, binary, man }) {
+async function buildRpm({ work, out, meta, binary, nodeFlags, man }) {
   const stageRoot = path.join(work, 'rpm-stage');
-  stage(stageRoot, { binary, man, environmentFile: '/etc/sysconfig/infiniband-exporter', license: '/usr/share/licenses/infiniband-exporter/LICENSE' });
+  stage(stageRoot, { binary, nodeFlags, man, environmentFile: '/etc/sysconfig/infiniband-exporter', license: '/usr/share/licenses/infiniband-exporter/LICENSE' });
   const spec = path.join(work, `${meta.name}.spec`);
   const fill = {
     VERSION: meta.version,
@@ -185,9 +187,9 @@ async function buildRpm({ work, out, meta, binary, man }) {
 }
 
 /** Builds both packages into `out`; resolves with their paths. */
-export async function buildPackages({ work, out, meta, binary }) {
+export async function buildPackages({ work, out, meta, binary, nodeFlags }) {
   mkdirSync(work, { recursive: true });
   const man = await manPage(binary, meta, work);
-  const [deb, rpm] = await Promise.all([buildDeb({ work, out, meta, binary, man }), buildRpm({ work, out, meta, binary, man })]);
+  const [deb, rpm] = await Promise.all([buildDeb({ work, out, meta, binary, nodeFlags, man }), buildRpm({ work, out, meta, binary, nodeFlags, man })]);
   return { deb, rpm };
 }

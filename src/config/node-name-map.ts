@@ -2,7 +2,7 @@
 // per line, `#` comments and blank lines ignored; the GUID as C's strtoull reads it (0x hex,
 // decimal, or 0-prefixed octal); the name is the text up to the next `"` or `#`. The first line
 // of a GUID wins, as in rdma-core's map.
-import { normaliseGuid } from '../infiniband/guid.js';
+import { normaliseGuid } from '../model/guid.js';
 
 export interface NodeNameMap {
   /** Node GUID (`0x` + 16 hex digits) → name. */

@@ -1,42 +1,26 @@
 // Findings about the collectors themselves: one that failed this cycle (warning, as
 // InfiniBandExporterCollectorFailing) or one that worked but could not read some items (info).
-// The host and fabric judges each explain their own collectors.
-import { COLLECTORS, type CollectorReport, type ReadError } from '../snapshot/types.js';
-import type { Finding } from './finding.js';
+// Each collector explains its own failure (its declaration's `failure`).
+import type { Collector } from '../collectors/collector.js';
+import { plural, type Finding } from '../model/finding.js';
+import type { Snapshot } from '../model/snapshot.js';
 
-/** What a failed collector means, in its judge's words. */
-export interface CollectorFailure {
-  /** Follows "collector X failed (N errors; first: …): " in the summary. */
-  consequence: string;
-  meaning: string;
-  cause: string;
-  /** The command a person runs for the failed item (default: the item as recorded). */
-  byHand?: (item: string) => string;
-}
-
-export function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
-}
-
-/**
- * The findings of `reports`. `explained` drops the errors another finding already tells about
- * (they still fail a collector that failed).
- */
-export function collectorFindings(
-  reports: readonly CollectorReport[],
-  failure: (report: CollectorReport) => CollectorFailure,
-  explained: (error: ReadError) => boolean = () => false,
-): Finding[] {
+/** The collector findings of a snapshot, in the registry's order (the report reads the same every run). */
+export function collectorFindings(snapshot: Snapshot, collectors: readonly Collector[]): Finding[] {
   const findings: Finding[] = [];
-  // In the order of COLLECTORS, not of the cycles' ends: the report reads the same every run.
-  for (const report of [...reports].sort((a, b) => COLLECTORS.indexOf(a.collector) - COLLECTORS.indexOf(b.collector))) {
-    const unexplained = report.errors.filter((error) => !explained(error));
+  for (const collector of collectors) {
+    const report = snapshot.reports.find((candidate) => candidate.collector === collector.name);
+    if (!report) continue;
+    const failure = typeof collector.failure === 'function' ? collector.failure(snapshot, report) : collector.failure;
+    if (!failure) continue;
+    // Errors another finding already tells about still fail a collector that failed.
+    const unexplained = report.errors.filter((error) => !collector.explained?.(error));
     const first = (report.success ? unexplained : report.errors)[0];
     if (!first && report.success) continue;
     const firstText = first ? `${first.item}: ${first.message}` : 'no detail';
     const subject = { kind: 'collector', collector: report.collector } as const;
     if (!report.success) {
-      const { consequence, meaning, cause, byHand = (item: string) => item } = failure(report);
+      const { consequence, meaning, cause } = failure;
       findings.push({
         condition: 'collector-failing',
         severity: 'warning',
@@ -44,7 +28,7 @@ export function collectorFindings(
         summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): ${consequence}`,
         meaning,
         cause,
-        remedy: `run the failing command or read the file by hand, as the same user: ${first ? byHand(first.item) : report.collector}`,
+        remedy: `run the failing command or read the file by hand, as the same user: ${first ? first.item : report.collector}`,
         runbook: 'infinibandexportercollectorfailing',
         alert: 'InfiniBandExporterCollectorFailing',
       });

@@ -1,11 +1,17 @@
 // The fabric at a glance, for the landing page and `check --format json`: nodes by type, links,
 // subnet managers, IPoIB groups, and the unhealthy links and ports (those with a finding) with
 // both ends named. Never a row per port: a fabric has thousands.
-import { physicalLinkIsUp } from '../infiniband/port-state.js';
-import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../snapshot/fabric.js';
-import type { LinkExpectation, SubnetManagerState } from '../snapshot/types.js';
-import { subnetManagerHost } from './fabric.js';
-import type { FabricPortName, Finding, Severity } from './finding.js';
+import { physicalLinkIsUp } from '../model/port-state.js';
+import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
+import type { LinkExpectation } from '../model/link-rate.js';
+import type { SubnetManagerState } from '../model/host.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { FABRIC_DISCOVERY } from '../collectors/fabric-discovery.js';
+import { subnetManagerHost } from '../collectors/fabric-findings.js';
+import { FABRIC_PORTS } from '../collectors/fabric-ports.js';
+import { FABRIC_SA } from '../collectors/fabric-sa.js';
+import { composeFabric } from '../model/fabric.js';
+import type { FabricPortName, Finding, Severity } from '../model/finding.js';
 import { stateText } from './port-overview.js';
 
 export interface FabricSubnetManagerRow {
@@ -46,6 +52,17 @@ export interface FabricOverview {
   unhealthy: UnhealthyFabricPort[];
 }
 
+/**
+ * The fabric as one FabricSnapshot, from the fabric collectors' parts; undefined when fabric mode
+ * is off (none of them has reported).
+ */
+export function fabricOf(snapshot: Snapshot): FabricSnapshot | undefined {
+  if (!snapshot.reports.some((report) => report.collector === FABRIC_DISCOVERY.name)) return undefined;
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  if (!discovery) return undefined;
+  return composeFabric(discovery.topology, FABRIC_PORTS.of(snapshot), FABRIC_SA.of(snapshot), discovery.shard);
+}
+
 export function fabricOverview(fabric: FabricSnapshot, findings: readonly Finding[]): FabricOverview {
   const nodes = Object.fromEntries(FABRIC_NODE_TYPES.map((type) => [type, 0])) as Record<FabricNodeType, number>;
   for (const node of fabric.topology?.nodes.values() ?? []) nodes[node.type] += 1;
@@ -54,7 +71,12 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
     if (port.peer) cables.add([key, fabricPortKey(port.peer.nodeGuid, port.peer.port)].sort().join(' '));
   }
   let portsUp = 0;
-  for (const reading of fabric.ports.values()) if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
+  let portsRead = 0;
+  for (const reading of fabric.ports.values()) {
+    // A port the cycle could not read at all is reported without data, not counted as read.
+    if (reading.state !== undefined || reading.counters.length > 0) portsRead += 1;
+    if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
+  }
   const unhealthy: UnhealthyFabricPort[] = [];
   for (const finding of findings) {
     const { subject } = finding;
@@ -79,7 +101,7 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
     shard: fabric.shard,
     nodes,
     links: cables.size,
-    portsRead: fabric.ports.size,
+    portsRead,
     portsUp,
     subnetManagers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state, host: subnetManagerHost(fabric, sm) })),
     multicastGroups: fabric.multicastGroups,

@@ -1,14 +1,14 @@
 // Every finding of a snapshot, worst first: the one list the check command and the landing page
-// show. Each judge is a pure function of the snapshot; the fabric judge finds nothing unless
-// fabric mode (--collector.fabric) filled Snapshot.fabric.
-import type { Snapshot } from '../snapshot/types.js';
-import { FABRIC_COLLECTORS, fabricFindings } from './fabric.js';
-import { severityRank, type Finding, type FindingSubject } from './finding.js';
-import { hostFindings } from './host.js';
-
-export type Judge = (snapshot: Snapshot) => Finding[];
-
-const JUDGES: readonly Judge[] = [hostFindings, fabricFindings];
+// show. Each collector judges what it read (its declaration's `findings`); this puts them in one
+// order a person can read: within a severity, the host before the fabric, then as the subjects
+// stand (the host, its ports in snapshot order, its interfaces, its collectors; the fabric's
+// collectors, the subnet, its multicast groups, its ports).
+import type { Collector } from '../collectors/collector.js';
+import { COLLECTORS } from '../collectors/registry.js';
+import { portKey } from '../model/host.js';
+import { severityRank, type Finding, type FindingSubject } from '../model/finding.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { collectorFindings } from './collectors.js';
 
 /** Where a finding is shown: under its host device, the host as a whole, the fabric's subnet, or a fabric node. */
 export type FindingGroup =
@@ -17,14 +17,19 @@ export type FindingGroup =
   | { kind: 'subnet' }
   | { kind: 'fabric-node'; guid: string };
 
-export function groupOf(subject: FindingSubject): FindingGroup {
+function scopeOf(collector: string, collectors: readonly Collector[]): 'host' | 'fabric' {
+  return collectors.find((candidate) => candidate.name === collector)?.scope ?? 'host';
+}
+
+export function groupOf(subject: FindingSubject, collectors: readonly Collector[] = COLLECTORS): FindingGroup {
   switch (subject.kind) {
+    case 'device':
     case 'port':
       return { kind: 'device', device: subject.device };
     case 'interface':
       return subject.device === undefined ? { kind: 'host' } : { kind: 'device', device: subject.device };
     case 'collector':
-      return FABRIC_COLLECTORS.has(subject.collector) ? { kind: 'subnet' } : { kind: 'host' };
+      return scopeOf(subject.collector, collectors) === 'fabric' ? { kind: 'subnet' } : { kind: 'host' };
     case 'fabric-port':
       return { kind: 'fabric-node', guid: subject.node.guid };
     case 'multicast-group':
@@ -35,11 +40,35 @@ export function groupOf(subject: FindingSubject): FindingGroup {
   }
 }
 
-/** Worst first; within a severity, in the order the judges produced them (devices in snapshot order). */
-export function findingsOf(snapshot: Snapshot, judges: readonly Judge[] = JUDGES): Finding[] {
-  const all = judges.flatMap((judge) => judge(snapshot));
+/** The place of a subject in the reading order (see the head of this file). */
+function place(subject: FindingSubject, ports: ReadonlyMap<string, number>, collectors: readonly Collector[]): [number, number] {
+  switch (subject.kind) {
+    case 'host':
+      return [0, 0];
+    case 'device':
+      return [1, ports.get(portKey(subject.device, 1)) ?? ports.size];
+    case 'port':
+      return [1, ports.get(portKey(subject.device, subject.port)) ?? ports.size];
+    case 'interface':
+      return [2, 0];
+    case 'collector':
+      return scopeOf(subject.collector, collectors) === 'fabric' ? [4, 0] : [3, 0];
+    case 'subnet':
+      return [5, 0];
+    case 'multicast-group':
+      return [6, 0];
+    case 'fabric-port':
+      return [7, 0];
+  }
+}
+
+/** Worst first; within a severity, in reading order, then as the collectors judged them. */
+export function findingsOf(snapshot: Snapshot, collectors: readonly Collector[] = COLLECTORS): Finding[] {
+  // A collector that is off has no part, and judges nothing.
+  const all = [...collectors.flatMap((collector) => collector.findings?.(snapshot) ?? []), ...collectorFindings(snapshot, collectors)];
+  const ports = new Map(snapshot.devices.flatMap((device) => device.ports.map((port) => portKey(device.name, port.port))).map((key, i) => [key, i]));
   return all
-    .map((finding, index) => ({ finding, index }))
-    .sort((a, b) => severityRank(a.finding.severity) - severityRank(b.finding.severity) || a.index - b.index)
+    .map((finding, index) => ({ finding, index, place: place(finding.subject, ports, collectors) }))
+    .sort((a, b) => severityRank(a.finding.severity) - severityRank(b.finding.severity) || a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.index - b.index)
     .map(({ finding }) => finding);
 }

@@ -1,8 +1,13 @@
 // One row per port, as `ibstat` would show it plus what the exporter knows besides (expectation,
 // IPoIB interfaces, link peer, worst finding): the table of the landing page and of `check --format json`.
-import { physicalLinkIsUp } from '../infiniband/port-state.js';
-import { portKey, type LinkExpectation, type Snapshot } from '../snapshot/types.js';
-import { worstSeverity, type Finding, type Severity } from './finding.js';
+import { IPOIB } from '../collectors/ipoib.js';
+import { SMPQUERY } from '../collectors/smpquery.js';
+import { expectationOf } from '../collectors/sysfs.js';
+import type { LinkExpectation } from '../model/link-rate.js';
+import { worstSeverity, type Finding, type Severity } from '../model/finding.js';
+import { portKey } from '../model/host.js';
+import { physicalLinkIsUp } from '../model/port-state.js';
+import type { Snapshot } from '../model/snapshot.js';
 
 export interface PortOverview {
   device: string;
@@ -30,13 +35,15 @@ export function stateText(reading: { id: number; name: string | undefined } | un
 }
 
 export function portOverview(snapshot: Snapshot, findings: readonly Finding[]): PortOverview[] {
+  const links = SMPQUERY.of(snapshot);
+  const interfaces = IPOIB.of(snapshot) ?? [];
   return snapshot.devices.flatMap((device) =>
     device.ports.map((port) => {
       const key = portKey(device.name, port.port);
       const up = physicalLinkIsUp(port.physicalState?.id);
-      const peer = snapshot.diag.get(key)?.peer;
+      const peer = links?.get(key)?.peer;
       const about = findings.filter(({ subject }) =>
-        (subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port);
+        ((subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port) || (subject.kind === 'device' && subject.device === device.name));
       return {
         device: device.name,
         port: port.port,
@@ -47,8 +54,8 @@ export function portOverview(snapshot: Snapshot, findings: readonly Finding[]): 
         width: up ? port.width : undefined,
         speed: up ? port.speed : undefined,
         rateGbps: up ? port.rateGbps : undefined,
-        expected: snapshot.expectations.get(key),
-        ipoib: snapshot.ipoib.filter((iface) => iface.device === device.name && iface.port === port.port).map((iface) => iface.name),
+        expected: expectationOf(snapshot, key),
+        ipoib: interfaces.filter((iface) => iface.device === device.name && iface.port === port.port).map((iface) => iface.name),
         peer: peer && { guid: peer.guid, port: peer.port, description: peer.description },
         worst: worstSeverity(about),
       };

@@ -1,14 +1,29 @@
 // A file that cannot be read fails again every cycle. Log it once when it starts, a summary while
 // it persists (at most once per `summaryEveryMs`), and once when it clears — never every cycle.
+//
+// An error is known by its collector and item (a sysfs path, a command line without private file
+// names): one item that fails in another way from one cycle to the next (a time-out, then an exit
+// code; garbage whose first line differs) is one failure that goes on, not a failure that cleared
+// and a new one. It clears ("read works again") only when a cycle read the item again without
+// error. An item a cycle did not read at all (a device unplugged, a port no longer queried, a
+// cycle cut off) stays as it was, without a word: the collection logs devices that come and go
+// itself, and an item that comes back working is then "works again", one that comes back failing
+// goes on. (Items are paths and command lines of a host and its fabric: what stays is bounded.)
 import type { Logger } from 'pino';
-import type { CollectorName, ReadError } from '../snapshot/types.js';
+import type { ReadError } from '../model/snapshot.js';
 
 interface Ongoing {
+  /** The latest occurrence: the hourly summary says how it fails now. */
   error: ReadError;
   since: number;
   occurrences: number;
   lastSummary: number;
 }
+
+/** Whether a finished cycle read `item` (every item, unless the collector says otherwise). */
+export type ItemsRead = (item: string) => boolean;
+
+const everyItem: ItemsRead = () => true;
 
 export class RecurringErrors {
   private readonly ongoing = new Map<string, Ongoing>();
@@ -19,12 +34,14 @@ export class RecurringErrors {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Report every error of one finished cycle of `collector`. */
-  cycle(collector: CollectorName, errors: readonly ReadError[]): void {
+  /** Report every error of one finished cycle of `collector`, which read the items `read` accepts. */
+  cycle(collector: string, errors: readonly ReadError[], read: ItemsRead = everyItem): void {
     const now = this.now();
     const seen = new Set<string>();
     for (const error of errors) {
-      const key = `${error.collector}\u0000${error.item}\u0000${error.message}`;
+      const key = `${error.collector}\u0000${error.item}`;
+      // One command can fail several times in a cycle (each unparsable line is one read error).
+      if (seen.has(key)) continue;
       seen.add(key);
       const entry = this.ongoing.get(key);
       if (!entry) {
@@ -33,6 +50,7 @@ export class RecurringErrors {
         continue;
       }
       entry.occurrences += 1;
+      entry.error = error;
       if (now - entry.lastSummary >= this.summaryEveryMs) {
         entry.lastSummary = now;
         this.logger.warn(
@@ -42,7 +60,7 @@ export class RecurringErrors {
       }
     }
     for (const [key, entry] of this.ongoing) {
-      if (entry.error.collector !== collector || seen.has(key)) continue;
+      if (entry.error.collector !== collector || seen.has(key) || !read(entry.error.item)) continue;
       this.ongoing.delete(key);
       this.logger.info({ collector, item: entry.error.item, occurrences: entry.occurrences }, 'read works again');
     }

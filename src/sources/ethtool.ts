@@ -1,7 +1,8 @@
 // The offload source: whether TCP segmentation offload is on for an IPoIB interface, from
 // `ethtool -k <interface>`. Asked only where it matters (adapters with the TSO erratum, see
 // infiniband/tso-erratum.ts) and only through the command runner, with its time and output limits.
-import type { ReadError, TsoReading } from '../snapshot/types.js';
+import type { TsoReading } from '../model/host.js';
+import type { ItemError } from '../model/snapshot.js';
 import { commandFailure, commandLine, type CommandRunner } from './command-runner.js';
 
 export type EthtoolCommand = 'ethtool';
@@ -47,7 +48,9 @@ export function tcpSegmentationOffload(features: ReadonlyMap<string, OffloadFeat
 export interface TsoSourceReading {
   /** Keyed by interface name; every interface asked for has a reading. */
   readings: Map<string, TsoReading>;
-  errors: ReadError[];
+  errors: ItemError[];
+  /** The commands run, as their errors name them (the items this reading read). */
+  ran: Set<string>;
 }
 
 /** Read TSO of `interfaces` one after the other; without a runner (ethtool not installed) every reading is unknown. */
@@ -57,13 +60,15 @@ export async function readTcpSegmentationOffload(
   signal?: AbortSignal,
 ): Promise<TsoSourceReading> {
   const readings = new Map<string, TsoReading>();
-  const errors: ReadError[] = [];
+  const errors: ItemError[] = [];
+  const ran = new Set<string>();
   for (const name of interfaces) {
     if (!runner) {
       readings.set(name, { state: 'unknown', reason: 'ethtool is not installed' });
       continue;
     }
     const result = await runner.run('ethtool', ['-k', name], signal);
+    ran.add(commandLine(result));
     const failure = commandFailure(result, ETHTOOL_TIMEOUT_MS);
     const tso = failure === undefined ? tcpSegmentationOffload(parseOffloadFeatures(result.stdout) ?? new Map()) : undefined;
     if (tso) {
@@ -71,8 +76,8 @@ export async function readTcpSegmentationOffload(
       continue;
     }
     const message = (failure ?? `no tcp-segmentation-offload line in the output: ${JSON.stringify(result.stdout.trim().split('\n').at(-1)?.slice(0, 80) ?? '')}`).replace(/\s*\n\s*/g, ' | ');
-    errors.push({ collector: 'ipoib', item: commandLine(result), message });
+    errors.push({ item: commandLine(result), message });
     readings.set(name, { state: 'unknown', reason: `${commandLine(result)}: ${message}` });
   }
-  return { readings, errors };
+  return { readings, errors, ran };
 }

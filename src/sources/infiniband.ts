@@ -6,8 +6,8 @@
 //             link layer, port GUID, SM SL, LMC, capability mask, and which counter files exist;
 //   state     per port `state` and `phys_state`, sampled often so that flaps are counted;
 //   device    the rest, read when a scrape needs it: state, rate, LIDs, PMA and hw counters.
-import { normaliseGuid, portGuidFromGid } from '../infiniband/guid.js';
-import { parseLinkRate } from '../infiniband/link-rate.js';
+import { normaliseGuid, portGuidFromGid } from '../model/guid.js';
+import { parseLinkRate } from '../model/link-rate.js';
 import {
   LEGACY_EXTENDED_FILES,
   PMA_COUNTER_BY_FILE,
@@ -16,9 +16,10 @@ import {
   isNoPmaText,
   parseCounterValue,
   type PmaCounter,
-} from '../infiniband/pma-counters.js';
-import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../infiniband/port-state.js';
-import type { Device, Port, PortCounter, ReadError } from '../snapshot/types.js';
+} from '../model/pma-counters.js';
+import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortStateName, type StateReading } from '../model/port-state.js';
+import type { Device, Port, PortCounter } from '../model/host.js';
+import type { ItemError } from '../model/snapshot.js';
 import { deviceSelected, type DeviceFilter } from './device-filter.js';
 import type { ReadResult, SysfsFiles } from './sysfs-files.js';
 
@@ -48,13 +49,13 @@ export interface DeviceIdentity extends Omit<Device, 'ports'> {
 export interface IdentityReading {
   /** Undefined when the device vanished while it was read. */
   identity: DeviceIdentity | undefined;
-  errors: ReadError[];
+  errors: ItemError[];
 }
 
 export interface DeviceReading {
   /** Undefined when the device vanished while it was read (or is not a directory any more). */
   device: Device | undefined;
-  errors: ReadError[];
+  errors: ItemError[];
 }
 
 /** One port's logical and physical state, as sampled between full readings. */
@@ -67,7 +68,7 @@ export interface PortStateSample {
 
 export interface InfinibandReading {
   devices: Device[];
-  errors: ReadError[];
+  errors: ItemError[];
   /** Set when the class directory itself could not be read: the whole collector failed. */
   failure: string | undefined;
 }
@@ -89,7 +90,7 @@ function excerpt(text: string): string {
 
 /** Reads files of one device, collecting errors with their sysfs-relative path. */
 class DeviceReader {
-  readonly errors: ReadError[] = [];
+  readonly errors: ItemError[] = [];
   readonly base: string;
 
   /** `keep`: the files are read every pass (states, counters), so they may be kept open. */
@@ -102,7 +103,7 @@ class DeviceReader {
   }
 
   private fail(relative: string, message: string): undefined {
-    this.errors.push({ collector: 'sysfs', item: `${this.base}/${relative}`, message });
+    this.errors.push({ item: `${this.base}/${relative}`, message });
     return undefined;
   }
 
@@ -149,7 +150,7 @@ class DeviceReader {
    * was read gave a partial reading (absent files are not errors), so it is simply gone. Not a
    * directory at all (ENOTDIR): no device either, but a broken tree, so its errors stay.
    */
-  present(): { present: boolean; errors: ReadError[] } {
+  present(): { present: boolean; errors: ItemError[] } {
     const still = this.files.directoryPresent(this.base);
     if (still.ok) return { present: true, errors: this.errors };
     return { present: false, errors: still.failure.kind === 'missing' ? [] : this.errors };
@@ -171,7 +172,7 @@ export function listInfinibandDevices(files: SysfsFiles, filter: DeviceFilter): 
 export function readInfinibandClass(files: SysfsFiles, filter: DeviceFilter): InfinibandReading {
   const { names, failure } = listInfinibandDevices(files, filter);
   const devices: Device[] = [];
-  const errors: ReadError[] = [];
+  const errors: ItemError[] = [];
   for (const name of names) {
     const first = readDeviceIdentity(files, name);
     if (!first.identity) {

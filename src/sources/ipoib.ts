@@ -2,7 +2,8 @@
 // that carries it: same PCI function as /sys/class/infiniband/<dev>/device, port = dev_port + 1.
 // Like a device, an interface is read in two parts: its identity (type, mode, MTU, P_Key, parent,
 // HCA port), which changes rarely, and its carrier, read in every full reading.
-import type { Device, IpoibInterface, ReadError } from '../snapshot/types.js';
+import type { Device, IpoibInterface } from '../model/host.js';
+import type { ItemError } from '../model/snapshot.js';
 import { INFINIBAND_CLASS } from './infiniband.js';
 import type { SysfsFiles } from './sysfs-files.js';
 
@@ -11,7 +12,7 @@ const ARPHRD_INFINIBAND = '32';
 
 export interface IpoibReading {
   interfaces: IpoibInterface[];
-  errors: ReadError[];
+  errors: ItemError[];
   failure: string | undefined;
 }
 
@@ -50,7 +51,7 @@ export function placeHcas(files: SysfsFiles, devices: readonly Pick<Device, 'nam
 export function readIpoib(files: SysfsFiles, devices: readonly Device[]): IpoibReading {
   const { names, failure } = listInterfaces(files);
   const placement = placeHcas(files, devices);
-  const errors: ReadError[] = [];
+  const errors: ItemError[] = [];
   const interfaces: IpoibInterface[] = [];
   for (const name of names) {
     const { identity, errors: identityErrors } = readInterfaceIdentity(files, name, placement);
@@ -75,14 +76,14 @@ export function readCarrier(files: SysfsFiles, name: string): 0 | 1 | undefined 
 }
 
 /** Whether `name` is IPoIB and, if so, its settings; undefined when it vanished while read. */
-export function readInterfaceIdentity(files: SysfsFiles, name: string, placement: HcaPlacement): { identity: InterfaceIdentity | undefined; errors: ReadError[] } {
+export function readInterfaceIdentity(files: SysfsFiles, name: string, placement: HcaPlacement): { identity: InterfaceIdentity | undefined; errors: ItemError[] } {
   const base = `${NET_CLASS}/${name}`;
   const type = files.read(`${base}/type`);
   if (!type.ok) return { identity: undefined, errors: [] };
   if (type.text.trim() !== ARPHRD_INFINIBAND) return { identity: { name, ipoib: false }, errors: [] };
-  const errors: ReadError[] = [];
+  const errors: ItemError[] = [];
   const fail = (file: string, message: string): undefined => {
-    errors.push({ collector: 'ipoib', item: `${base}/${file}`, message });
+    errors.push({ item: `${base}/${file}`, message });
     return undefined;
   };
   const text = (file: string): string | undefined => {

@@ -1,7 +1,7 @@
 // Which local ports have a umad device (/sys/class/infiniband_mad/umad<N>: `ibdev` and `port`):
 // the infiniband-diags tools reach the fabric through /dev/infiniband/umad<N> only, so a port
 // without one (ib_umad not loaded, a container without the devices' sysfs) cannot be queried.
-import { portKey } from '../snapshot/types.js';
+import { portKey } from '../model/host.js';
 import type { SysfsFiles } from './sysfs-files.js';
 
 export const INFINIBAND_MAD_CLASS = 'class/infiniband_mad';

@@ -1,3 +1,6 @@
+// The command line and the config file, as one Settings value: the contract's defaults, every
+// flag and key, flags winning over the file, and one line naming the flag, file and line for each
+// mistake. The flags and the file's schema come from the declarations (src/config/flags.ts).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,14 +8,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/config-file.js';
 import { parseDuration } from '../../src/config/duration.js';
 import { UsageError } from '../../src/config/errors.js';
+import type { Settings } from '../../src/config/flags.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
-import { DEMO_CONFIG, DEMO_SYSFS, parseCommandLine, type Settings } from '../../src/config/settings.js';
+import { FABRIC_EXPECTATIONS } from '../../src/collectors/fabric-ports.js';
+import { COLLECTORS } from '../../src/collectors/registry.js';
+import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
+import { CONFIG_FILE, DEMO_CONFIG, DEMO_SYSFS, flagSet } from '../../src/commands/command-line.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
+import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';
+import { checkSysfsRoot } from '../../src/collectors/host.js';
+import { NO_INFINIBAND, ZOO } from '../support/trees.js';
+
+const FLAGS = flagSet(SERVE_FLAGS, COLLECTORS);
 
 function settings(argv: string[]): Settings {
   const command = parseCommandLine(argv);
   if (command.action !== 'run') throw new Error('not a run');
   return command.settings;
 }
+
+/** Every flag's value by its name (regular expressions as their source). */
+function view(s: Settings): Record<string, unknown> {
+  return Object.fromEntries(FLAGS.flags.map((flag) => {
+    const value = s.get(flag);
+    return [flag.name, value instanceof RegExp ? value.source : value];
+  }));
+}
+
+const parseText = (text: string, file: string) => parseConfigText(text, file, FLAGS.flags, FLAGS.sections);
 
 function usageError(run: () => unknown): string {
   try {
@@ -41,46 +64,80 @@ async function configFile(name: string, text: string): Promise<string> {
 describe('command line', () => {
   it('has the contract defaults', () => {
     const s = settings([]);
-    expect(s).toMatchObject({
-      listen: { host: undefined, port: 10460 },
-      telemetryPath: '/metrics',
-      webConfigFile: undefined,
-      disableExporterMetrics: false,
-      sysfsPath: '/sys',
-      collectionIntervalMs: 10_000,
-      diag: { enabled: true, intervalMs: 30_000, timeoutMs: 5_000, maxConcurrent: 4, paths: { perfquery: undefined, sminfo: undefined, smpquery: undefined } },
-      devices: { include: undefined, exclude: undefined },
-      portStateSeries: false,
-      expectations: [],
-      log: { level: 'info', format: 'json' },
+    expect(view(s)).toEqual({
+      'web.listen-address': { host: undefined, port: 10460 },
+      'web.telemetry-path': '/metrics',
+      'web.config.file': undefined,
+      'web.max-connections': 512,
+      'web.disable-exporter-metrics': false,
+      'config.file': undefined,
+      'path.sysfs': '/sys',
+      'collection.interval': 10_000,
+      'device.include': undefined,
+      'device.exclude': undefined,
+      'metrics.port-state-series': false,
+      'collector.ipoib': true,
+      'collector.tso': true,
+      'collector.pcie': true,
+      'collector.module': true,
+      'module.interval': 300_000,
+      'mstlink.path': undefined,
+      'collector.diag': true,
+      'diag.interval': 30_000,
+      'diag.timeout': 5_000,
+      'diag.max-concurrent': 4,
+      'perfquery.path': undefined,
+      'sminfo.path': undefined,
+      'smpquery.path': undefined,
+      'collector.fabric': false,
+      'fabric.interval': 60_000,
+      'fabric.discovery-interval': 600_000,
+      'fabric.max-concurrent': 8,
+      'fabric.node-name-map': undefined,
+      'fabric.hca-ports': false,
+      'fabric.shard': { index: 1, count: 1 },
+      'ibnetdiscover.path': undefined,
+      'iblinkinfo.path': undefined,
+      'ibqueryerrors.path': undefined,
+      'saquery.path': undefined,
+      'log.level': 'info',
+      'log.format': 'json',
       demo: false,
-      fabric: {
-        enabled: false, intervalMs: 60_000, discoveryIntervalMs: 600_000, maxConcurrent: 8, nodeNameMap: undefined, hcaPorts: false,
-        shard: { index: 1, count: 1 }, paths: { ibnetdiscover: undefined, iblinkinfo: undefined, ibqueryerrors: undefined, saquery: undefined }, expectations: [],
-      },
     });
+    expect(s.section(EXPECTATIONS)).toEqual([]);
+    expect(s.section(FABRIC_EXPECTATIONS)).toEqual([]);
   });
 
   it('accepts every flag, in --flag value and --flag=value forms', () => {
     const s = settings([
-      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics',
+      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics', '--web.max-connections=64',
       '--path.sysfs=/host/sys', '--collection.interval=1m30s', '--no-collector.diag', '--diag.interval=2m',
       '--diag.timeout=500ms', '--diag.max-concurrent=8', '--perfquery.path=/opt/bin/perfquery', '--sminfo.path=/x/sminfo',
       '--smpquery.path=/x/smpquery', '--device.include=^mlx5_', '--device.exclude=^mlx5_9$', '--log.level=debug', '--log.format=logfmt',
-      '--metrics.port-state-series',
+      '--metrics.port-state-series', '--no-collector.ipoib', '--no-collector.tso',
     ]);
-    expect(s).toMatchObject({
-      listen: { host: '127.0.0.1', port: 9999 },
-      telemetryPath: '/ib',
-      disableExporterMetrics: true,
-      sysfsPath: '/host/sys',
-      collectionIntervalMs: 90_000,
-      diag: { enabled: false, intervalMs: 120_000, timeoutMs: 500, maxConcurrent: 8, paths: { perfquery: '/opt/bin/perfquery', sminfo: '/x/sminfo', smpquery: '/x/smpquery' } },
-      log: { level: 'debug', format: 'logfmt' },
-      portStateSeries: true,
+    expect(view(s)).toMatchObject({
+      'web.listen-address': { host: '127.0.0.1', port: 9999 },
+      'web.telemetry-path': '/ib',
+      'web.max-connections': 64,
+      'web.disable-exporter-metrics': true,
+      'path.sysfs': '/host/sys',
+      'collection.interval': 90_000,
+      'collector.diag': false,
+      'diag.interval': 120_000,
+      'diag.timeout': 500,
+      'diag.max-concurrent': 8,
+      'perfquery.path': '/opt/bin/perfquery',
+      'sminfo.path': '/x/sminfo',
+      'smpquery.path': '/x/smpquery',
+      'log.level': 'debug',
+      'log.format': 'logfmt',
+      'metrics.port-state-series': true,
+      'collector.ipoib': false,
+      'collector.tso': false,
+      'device.include': '^mlx5_',
     });
-    expect(s.devices.include?.source).toBe('^mlx5_');
-    expect(s.devices.exclude?.test('mlx5_9')).toBe(true);
+    expect(view(s)['device.exclude']).toBe('^mlx5_9$');
   });
 
   it.each([
@@ -88,6 +145,7 @@ describe('command line', () => {
     [['--collection.interval=often'], /--collection.interval: "often" is not a duration such as 10s/],
     [['--collection.interval=0s'], /--collection.interval: "0s" is not a duration/],
     [['--diag.max-concurrent=0'], /--diag.max-concurrent: "0" is not a whole number of at least 1/],
+    [['--web.max-connections=0'], /--web.max-connections: "0" is not a whole number of at least 1/],
     [['--device.include=(mlx5'], /--device.include: "\(mlx5" is not a valid regular expression/],
     [['--log.level=verbose'], /--log.level: "verbose" is not one of debug, info, warn, error/],
     [['--web.listen-address=10460'], /--web.listen-address: "10460" is not a listen address/],
@@ -108,10 +166,9 @@ describe('command line', () => {
 
   it('demo mode serves the bundled zoo host with its config and no diag tools', () => {
     const s = settings(['--demo']);
-    expect(s.sysfsPath).toBe(DEMO_SYSFS);
-    expect(s.configFile).toBe(DEMO_CONFIG);
-    expect(s.diag.enabled).toBe(false);
-    expect(s.expectations.length).toBeGreaterThan(0);
+    expect(view(s)).toMatchObject({ 'path.sysfs': DEMO_SYSFS, 'config.file': DEMO_CONFIG, 'collector.diag': false });
+    expect(s.get(CONFIG_FILE)).toBe(DEMO_CONFIG);
+    expect(s.section(EXPECTATIONS).length).toBeGreaterThan(0);
   });
 
   it.each([
@@ -131,7 +188,7 @@ describe('command line', () => {
 describe('config file', () => {
   it('reads every section; flags win over the file', async () => {
     const file = await configFile('full.yml', `
-web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true}
+web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true, max_connections: 32}
 path: {sysfs: /host/sys}
 collection: {interval: 5s}
 diag: {enabled: false, interval: 1m, timeout: 2s, max_concurrent: 2, perfquery_path: /p}
@@ -146,21 +203,29 @@ expectations:
 log: {level: warn, format: logfmt}
 `);
     const s = settings(['--config.file', file, '--collection.interval=7s']);
-    expect(s).toMatchObject({
-      listen: { host: '127.0.0.1', port: 1234 },
-      telemetryPath: '/m',
-      disableExporterMetrics: true,
-      sysfsPath: '/host/sys',
-      collectionIntervalMs: 7_000,
-      diag: { enabled: false, intervalMs: 60_000, timeoutMs: 2_000, maxConcurrent: 2, paths: { perfquery: '/p' } },
-      log: { level: 'warn', format: 'logfmt' },
-      portStateSeries: true,
-      expectations: [
-        { device: 'mlx5_*', port: 1, width: 4, speed: 'NDR' },
-        { device: 'mlx4_?', port: undefined, width: undefined, speed: 'QDR' },
-      ],
+    expect(view(s)).toMatchObject({
+      'web.listen-address': { host: '127.0.0.1', port: 1234 },
+      'web.telemetry-path': '/m',
+      'web.max-connections': 32,
+      'web.disable-exporter-metrics': true,
+      'path.sysfs': '/host/sys',
+      'collection.interval': 7_000,
+      'collector.diag': false,
+      'diag.interval': 60_000,
+      'diag.timeout': 2_000,
+      'diag.max-concurrent': 2,
+      'perfquery.path': '/p',
+      'log.level': 'warn',
+      'log.format': 'logfmt',
+      'metrics.port-state-series': true,
+      'device.include': '^mlx5_',
+      'device.exclude': '^mlx5_(8|9)$',
     });
-    expect(settings(['--config.file', file, '--collector.diag']).diag.enabled).toBe(true);
+    expect(s.section(EXPECTATIONS)).toEqual([
+      { device: 'mlx5_*', port: 1, width: 4, speed: 'NDR' },
+      { device: 'mlx4_?', port: undefined, width: undefined, speed: 'QDR' },
+    ]);
+    expect(view(settings(['--config.file', file, '--collector.diag']))['collector.diag']).toBe(true);
   });
 
   it('reads the fabric section: every flag of fabric mode and the fabric expectations', async () => {
@@ -185,21 +250,25 @@ fabric:
       speed: edr
     - {node: "spine-?", width: 4}
 `);
-    expect(settings(['--config.file', file, '--fabric.max-concurrent=6']).fabric).toEqual({
-      enabled: true,
-      intervalMs: 30_000,
-      discoveryIntervalMs: 300_000,
-      maxConcurrent: 6,
-      nodeNameMap: map,
-      hcaPorts: true,
-      shard: { index: 2, count: 3 },
-      paths: { ibnetdiscover: '/opt/ibnetdiscover', iblinkinfo: '/opt/iblinkinfo', ibqueryerrors: '/opt/ibqueryerrors', saquery: '/opt/saquery' },
-      expectations: [
-        { node: 'leaf-*', ports: [19, 20], width: 4, speed: 'EDR' },
-        { node: 'spine-?', ports: undefined, width: 4, speed: undefined },
-      ],
+    const s = settings(['--config.file', file, '--fabric.max-concurrent=6']);
+    expect(view(s)).toMatchObject({
+      'collector.fabric': true,
+      'fabric.interval': 30_000,
+      'fabric.discovery-interval': 300_000,
+      'fabric.max-concurrent': 6,
+      'fabric.node-name-map': map,
+      'fabric.hca-ports': true,
+      'fabric.shard': { index: 2, count: 3 },
+      'ibnetdiscover.path': '/opt/ibnetdiscover',
+      'iblinkinfo.path': '/opt/iblinkinfo',
+      'ibqueryerrors.path': '/opt/ibqueryerrors',
+      'saquery.path': '/opt/saquery',
     });
-    expect(settings(['--config.file', file, '--no-collector.fabric']).fabric.enabled).toBe(false);
+    expect(s.section(FABRIC_EXPECTATIONS)).toEqual([
+      { node: 'leaf-*', ports: [19, 20], width: 4, speed: 'EDR' },
+      { node: 'spine-?', ports: undefined, width: 4, speed: undefined },
+    ]);
+    expect(view(settings(['--config.file', file, '--no-collector.fabric']))['collector.fabric']).toBe(false);
   });
 
   it('checks the node-name-map at start, naming the line the tools would reject', async () => {
@@ -210,8 +279,8 @@ fabric:
   });
 
   it('accepts an empty file', () => {
-    expect(parseConfigText('', 'empty.yml')).toEqual({ values: new Map(), expectations: [], fabricExpectations: [] });
-    expect(parseConfigText('# only a comment\n', 'c.yml').expectations).toEqual([]);
+    expect(parseText('', 'empty.yml')).toEqual({ values: new Map(), sections: new Map(), places: new Map() });
+    expect(parseText('# only a comment\n', 'c.yml')).toEqual({ values: new Map(), sections: new Map(), places: new Map() });
   });
 
   it.each([
@@ -240,6 +309,34 @@ fabric:
     ['fabric:\n  expectations:\n    - device: "mlx5_*"\n      width: 4\n', 'c.yml:3: unknown key "device" in a fabric expectation, expected one of: node, ports, width, speed'],
     ['fabric:\n  expectations: {node: x}\n', 'c.yml:2: "fabric.expectations" must be a list of {node, ports, width, speed}'],
   ])('rejects %j naming file, line and expectation', (text, message) => {
-    expect(usageError(() => parseConfigText(text, 'c.yml'))).toContain(`config file ${message}`);
+    expect(usageError(() => parseText(text, 'c.yml'))).toContain(`config file ${message}`);
+  });
+});
+
+describe('the sysfs root (checked by serve and check at start)', () => {
+  const expected = 'expected the directory where sysfs is mounted (/sys, or /host/sys in a container)';
+  const check = (argv: string[]) => () => checkSysfsRoot(settings(argv));
+
+  it('takes a sysfs mount, with or without InfiniBand in it', () => {
+    expect(check(['--path.sysfs', ZOO])).not.toThrow();
+    // A host whose InfiniBand stack is not loaded: class/ without class/infiniband. Served as such.
+    expect(check(['--path.sysfs', NO_INFINIBAND])).not.toThrow();
+    expect(check(['--demo'])).not.toThrow();
+  });
+
+  it.each([
+    ['a path that does not exist', () => '/nonexistent/sys', 'does not exist'],
+    ['a path through a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type/x'), 'does not exist'],
+    ['a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type'), 'is not a directory'],
+    ['a directory that is not a sysfs mount (the class directory itself)', () => path.join(ZOO, 'class/infiniband'), 'has no class/ directory: it is not a sysfs mount'],
+  ])('rejects %s, naming the flag and the path', (_name, root, problem) => {
+    expect(usageError(check(['--path.sysfs', root()]))).toBe(`--path.sysfs: ${root()} ${problem}; ${expected}`);
+  });
+
+  it('names the config file and line when the path came from it; the flag when it wins', async () => {
+    const file = await configFile('sysfs.yml', 'collection:\n  interval: 10s\npath:\n  sysfs: /host/sys\n');
+    expect(usageError(check(['--config.file', file]))).toBe(`config file ${file}:4: "path.sysfs": /host/sys does not exist; ${expected}`);
+    expect(usageError(check(['--config.file', file, '--path.sysfs', '/elsewhere']))).toBe(`--path.sysfs: /elsewhere does not exist; ${expected}`);
+    expect(check(['--config.file', file, '--path.sysfs', ZOO])).not.toThrow();
   });
 });

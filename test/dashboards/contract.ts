@@ -1,6 +1,9 @@
 // The metrics that only the diag collector (perfquery, sminfo, smpquery) produces, and a synthetic
 // host serving them with the catalog's labels, changing scrape after scrape like a live fabric.
-import { ALL_METRICS, PEER_COUNTER_METRICS, PEER_METRICS, SUBNET_MANAGER_METRICS } from '../../src/metrics/catalog.js';
+import { PEER_COUNTER_METRICS } from '../../src/collectors/perfquery.js';
+import { SUBNET_MANAGER_METRICS } from '../../src/collectors/sminfo.js';
+import { PEER_METRICS } from '../../src/collectors/smpquery.js';
+import { allMetrics } from '../../src/metrics/catalog.js';
 
 export const DIAG_METRICS: readonly string[] = [
   ...Object.values(PEER_METRICS),
@@ -19,7 +22,7 @@ export const SM_GUIDS = { before: '0x0002c90300a1b2c1', after: '0x0002c90300a1b2
 export function diagHostExposition(scrape: number, failoverAt: number, nowSeconds: number): string {
   const lines: string[] = [];
   const family = (name: string, samples: [Record<string, string>, number][]) => {
-    const spec = ALL_METRICS.find((m) => m.name === name);
+    const spec = allMetrics().find((m) => m.name === name);
     if (!spec) throw new Error(`${name} is not in the catalog`);
     lines.push(`# TYPE ${name} ${spec.type}`);
     for (const [labels, value] of samples) {

@@ -18,7 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { HOST12, HOST13, LEAF1, SPINE1, SPINE2 } from '../fabric/recordings.js';
+import { HOST12, HOST13, LEAF1, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
 import { fatTreeNet, leafGuid, spineGuid } from '../support/fat-tree.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { stringify } from 'yaml';
-import { Exporter } from '../../src/exporter.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
-import { parseCommandLine } from '../../src/config/settings.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import type { CommandRunner } from '../../src/sources/command-runner.js';
-import type { DiagCommand } from '../../src/snapshot/types.js';
+import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 import { freePort, startService, type Service } from '../support/processes.js';
 
 export interface RunningExporter {
@@ -28,7 +28,7 @@ export async function startExporter(args: string[], diagRunner?: CommandRunner<D
   const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
   const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), diagRunner });
+  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { module: 'not-installed', diag: diagRunner } });
   await exporter.collectOnce();
   if (diagRunner) await exporter.collectDiagOnce();
   exporter.start();

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireSystemTools } from '../support/system.js';
 import { DGX, SIMULATED_HOST, ZOO, ZOO_CONFIG, copyTree, writeTree } from '../support/trees.js';
-import { ReplayRunner } from '../diag/replay.js';
+import { ReplayRunner } from '../support/replay.js';
 import { SM_GUIDS, diagHostExposition } from './contract.js';
 import {
   emptyWhenHealthy,
@@ -31,6 +31,7 @@ import {
   type VariableValues,
 } from './model.js';
 import { startExporter, startPrometheus, startStaticTarget, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
+import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 
 const tools = requireSystemTools('dashboards', { prometheus: 'prometheus', promtool: 'prometheus' });
 const SCRAPES = 6;
@@ -93,7 +94,7 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     const ibsimRoot = await mkdtemp(path.join(tmpdir(), 'ibx-dash-ibsim-'));
     stops.push(() => rm(ibsimRoot, { recursive: true, force: true }));
     await writeTree(ibsimRoot, SIMULATED_HOST);
-    const ibsim: RunningExporter = await startExporter([`--path.sysfs=${ibsimRoot}`], new ReplayRunner(['two-sms', 'sm-master']));
+    const ibsim: RunningExporter = await startExporter([`--path.sysfs=${ibsimRoot}`], new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']));
     stops.push(ibsim.stop);
 
     // Traffic: the PMA data counter counts 4-byte words.

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ALL_METRICS } from '../../src/metrics/catalog.js';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
+import { allMetrics } from '../../src/metrics/catalog.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 import { DIAG_METRICS } from './contract.js';
 import {
   DASHBOARD_DIR,
@@ -27,7 +27,7 @@ const overview = byFile['infiniband-overview.json']!;
 const host = byFile['infiniband-host.json']!;
 const fabric = byFile['infiniband-fabric.json']!;
 // Every metric of the exporter's catalog (fabric mode's included), and Prometheus's own `up`.
-const KNOWN_METRICS = new Set([...ALL_METRICS.map((m) => m.name), 'up']);
+const KNOWN_METRICS = new Set([...allMetrics().map((m) => m.name), 'up']);
 
 describe.each(loaded)('dashboards: $file', ({ text, model }) => {
   it('is a provisionable dashboard of the current schema with a stable uid', () => {

@@ -5,10 +5,11 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/settings.js';
-import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
+import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { buildOnce, PROJECT } from '../support/built.js';
 import { demoMetrics } from '../support/demo-metrics.js';
+import { SYSFS_PATH } from '../../src/collectors/host.js';
 
 interface Instruction {
   keyword: string;
@@ -96,10 +97,10 @@ describe('Dockerfile', () => {
     const entrypoint = exec('ENTRYPOINT');
     expect(entrypoint).toEqual(['/usr/bin/tini', '--', 'node', ...NODE_FLAGS, 'dist/main.js']);
     const command = parseCommandLine(exec('CMD'));
-    expect(command.action === 'run' && command.settings.sysfsPath).toBe('/host/sys');
+    expect(command.action === 'run' && command.settings.get(SYSFS_PATH)).toBe('/host/sys');
   });
 
-  it('gives node the same flags as npm start and the systemd unit (scripts/node-flags.mjs)', () => {
+  it('gives node the same flags as npm start and the systemd unit (src/startup/v8-flags.ts)', () => {
     const { scripts } = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(scripts.start).toBe(`node ${NODE_FLAGS.join(' ')} dist/main.js`);
   });

@@ -6,9 +6,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseCommandLine } from '../../src/config/settings.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { PROJECT } from '../support/built.js';
 import { requireSystemTools } from '../support/system.js';
+import { SYSFS_PATH } from '../../src/collectors/host.js';
+import { DIAG_SWITCH } from '../../src/collectors/diag.js';
+import { LISTEN_ADDRESS } from '../../src/commands/serve/flags.js';
 
 const DIR = path.join(PROJECT, 'deploy/kubernetes');
 
@@ -73,8 +76,8 @@ describe('hand-written manifests', () => {
     const command = parseCommandLine(container.args as string[]);
     expect(command.action).toBe('run');
     if (command.action !== 'run') return;
-    expect(command.settings.sysfsPath).toBe('/host/sys');
-    expect(command.settings.listen.port).toBe(10460);
+    expect(command.settings.get(SYSFS_PATH)).toBe('/host/sys');
+    expect(command.settings.get(LISTEN_ADDRESS).port).toBe(10460);
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 10460, protocol: 'TCP' }]);
     const mount = (container.volumeMounts as Manifest[]).find((m) => m.mountPath === '/host/sys')!;
     expect(mount.readOnly).toBe(true);
@@ -113,8 +116,8 @@ describe('hand-written manifests', () => {
     const patched = patch.spec.template.spec.containers[0] as Manifest;
     expect(patched.name).toBe(container.name);
     const command = parseCommandLine(patched.args as string[]);
-    expect(command.action === 'run' && command.settings.diag.enabled).toBe(true);
-    expect(command.action === 'run' && command.settings.sysfsPath).toBe('/host/sys');
+    expect(command.action === 'run' && command.settings.get(DIAG_SWITCH)).toBe(true);
+    expect(command.action === 'run' && command.settings.get(SYSFS_PATH)).toBe('/host/sys');
     const devices = (patch.spec.template.spec.volumes as Manifest[]).find((v) => v.hostPath?.path === '/dev/infiniband');
     expect(devices).toBeDefined();
     expect((patched.volumeMounts as Manifest[]).map((m) => m.mountPath)).toContain('/dev/infiniband');

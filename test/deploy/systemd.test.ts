@@ -6,8 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/settings.js';
-import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
+import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { PROJECT } from '../support/built.js';
 import { requireSystemTools } from '../support/system.js';
 

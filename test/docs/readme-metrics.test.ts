@@ -2,7 +2,7 @@
 // `npm run docs:metrics` rewrites the table; this test fails when someone forgot to.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ALL_METRICS } from '../../src/metrics/catalog.js';
+import { allMetrics } from '../../src/metrics/catalog.js';
 import { withMetricTable } from '../../src/metrics/metric-table.js';
 
 const README = new URL('../../README.md', import.meta.url);
@@ -17,7 +17,7 @@ describe('README metric list', () => {
 
   it('names every metric exactly once', () => {
     const readme = readFileSync(README, 'utf8');
-    for (const spec of ALL_METRICS) {
+    for (const spec of allMetrics()) {
       expect(readme.split(`| \`${spec.name}\` |`).length - 1, spec.name).toBe(1);
     }
   });

@@ -6,24 +6,34 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectOnce } from '../../src/check/one-cycle.js';
-import type { ToolRunners } from '../../src/collection/from-settings.js';
-import { parseCheckCommandLine } from '../../src/config/settings.js';
-import { RUNBOOK_BASE, type Finding, type FindingSubject } from '../../src/findings/finding.js';
+import { collectOnce } from '../../src/commands/check/one-cycle.js';
+import type { ToolRunners } from '../../src/commands/check/one-cycle.js';
+import type { Collector } from '../../src/collectors/collector.js';
+import { PERFQUERY } from '../../src/collectors/perfquery.js';
+import { COLLECTORS } from '../../src/collectors/registry.js';
+import { SMINFO } from '../../src/collectors/sminfo.js';
+import { SMPQUERY } from '../../src/collectors/smpquery.js';
+import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
+import { RUNBOOK_BASE, type Finding, type FindingSubject } from '../../src/model/finding.js';
 import { findingsOf } from '../../src/findings/findings.js';
 import { portOverview } from '../../src/findings/port-overview.js';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
 import type { EthtoolCommand } from '../../src/sources/ethtool.js';
-import type { Snapshot } from '../../src/snapshot/types.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../support/host-tree.js';
 import { DGX, FIXTURES, PROJECT_ROOT } from '../support/trees.js';
 
 const QDR_A0 = path.join(FIXTURES, 'sys/qdr-a0');
 
 async function snapshotOf(flags: string[], runners: ToolRunners = {}): Promise<Snapshot> {
-  const command = parseCheckCommandLine(flags);
-  if (command.action !== 'check') throw new Error('not a check command line');
-  return (await collectOnce(command.settings, pino({ level: 'silent' }), runners)).snapshot;
+  const command = parseServeCommandLine(flags);
+  if (command.action !== 'run') throw new Error('not a command line that runs');
+  return (await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, { module: 'not-installed', ...runners })).snapshot;
+}
+
+/** The snapshot with `part` as `collector`'s part. */
+function withPart<P>(snapshot: Snapshot, collector: Collector<P>, part: P): Snapshot {
+  return { ...snapshot, parts: new Map([...snapshot.parts, [collector.name, part]]) };
 }
 
 function subjectText(subject: FindingSubject): string {
@@ -190,8 +200,7 @@ describe('findings from the diag collector and the collectors themselves', () =>
 
   it('reports a subnet manager that does not answer sminfo on a linked IB port, never on RoCE', async () => {
     const snapshot = await base();
-    const unreachable = { device: 'mlx5_0', port: 1, subnetManager: { reachable: false, master: undefined, local: undefined }, enabledCapability: undefined, peer: undefined, counters: [] };
-    const withDiag: Snapshot = { ...snapshot, diag: new Map([['mlx5_0/1', unreachable]]) };
+    const withDiag = withPart(snapshot, SMINFO, new Map([['mlx5_0/1', { reachable: false, master: undefined, local: undefined }]]));
     const findings = findingsOf(withDiag);
     expect(brief(findings)[0]).toBe('critical subnet-manager-unreachable mlx5_0/1');
     expect(findings[0]!.summary).toContain('SM LID 1');
@@ -204,11 +213,13 @@ describe('findings from the diag collector and the collectors themselves', () =>
 
   it('lists the link peer\'s error and saturated counters as peer_ ones', async () => {
     const snapshot = await base();
-    const peer = {
-      guid: '0x0002c90300a1b3d0', port: 7, lid: 12, nodeType: 'Switch' as const, description: 'leaf-01',
-      counters: [{ name: 'symbol_errors', value: 65535, saturated: true }, { name: 'receive_errors', value: 4, saturated: false }],
-    };
-    const withPeer: Snapshot = { ...snapshot, diag: new Map([['mlx5_3/1', { device: 'mlx5_3', port: 1, subnetManager: undefined, enabledCapability: undefined, peer, counters: [] }]]) };
+    const peer = { guid: '0x0002c90300a1b3d0', port: 7, lid: 12, nodeType: 'Switch' as const, description: 'leaf-01' };
+    const peerCounters = [{ name: 'symbol_errors', value: 65535, saturated: true }, { name: 'receive_errors', value: 4, saturated: false }];
+    const withPeer = withPart(
+      withPart(snapshot, SMPQUERY, new Map([['mlx5_3/1', { enabledCapability: undefined, peer }]])),
+      PERFQUERY,
+      new Map([['mlx5_3/1', { counters: [], peerCounters }]]),
+    );
     const findings = findingsOf(withPeer).filter((f) => f.subject.kind === 'port' && f.subject.device === 'mlx5_3');
     expect(findings.map((f) => f.summary)).toEqual([
       'port mlx5_3/1: 1 counter stuck at its maximum (peer_symbol_errors 65535): new events are no longer counted',
@@ -243,7 +254,7 @@ describe('the ConnectX revision a0 TSO erratum (test/fixtures/sys/qdr-a0)', () =
   });
 
   it('warns when ethtool cannot tell, and says why', async () => {
-    const findings = findingsOf(await snapshotOf(['--path.sysfs', QDR_A0, '--no-collector.diag'], { ethtool: 'not-installed' }));
+    const findings = findingsOf(await snapshotOf(['--path.sysfs', QDR_A0, '--no-collector.diag'], { ethtool: 'not-installed', module: 'not-installed' }));
     const tso = findings.find((f) => f.condition === 'ipoib-tso-erratum')!;
     expect(tso.severity).toBe('warning');
     expect(tso.summary).toMatch(/whether it is cannot be told: /);

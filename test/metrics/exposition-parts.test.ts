@@ -1,9 +1,17 @@
-// The parts /metrics is joined from: each part's text and gzip member made once, the host part
-// written into one buffer kept from one snapshot to the next, and what each part keeps.
-import { gunzipSync } from 'node:zlib';
+// The parts /metrics is joined from: each part's text and compressed blocks made once, each
+// collector's part written into one buffer kept from one snapshot to the next, what each part
+// keeps, and one gzip member of them all.
+import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { ExpositionBuffer } from '../../src/metrics/exposition-buffer.js';
-import { EncodedPart, RenderedPart } from '../../src/metrics/exposition-parts.js';
+import type { ExpositionBuffer } from '../../src/exposition/buffer.js';
+import { EncodedPart, RenderedPart, crc32Combine, joinParts } from '../../src/metrics/exposition-parts.js';
+
+/** A part's compressed text, inflated on its own. */
+const inflated = (part: EncodedPart): string => inflateRawSync(part.deflated.blocks, { finishFlush: 2 }).toString();
+const gunzipped = (parts: EncodedPart[]): string => {
+  const body = joinParts(parts, true);
+  return gunzipSync(Buffer.isBuffer(body) ? body : Buffer.concat(body as Buffer[])).toString();
+};
 
 interface Source {
   name: string;
@@ -37,22 +45,23 @@ describe('a part rendered from a snapshot', () => {
     const { part, buffers, rendered } = renderedPart();
     const first = { name: 'first', lines: 3000 };
     const second = { name: 'second', lines: 2000 };
-    const a = part.of(first);
-    expect(part.of(first)).toBe(a);
-    const b = part.of(second);
+    const a = part.of(first, [first])!;
+    expect(part.of(first, [first])!).toBe(a);
+    const b = part.of(second, [second])!;
     expect(rendered).toEqual(['first', 'second']);
     expect(buffers[1]).toBe(buffers[0]);
     // The second snapshot was written over the first's bytes; the first's member is its own.
-    expect(gunzipSync(a.gzip).toString()).toBe(textOf(first));
-    expect(gunzipSync(b.gzip).toString()).toBe(textOf(second));
+    expect(inflated(a!)).toBe(textOf(first));
+    expect(inflated(b!)).toBe(textOf(second));
+    expect(gunzipped([a!, b!])).toBe(`${textOf(first)}\n${textOf(second)}`);
     expect(rendered).toEqual(['first', 'second']);
   });
 
   it('is rendered again, once, into a buffer of its own when a client asks for the plain text', () => {
     const { part, buffers, rendered } = renderedPart();
     const first = { name: 'first', lines: 3000 };
-    const a = part.of(first);
-    part.of({ name: 'second', lines: 10 });
+    const a = part.of(first, [first])!;
+    part.of({ name: 'second', lines: 10 }, [{ name: 'second', lines: 10 }])!;
     expect(a.plain.toString()).toBe(textOf(first));
     expect(a.plain).toBe(a.plain);
     expect(rendered).toEqual(['first', 'second', 'first']);
@@ -61,9 +70,9 @@ describe('a part rendered from a snapshot', () => {
     expect(buffers[0]!.view().toString()).toBe(textOf({ name: 'second', lines: 10 }));
   });
 
-  it('keeps a gzip member of its own size, not zlib\'s 16 KiB output chunk', () => {
+  it('keeps compressed blocks of their own size, not zlib\'s 16 KiB output chunk', () => {
     const { part } = renderedPart();
-    const member = part.of({ name: 'mid', lines: 1000 }).gzip;
+    const member = part.of({ name: 'mid', lines: 1000 }, [{ name: 'mid', lines: 1000 }])!.deflated.blocks;
     // Above Buffer's pool size: a buffer of its own.
     expect(member.length).toBeGreaterThan(4096);
     expect(member.length).toBeLessThan(16 * 1024);
@@ -75,8 +84,8 @@ describe('a part from text', () => {
   it('encodes and compresses a string when first asked, each once', () => {
     const text = textOf({ name: 'own', lines: 50 });
     const part = new EncodedPart(text);
-    expect(gunzipSync(part.gzip).toString()).toBe(text);
-    expect(part.gzip).toBe(part.gzip);
+    expect(gunzipped([part])).toBe(text);
+    expect(part.deflated).toBe(part.deflated);
     expect(part.plain.toString()).toBe(text);
     expect(part.plain).toBe(part.plain);
   });
@@ -85,6 +94,25 @@ describe('a part from text', () => {
     const bytes = Buffer.from(textOf({ name: 'fabric', lines: 20 }));
     const part = new EncodedPart(bytes);
     expect(part.plain).toBe(bytes);
-    expect(gunzipSync(part.gzip).equals(bytes)).toBe(true);
+    expect(gunzipped([part])).toBe(bytes.toString());
+  });
+});
+
+describe('one gzip member of several parts', () => {
+  it('has the CRC-32 of the whole text, combined from the parts\' own', () => {
+    const texts = ['', 'a', textOf({ name: 'x', lines: 300 }), '\n', textOf({ name: 'y', lines: 7 })].map((text) => Buffer.from(text));
+    let combined = 0;
+    for (const text of texts) combined = crc32Combine(combined, crc32(text), text.length);
+    expect(combined).toBe(crc32(Buffer.concat(texts)));
+  });
+
+  it('reads whole with any gzip reader: one member, parts apart by a blank line', () => {
+    const parts = ['first', 'second', 'third'].map((name, i) => new EncodedPart(textOf({ name, lines: 100 * (i + 1) })));
+    const body = joinParts(parts, true) as Buffer;
+    expect(gunzipped(parts)).toBe(parts.map((part) => part.plain.toString()).join('\n'));
+    // One member: the gzip magic once, at the start.
+    expect(body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    expect(body.indexOf(Buffer.from([0x1f, 0x8b, 0x08]), 1)).toBe(-1);
+    expect(gunzipped([])).toBe('');
   });
 });

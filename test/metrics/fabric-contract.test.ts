@@ -1,8 +1,10 @@
 // The fabric metrics exactly as DESIGN.md's "Fabric mode" contract names them: users' queries, the
 // fabric rules and the fabric dashboard depend on these names, types and labels.
 import { describe, expect, it } from 'vitest';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
-import { FABRIC_METRICS, FABRIC_PMA_COUNTER_METRICS } from '../../src/metrics/catalog.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
+import { FABRIC_DISCOVERY } from '../../src/collectors/fabric-discovery.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric-ports.js';
+import { FABRIC_SA } from '../../src/collectors/fabric-sa.js';
 
 const PORT = ['node_guid', 'port'];
 
@@ -32,7 +34,7 @@ const CONTRACT: readonly { name: string; type: 'gauge' | 'counter'; labels: read
 
 describe('fabric metric contract', () => {
   it('the catalog has exactly the contract\'s fabric metrics, types and labels', () => {
-    const catalog = [...Object.values(FABRIC_METRICS), ...FABRIC_PMA_COUNTER_METRICS.values()]
+    const catalog = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA].flatMap((collector) => collector.metrics!.families)
       .map(({ name, type, labels }) => ({ name, type, labels: [...labels] }))
       .sort((a, b) => a.name.localeCompare(b.name));
     const contract = CONTRACT.map(({ name, type, labels }) => ({ name, type, labels: [...labels] })).sort((a, b) => a.name.localeCompare(b.name));

@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
-import { ReplayRunner } from '../diag/replay.js';
-import { FabricReplay } from '../fabric/replay.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
+import { ReplayRunner } from '../support/replay.js';
 import { requireSystemTools } from '../support/system.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { copyTree, DGX, FIXTURES, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import { copyTree, DGX, FIXTURES, NO_INFINIBAND, SIMULATED_HOST, writeTree, ZOO, ZOO_CONFIG } from '../support/trees.js';
+import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
+import type { FabricCommand } from '../../src/sources/fabric/commands.js';
 
 const tools = requireSystemTools('promtool check metrics', { promtool: 'prometheus' });
 
@@ -34,7 +35,7 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
   it.each([
     ['zoo', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG]],
     ['dgx', ['--path.sysfs', DGX, '--no-collector.diag']],
-    ['no InfiniBand', ['--path.sysfs', '/nonexistent', '--no-collector.diag']],
+    ['no InfiniBand', ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']],
     ['zoo with the one-hot state series', ['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG, '--metrics.port-state-series']],
   ])('reports nothing on the %s host', async (_name, flags) => {
     const text = await scrape(exporterFromFlags(flags));
@@ -69,8 +70,8 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
       await writeTree(root, SIMULATED_HOST);
       const command = parseCommandLine(['--path.sysfs', root, '--diag.timeout', '1s']);
       if (command.action !== 'run') throw new Error('unexpected');
-      const runner = new ReplayRunner(['two-sms', 'sm-master']);
-      const text = await scrape(new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), diagRunner: runner }), true);
+      const runner = new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']);
+      const text = await scrape(new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', diag: runner  }}), true);
       expect(text).toContain('infiniband_subnet_manager_info{');
       expect(text).toContain('infiniband_port_peer_symbol_errors_total{');
       expect(promtoolFindings(text)).toEqual([]);
@@ -82,7 +83,7 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
   it('reports nothing on a fabric-mode exposition (recorded tool outputs, CA ports, a saturated counter, a degraded link)', async () => {
     const command = parseCommandLine(['--path.sysfs', ZOO, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--fabric.hca-ports']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), fabricRunner: new FabricReplay(['healthy']) });
+    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy']) } });
     let text: string;
     try {
       await exporter.collectOnce();

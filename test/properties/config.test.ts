@@ -6,6 +6,13 @@ import { parseConfigText } from '../../src/config/config-file.js';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 import { UsageError } from '../../src/config/errors.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
+import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
+import { COLLECTORS } from '../../src/collectors/registry.js';
+import { flagSet } from '../../src/commands/command-line.js';
+import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';
+import type { ExpectationRule } from '../../src/model/expectations.js';
+
+const FLAGS = flagSet(SERVE_FLAGS, COLLECTORS);
 import { anyText, numberish } from './arbitraries.js';
 
 const unit = fc.constantFrom('ms', 's', 'm', 'h', 'd', 'us', 'y', '', 'S');
@@ -76,8 +83,8 @@ describe('config file text', () => {
     fc.assert(
       fc.property(configText, (text) => {
         try {
-          const settings = parseConfigText(text, 'exporter.yml');
-          for (const rule of settings.expectations) {
+          const settings = parseConfigText(text, 'exporter.yml', FLAGS.flags, FLAGS.sections);
+          for (const rule of (settings.sections.get(EXPECTATIONS) ?? []) as ExpectationRule[]) {
             expect(rule.port === undefined || (Number.isInteger(rule.port) && rule.port >= 1 && rule.port <= 255)).toBe(true);
           }
         } catch (error) {

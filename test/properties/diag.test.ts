@@ -7,8 +7,8 @@ import { iberror, numberField, parseMadDump } from '../../src/sources/diag/mad-d
 import { countersFromPerfquery, parsePerfquery } from '../../src/sources/diag/perfquery.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../../src/sources/diag/sminfo.js';
 import { bestCommonEnabled, parseNodeDescription, parseNodeInfo, parsePortInfo } from '../../src/sources/diag/smpquery.js';
-import { SUBNET_MANAGER_STATES } from '../../src/snapshot/types.js';
-import { LINK_SPEEDS, LINK_WIDTHS } from '../../src/infiniband/link-rate.js';
+import { SUBNET_MANAGER_STATES } from '../../src/model/host.js';
+import { LINK_SPEEDS, LINK_WIDTHS } from '../../src/model/link-rate.js';
 import { anyText, isSaneNumber, mutated, numberish, recordedOutputs } from './arbitraries.js';
 
 const perfqueryOutputs = recordedOutputs((file) => file.includes('perfquery'));

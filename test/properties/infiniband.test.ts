@@ -2,10 +2,10 @@
 // never throw, and never hand out NaN, a negative or an out-of-range value.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normaliseGuid, portGuidFromGid } from '../../src/infiniband/guid.js';
-import { LINK_SPEEDS, LINK_WIDTHS, parseLinkRate, parseLinkSpeed, parseLinkWidth } from '../../src/infiniband/link-rate.js';
-import { PMA_COUNTERS, counterMaximum, isNoPmaText, parseCounterValue } from '../../src/infiniband/pma-counters.js';
-import { PHYSICAL_STATES, PORT_STATES, parsePhysicalState, parsePortState } from '../../src/infiniband/port-state.js';
+import { normaliseGuid, portGuidFromGid } from '../../src/model/guid.js';
+import { LINK_SPEEDS, LINK_WIDTHS, parseLinkRate, parseLinkSpeed, parseLinkWidth } from '../../src/model/link-rate.js';
+import { PMA_COUNTERS, counterMaximum, isNoPmaText, parseCounterValue } from '../../src/model/pma-counters.js';
+import { PHYSICAL_STATES, PORT_STATES, parsePhysicalState, parsePortState } from '../../src/model/port-state.js';
 import { exportCounter } from '../../src/sources/infiniband.js';
 import { anyText, numberish } from './arbitraries.js';
 

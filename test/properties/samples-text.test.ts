@@ -2,8 +2,8 @@
 // label values and numbers it must print exactly what prom-client's registry prints.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { MetricSpec } from '../../src/metrics/catalog.js';
-import { Samples } from '../../src/metrics/render.js';
+import type { MetricSpec } from '../../src/exposition/metric-spec.js';
+import { Samples } from '../../src/exposition/samples.js';
 import { promClientText } from '../support/prom-client-oracle.js';
 
 const SPECS: MetricSpec[] = [

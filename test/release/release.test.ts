@@ -11,7 +11,7 @@ import path from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { NODE_FLAGS } from '../../scripts/node-flags.mjs';
+import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { buildOnce, PROJECT } from '../support/built.js';
 import { servedMetrics } from '../support/demo-metrics.js';
 import { requireSystemTools } from '../support/system.js';
@@ -236,7 +236,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
 
     it('compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter\'s own', () => {
       // V8 takes a cache only under the flags it was made with: the build's run of the bundle set
-      // runtime-flags.ts's, so an accepted cache shows that the binary sets them too.
+      // set-v8-flags.ts's, so an accepted cache shows that the binary sets them too.
       const result = bare(['--version'], { NODE_DEBUG: 'infiniband-exporter' });
       expect(result.stderr).toMatch(/code cache accepted/);
     });

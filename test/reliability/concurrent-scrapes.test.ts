@@ -6,10 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildInfo } from '../../src/build-info.js';
-import type { Exporter } from '../../src/exporter.js';
-import { renderSnapshot } from '../../src/metrics/render.js';
-import { exporterFromFlags } from '../support/exporter.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
+import { ServerMetrics } from '../../src/commands/serve/server-metrics.js';
+import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
+import { renderExposition } from '../support/exposition.js';
 import { generateTree } from '../support/generate-tree.js';
 import { parseExposition } from './support.js';
 
@@ -27,11 +27,14 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-concurrent-'));
   root = path.join(dir, 'sys');
   await generateTree(root, DEVICES, 2);
-  exporter = exporterFromFlags(['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h']);
-  // The same rendering the exporter does, of every snapshot it publishes: the texts a scrape may serve.
-  const build = buildInfo();
-  exporter.collection.subscribe((snapshot) => {
-    rendered.add(renderSnapshot(snapshot, build, { portStateSeries: false }));
+  const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h'];
+  exporter = exporterFromFlags(flags);
+  // The same rendering the exporter does, of every snapshot it publishes, with the HTTP server's
+  // own metrics (no connection refused here): the texts a scrape may serve.
+  const settings = settingsFromFlags(flags);
+  const server = new ServerMetrics().current()!;
+  exporter.collectors.store.subscribe((snapshot) => {
+    rendered.add(renderExposition(snapshot, settings, undefined, [server]));
   });
   await prepareCycle(0);
   await exporter.collectOnce();

@@ -5,14 +5,12 @@ import { renameSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildInfo } from '../../src/build-info.js';
-import { RecurringErrors } from '../../src/log/recurring-errors.js';
-import { renderSnapshot } from '../../src/metrics/render.js';
-import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
+import type { Collectors } from '../../src/collectors/collectors.js';
+import { HOST_READING } from '../../src/collectors/host.js';
 import { SysfsFiles, type ReadResult } from '../../src/sources/sysfs-files.js';
-import { Collection } from '../../src/collection/collection.js';
+import { settingsFromFlags } from '../support/exporter.js';
+import { hostCollectors, renderExposition } from '../support/exposition.js';
 import { generateTree } from '../support/generate-tree.js';
 import { parseExposition } from './support.js';
 
@@ -41,23 +39,14 @@ class HookedFiles extends SysfsFiles {
 let dir: string;
 let root: string;
 let files: HookedFiles;
-let collection: Collection;
-const logger = pino({ level: 'silent' });
+let collection: Collectors;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-unplug-'));
   root = path.join(dir, 'sys');
   await generateTree(root, 6, 2);
   files = new HookedFiles(root);
-  collection = new Collection({
-    files,
-    devices: NO_DEVICE_FILTER,
-    expectations: [],
-    logger,
-    errors: new RecurringErrors(logger),
-    collectors: ['sysfs', 'ipoib'],
-    commands: [],
-  });
+  collection = hostCollectors(settingsFromFlags(['--path.sysfs', root]), { files });
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -80,8 +69,8 @@ function plugBack(d: number): void {
 }
 
 async function cycle(): Promise<Map<string, number>> {
-  await collection.collectHost();
-  const text = await renderSnapshot(collection.snapshot!, buildInfo(), { portStateSeries: false });
+  await collection.runCycle(HOST_READING);
+  const text = renderExposition(collection.snapshot!, settingsFromFlags(['--path.sysfs', root]));
   return parseExposition(text);
 }
 

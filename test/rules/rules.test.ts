@@ -40,6 +40,10 @@ const CONTRACT: Record<string, Severity> = {
   InfiniBandExporterDown: 'critical',
   InfiniBandExporterCollectorFailing: 'warning',
   InfiniBandExporterStale: 'warning',
+  InfiniBandLinkBitErrorRateHigh: 'warning',
+  InfiniBandPCIeLinkDegraded: 'warning',
+  InfiniBandModuleTemperatureHigh: 'warning',
+  InfiniBandModuleOpticalPowerLow: 'warning',
 };
 
 /** The fabric alert contract of DESIGN.md ("Alerts (fabric)"), in rules/infiniband-fabric-alerts.yml. */
@@ -54,6 +58,7 @@ const FABRIC_CONTRACT: Record<string, Severity> = {
   InfiniBandSubnetManagerPriorityTie: 'info',
   InfiniBandMulticastGroupSuboptimal: 'info',
   InfiniBandFabricAddressConflict: 'critical',
+  InfiniBandFabricLinkBitErrorRateHigh: 'warning',
 };
 const FABRIC_RULES = path.join(RULES_DIR, 'infiniband-fabric-alerts.yml');
 const ALL_CONTRACT: Record<string, Severity> = { ...CONTRACT, ...FABRIC_CONTRACT };
@@ -244,7 +249,7 @@ describe('alert rules against the contract', () => {
   });
 
   it('names host, device, port and value in the description of every host port alert', () => {
-    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels)).map((c) => c.alertname));
+    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
     expect(portAlerts.size).toBeGreaterThan(10);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       for (const needle of ['$labels.instance', '$labels.device', '$labels.port', '$value']) {
@@ -253,9 +258,17 @@ describe('alert rules against the contract', () => {
     }
   });
 
+  it('names host, device and value in the description of every alert on a whole adapter', () => {
+    const deviceAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && !('port' in alert.labels))).map((c) => c.alertname));
+    expect([...deviceAlerts]).toEqual(['InfiniBandPCIeLinkDegraded']);
+    for (const rule of alerts.filter((r) => deviceAlerts.has(r.alert))) {
+      for (const needle of ['$labels.instance', '$labels.device', '$value']) expect(rule.annotations.description, rule.alert).toContain(needle);
+    }
+  });
+
   it('names the node (name from the node info, else its GUID), the port and the values in every fabric port alert', () => {
     const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
-    expect(portAlerts.size).toBe(5);
+    expect(portAlerts.size).toBe(6);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       const description = rule.annotations.description ?? '';
       for (const needle of ['$labels.node_guid', '$labels.port', 'infiniband_fabric_node_info{node_guid=%q}', '.node_name', '.node_desc']) {

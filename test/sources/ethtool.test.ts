@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { hasTsoErratum } from '../../src/infiniband/tso-erratum.js';
+import { hasTsoErratum } from '../../src/model/tso-erratum.js';
 import { ExecaRunner, type CommandResult, type CommandRunner } from '../../src/sources/command-runner.js';
 import { ETHTOOL_TIMEOUT_MS, parseOffloadFeatures, readTcpSegmentationOffload, tcpSegmentationOffload, type EthtoolCommand } from '../../src/sources/ethtool.js';
 import { requireSystemTools } from '../support/system.js';
@@ -92,10 +92,10 @@ describe('readTcpSegmentationOffload', () => {
     expect(readings.get('ib1')).toEqual({ state: 'unknown', reason: 'ethtool -k ib1: exit code 1: netlink error: no device matches name (offset 24) | netlink error: No such device' });
     expect(readings.get('ib2')).toEqual({ state: 'unknown', reason: `ethtool -k ib2: killed after ${ETHTOOL_TIMEOUT_MS} ms time limit` });
     expect(readings.get('ib3')).toMatchObject({ state: 'unknown', reason: expect.stringContaining('no tcp-segmentation-offload line') });
-    expect(errors.map((error) => [error.collector, error.item])).toEqual([
-      ['ipoib', 'ethtool -k ib1'],
-      ['ipoib', 'ethtool -k ib2'],
-      ['ipoib', 'ethtool -k ib3'],
+    expect(errors.map((error) => error.item)).toEqual([
+      'ethtool -k ib1',
+      'ethtool -k ib2',
+      'ethtool -k ib3',
     ]);
   });
 

@@ -7,8 +7,8 @@ import net from 'node:net';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
+import { Exporter } from '../../src/commands/serve/exporter.js';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { readInfinibandClass } from '../../src/sources/infiniband.js';
 import { readIpoib } from '../../src/sources/ipoib.js';
@@ -122,7 +122,7 @@ describe('hostile sysfs trees', () => {
     await replaceWithFifo(path.join(tree.root, 'class/net/ib2/carrier'));
     const command = parseCommandLine(['--path.sysfs', tree.root, '--no-collector.diag', '--web.disable-exporter-metrics']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }) });
+    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
     try {
       await exporter.collectOnce();
       const response = await exporter.app.inject({ url: '/metrics' });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { readInfinibandClass } from '../../src/sources/infiniband.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
-import type { Device, Port } from '../../src/snapshot/types.js';
+import type { Device, Port } from '../../src/model/host.js';
 import { ZOO } from '../support/trees.js';
 
 async function readZoo() {

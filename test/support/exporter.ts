@@ -1,10 +1,23 @@
-// An exporter built in-process from command-line flags, as main.ts would build it.
+// An exporter built in-process from command-line flags, as cli.ts would build it.
 import pino from 'pino';
-import { parseCommandLine } from '../../src/config/settings.js';
-import { Exporter } from '../../src/exporter.js';
+import type { Settings } from '../../src/config/flags.js';
+import type { Collector } from '../../src/collectors/collector.js';
+import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
+import { Exporter, type ExporterOptions } from '../../src/commands/serve/exporter.js';
 
-export function exporterFromFlags(flags: string[], now?: () => number): Exporter {
-  const command = parseCommandLine(flags);
+/** The server's settings for `flags` (with `collectors`' flags when a test adds one). */
+export function settingsFromFlags(flags: readonly string[], collectors?: readonly Collector[]): Settings {
+  const command = parseServeCommandLine(flags, collectors);
   if (command.action !== 'run') throw new Error(`flags ${flags.join(' ')} do not run the exporter`);
-  return new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), ...(now ? { now } : {}) });
+  return command.settings;
+}
+
+/**
+ * The runners of tests that run no module tool: mstlink on the machine running the tests (if any)
+ * would read this machine's adapters, not the fixture tree's.
+ */
+export const NO_MODULE_TOOL = { module: 'not-installed' } as const;
+
+export function exporterFromFlags(flags: string[], now?: () => number, options: Omit<ExporterOptions, 'settings' | 'logger' | 'now'> = {}): Exporter {
+  return new Exporter({ settings: settingsFromFlags(flags, options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options, runners: { ...NO_MODULE_TOOL, ...options.runners } });
 }

@@ -3,7 +3,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PMA_COUNTERS } from '../../src/infiniband/pma-counters.js';
+import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 
 export interface PortSpec {
   state: string;
@@ -16,13 +16,52 @@ export interface PortSpec {
   counters?: Record<string, number>;
 }
 
+/** The PCI function behind a device, with the link files of drivers/pci/pci-sysfs.c (each optional). */
+export interface PcieSpec {
+  /** PCI address of the function, e.g. `0000:3b:00.0`. */
+  address: string;
+  /** The bridge or switch port above it, with its own maximum; without it the function sits on the root bus. */
+  bridge?: { address: string; maxSpeed: string; maxWidth: string };
+  currentSpeed?: string;
+  currentWidth?: string;
+  maxSpeed?: string;
+  maxWidth?: string;
+  /** `aer_dev_correctable`, `aer_dev_nonfatal`, `aer_dev_fatal` → content. */
+  aer?: Record<string, string>;
+}
+
 export interface DeviceSpec {
   name: string;
   hcaType?: string;
   hwRev?: string;
   fwVer?: string;
   nodeDesc?: string;
+  /** Without it, the device's `device` link points at an empty function directory. */
+  pcie?: PcieSpec;
   ports: PortSpec[];
+}
+
+/** Where the PCI function of `device` (the `index`th) lives below the sysfs root. */
+function pciDirectory(device: DeviceSpec, index: number): string {
+  const pcie = device.pcie;
+  if (!pcie) return `devices/pci0000:00/0000:${(index + 0x10).toString(16)}:00.0`;
+  return pcie.bridge ? `devices/pci0000:00/${pcie.bridge.address}/${pcie.address}` : `devices/pci0000:00/${pcie.address}`;
+}
+
+async function writePcie(root: string, pci: string, pcie: PcieSpec): Promise<void> {
+  const files: [string, string | undefined][] = [
+    ['current_link_speed', pcie.currentSpeed],
+    ['current_link_width', pcie.currentWidth],
+    ['max_link_speed', pcie.maxSpeed],
+    ['max_link_width', pcie.maxWidth],
+  ];
+  for (const [name, content] of files) if (content !== undefined) await file(root, `${pci}/${name}`, content);
+  for (const [name, content] of Object.entries(pcie.aer ?? {})) await file(root, `${pci}/${name}`, content);
+  if (pcie.bridge) {
+    const bridge = path.dirname(pci);
+    await file(root, `${bridge}/max_link_speed`, pcie.bridge.maxSpeed);
+    await file(root, `${bridge}/max_link_width`, pcie.bridge.maxWidth);
+  }
 }
 
 export interface InterfaceSpec {
@@ -44,11 +83,12 @@ async function file(root: string, relative: string, content: string): Promise<vo
 
 /** Write `devices` and `interfaces` under `root` (the sysfs root); `umad` adds class/infiniband_mad. */
 export async function writeHost(root: string, devices: readonly DeviceSpec[], interfaces: readonly InterfaceSpec[] = [], umad = false): Promise<void> {
-  const pciOf = new Map(devices.map((device, index) => [device.name, `devices/pci0000:00/0000:${(index + 0x10).toString(16)}:00.0`]));
+  const pciOf = new Map(devices.map((device, index) => [device.name, pciDirectory(device, index)]));
   for (const [index, device] of devices.entries()) {
     const base = `class/infiniband/${device.name}`;
     const pci = pciOf.get(device.name)!;
     await mkdir(path.join(root, pci), { recursive: true });
+    if (device.pcie) await writePcie(root, pci, device.pcie);
     await mkdir(path.join(root, base), { recursive: true });
     await symlink(path.relative(path.join(root, base), path.join(root, pci)), path.join(root, base, 'device'));
     const guid = `a088:c203:00${(0x40 + index).toString(16)}:0000`;
@@ -97,6 +137,48 @@ export const HOSTILE_INTERFACES: InterfaceSpec[] = [
   { name: 'ib0.8001', device: 'mlx5_1', port: 1, mode: 'datagram', mtu: 2044, carrier: 1, pkey: '0x8001', parent: 'ib0' },
 ];
 export const HOSTILE_CONFIG = 'diag: {enabled: false}\nexpectations:\n  - {device: mlx5_1, port: 1, width: 4, speed: HDR}\n';
+
+/** AER statistics as Linux 5.x+ prints them (aer.c's short names), with the given totals. */
+export function aerFiles(correctable: number, nonfatal: number, fatal: number, rxErr = correctable): Record<string, string> {
+  const uncorrectable = ['Undefined', 'DLP', 'SDES', 'TLP', 'FCP', 'CmpltTO', 'CmpltAbrt', 'UnxCmplt', 'RxOF', 'MalfTLP', 'ECRC', 'UnsupReq', 'ACSViol', 'UncorrIntErr', 'BlockedTLP', 'AtomicOpBlocked', 'TLPBlockedErr', 'PoisonTLPBlocked'];
+  return {
+    aer_dev_correctable: [`RxErr ${rxErr}`, `BadTLP ${correctable - rxErr}`, 'BadDLLP 0', 'Rollover 0', 'Timeout 0', 'NonFatalErr 0', 'CorrIntErr 0', 'HeaderOF 0', `TOTAL_ERR_COR ${correctable}`].join('\n'),
+    aer_dev_nonfatal: [...uncorrectable.map((name) => `${name} ${name === 'DLP' ? nonfatal : 0}`), `TOTAL_ERR_NONFATAL ${nonfatal}`].join('\n'),
+    aer_dev_fatal: [...uncorrectable.map((name) => `${name} ${name === 'DLP' ? fatal : 0}`), `TOTAL_ERR_FATAL ${fatal}`].join('\n'),
+  };
+}
+
+const NDR_PORT: PortSpec = { state: '4: ACTIVE', phys: '5: LinkUp', rate: '400 Gb/sec (4X NDR)', lid: 0, smLid: 1 };
+
+/**
+ * The PCIe host of issue 24 (test/fixtures/sys/pcie is this, written by writeHost): ConnectX-7 NDR
+ * at Gen5 x16 (healthy, AER statistics all 0), ConnectX-7 NDR at Gen5 x8 of x16 below a x16 root
+ * port (trained narrow: 31.5 of its port's 50 GB/s), ConnectX-6 HDR at Gen3 of Gen4 below a Gen3
+ * root port (the slot is the limit: 15.8 of 25 GB/s), and a ConnectX-7 whose function has no
+ * PCIe attributes (an old kernel, a VF).
+ */
+export const PCIE_DEVICES: DeviceSpec[] = [
+  {
+    name: 'mlx5_0', hcaType: 'MT4129', fwVer: '28.39.1002',
+    pcie: { address: '0000:17:00.0', bridge: { address: '0000:16:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '32.0 GT/s PCIe', currentWidth: '16', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16', aer: aerFiles(0, 0, 0) },
+    ports: [{ ...NDR_PORT, lid: 0x11 }],
+  },
+  {
+    name: 'mlx5_1', hcaType: 'MT4129', fwVer: '28.39.1002',
+    pcie: { address: '0000:3b:00.0', bridge: { address: '0000:3a:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '32.0 GT/s PCIe', currentWidth: '8', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16', aer: aerFiles(17, 0, 0, 12) },
+    ports: [{ ...NDR_PORT, lid: 0x12 }],
+  },
+  {
+    name: 'mlx5_2', hcaType: 'MT4123', fwVer: '20.39.1002',
+    pcie: { address: '0000:5e:00.0', bridge: { address: '0000:5d:02.0', maxSpeed: '8.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '8.0 GT/s PCIe', currentWidth: '16', maxSpeed: '16.0 GT/s PCIe', maxWidth: '16' },
+    ports: [{ state: '4: ACTIVE', phys: '5: LinkUp', rate: '200 Gb/sec (4X HDR)', lid: 0x13, smLid: 1 }],
+  },
+  {
+    name: 'mlx5_3', hcaType: 'MT4129', fwVer: '28.39.1002',
+    pcie: { address: '0000:86:00.0' },
+    ports: [{ ...NDR_PORT, lid: 0x14 }],
+  },
+];
 
 export interface HostDir {
   /** The sysfs root. */

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { waitFor } from './processes.js';
 import { findExecutable } from './system.js';
+import { NO_INFINIBAND } from './trees.js';
 
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
@@ -24,8 +25,12 @@ export const FABRIC_LAB_PACKAGES: Readonly<Record<string, string>> = {
   ...Object.fromEntries(FABRIC_TOOLS.map((tool) => [tool, 'infiniband-diags'])),
 };
 
-/** What a wrapper does instead of running its tool (see Lab.fault). */
-export type Fault = 'hang' | 'garbage' | 'fail';
+/**
+ * What a wrapper does instead of running its tool (see Lab.fault): hang, print garbage, fail; or
+ * run it and exit with its status but print only the first half of its output's bytes
+ * ('truncate'), or its output with every third line replaced by noise ('garble').
+ */
+export type Fault = 'hang' | 'garbage' | 'fail' | 'truncate' | 'garble';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -221,11 +226,14 @@ export class Lab {
         [
           '#!/bin/sh',
           `cd '${this.dir}' || exit 1`,
+          `tool() { SIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' '${real}' "$@"; }`,
           `case "$(cat '${fault}' 2>/dev/null)" in`,
           // A child that outlives the wrapper unless its whole process group is killed.
           `  hang) sleep 600 & echo $! > '${fault}.sleeper'; wait; exit 1 ;;`,
           `  garbage) printf 'Segmentation fault\\n\\001\\002 this is not ${tool} output\\n'; exit 0 ;;`,
           `  fail) echo '${tool}: iberror: failed: discover failed'; exit 255 ;;`,
+          `  truncate) out=$(mktemp '${this.dir}/out.XXXXXX'); tool "$@" > "$out"; rc=$?; head -c $(($(wc -c < "$out") / 2)) "$out"; rm -f "$out"; exit $rc ;;`,
+          `  garble) out=$(mktemp '${this.dir}/out.XXXXXX'); tool "$@" > "$out"; rc=$?; awk 'NR % 3 == 0 { printf "\\001 garbled %d\\002\\n", NR; next } { print }' "$out"; rm -f "$out"; exit $rc ;;`,
           'esac',
           `SIM_HOST='${host}' IBSIM_SOCKNAME='${this.socketName}' LD_PRELOAD='${UMAD2SIM}' exec '${real}' "$@"`,
           '',
@@ -238,18 +246,18 @@ export class Lab {
 
   /**
    * Flags for an exporter in fabric mode on `host`: the fabric tools through wrappers named `name`
-   * (see `wrappers`), no diag collector, and an empty sysfs (no host ports of its own).
+   * (see `wrappers`), no diag collector, and a sysfs without InfiniBand (no host ports of its own).
    */
   async fabricExporterFlags(host: string, name = host): Promise<string[]> {
     const paths = await this.wrappers(host, name, FABRIC_TOOLS);
-    return ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
+    return ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
   }
 
   private bin(name: string): string {
     return path.join(this.dir, `bin-${name}`);
   }
 
-  /** Make the wrapper of `tool` (from `wrappers(…, name)`) hang, print garbage or fail; undefined restores it. */
+  /** Make the wrapper of `tool` (from `wrappers(…, name)`) misbehave (see `Fault`); undefined restores it. */
   async fault(name: string, tool: string, fault: Fault | undefined): Promise<void> {
     const file = path.join(this.bin(name), `${tool}.fault`);
     if (fault === undefined) await rm(file, { force: true });

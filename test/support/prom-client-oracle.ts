@@ -1,8 +1,8 @@
 // prom-client as the oracle of the exposition text we write ourselves (Samples.encode): what a
 // fresh prom-client registry renders for the same samples, metrics in the same order.
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { MetricSpec } from '../../src/metrics/catalog.js';
-import type { Samples } from '../../src/metrics/render.js';
+import type { MetricSpec } from '../../src/exposition/metric-spec.js';
+import type { Samples } from '../../src/exposition/samples.js';
 
 export function promClientText(samples: Samples, order: readonly MetricSpec[]): Promise<string> {
   const registry = new Registry();

@@ -1,30 +1,31 @@
-// The diag source: what sysfs cannot tell, asked of the fabric with infiniband-diags for every
-// local InfiniBand port whose physical link is up. Per port:
-//   sminfo                      is the subnet manager at the port's SM LID alive, and which is it
-//   smpquery -D portinfo 0 P    the local port's supported/enabled/active width and speed
-//   smpquery -D nodeinfo 0,P    the node at the other end of the cable (direct route: no SM needed)
-//   smpquery -D nodedesc 0,P    … its description
-//   smpquery -D portinfo 0,P N  … its port N (and port 0 of a switch, which holds the switch's LID)
-//   perfquery <lid> <N>         … that port's error counters (needs LIDs, i.e. an SM)
-//   perfquery [-x]              the local port's counters, only those sysfs does not provide
-// Ethernet (RoCE) ports are never sent a MAD. A command that fails is recorded against its
-// collector and its values are left out: nothing from a previous cycle is carried over.
-import { performance } from 'node:perf_hooks';
-import { PMA_COUNTERS } from '../../infiniband/pma-counters.js';
-import { physicalLinkIsUp } from '../../infiniband/port-state.js';
-import { portKey, type CollectorName, type Device, type DiagCommand, type DiagPort, type LinkPeer, type Port, type ReadError, type SubnetManagerReading } from '../../snapshot/types.js';
+// The diag sources: what sysfs cannot tell, asked of the fabric with infiniband-diags for every
+// local InfiniBand port whose physical link is up. Per port, one reader per tool:
+//   readSubnetManagers  sminfo                      is the SM at the port's SM LID alive, and which is it
+//   readLinks           smpquery -D portinfo 0 P    the local port's supported/enabled/active width and speed
+//                       smpquery -D nodeinfo 0,P    the node at the other end of the cable (direct route: no SM needed)
+//                       smpquery -D nodedesc 0,P    … its description
+//                       smpquery -D portinfo 0,P N  … its port N (and port 0 of a switch, which holds the switch's LID)
+//   readPortCounters    perfquery <lid> <N>         … that port's error counters (needs LIDs, i.e. an SM)
+//                       perfquery [-x]              the local port's counters, only those sysfs does not provide
+// Ethernet (RoCE) ports are never sent a MAD. A command that fails is recorded and its values are
+// left out: nothing from a previous cycle is carried over.
+import { PMA_COUNTERS } from '../../model/pma-counters.js';
+import { physicalLinkIsUp } from '../../model/port-state.js';
+import { portKey, type Device, type LinkPeer, type Port, type PortLink, type PortPma, type SubnetManagerReading } from '../../model/host.js';
+import type { ItemError } from '../../model/snapshot.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
 import { isSubnetManagerUnreachable, parseSminfo } from './sminfo.js';
 import { bestCommonEnabled, parseNodeDescription, parseNodeInfo, parsePortInfo, type PortInfo } from './smpquery.js';
+
+export const DIAG_COMMANDS = ['perfquery', 'sminfo', 'smpquery'] as const;
+export type DiagCommand = (typeof DIAG_COMMANDS)[number];
 
 const PORT_STATE_ACTIVE = 4;
 const CAP_IS_SM = 0x2;
 
 export interface DiagOptions {
   runner: CommandRunner<DiagCommand>;
-  /** Tools that were found; commands of the others are skipped. */
-  tools: ReadonlySet<DiagCommand>;
   /** The runner's time limit per command, for messages. */
   timeoutMs: number;
   /**
@@ -35,17 +36,15 @@ export interface DiagOptions {
   signal?: AbortSignal;
 }
 
-export interface DiagCollectorResult {
-  errors: ReadError[];
+/** What one tool's pass over the ports read, and what went wrong. */
+export interface DiagReading<T> {
+  /** By `portKey(device, port)`: every queried port that gave an answer. */
+  ports: Map<string, T>;
+  errors: ItemError[];
+  /** The commands run, as their errors name them (the items this pass read). */
+  ran: ReadonlySet<string>;
   /** Commands killed at the time limit. */
   timeouts: number;
-  /** From the start of the cycle to the end of this collector's last command. */
-  durationSeconds: number;
-}
-
-export interface DiagReading {
-  ports: DiagPort[];
-  collectors: Map<DiagCommand, DiagCollectorResult>;
 }
 
 /** A port that diag queries: InfiniBand link layer (or unknown: old kernels lack the file) with its physical link up. */
@@ -54,137 +53,160 @@ export function isQueriedPort(port: Port): boolean {
   return (layer === undefined || layer === 'InfiniBand') && physicalLinkIsUp(port.physicalState?.id);
 }
 
-/** Bookkeeping of one diag cycle: runs commands, records failures per collector. */
-class DiagCycle {
-  private readonly started = performance.now();
-  readonly results = new Map<DiagCommand, DiagCollectorResult>();
+/** One tool's commands in one pass: runs them, records their failures. */
+class ToolPass {
+  readonly errors: ItemError[] = [];
+  readonly ran = new Set<string>();
+  timeouts = 0;
 
-  constructor(private readonly options: DiagOptions) {
-    for (const tool of options.tools) this.results.set(tool, { errors: [], timeouts: 0, durationSeconds: 0 });
-  }
+  constructor(
+    private readonly tool: DiagCommand,
+    private readonly options: DiagOptions,
+  ) {}
 
-  /** Run a command; undefined when the tool is absent or the command failed (already recorded). */
-  async run(tool: DiagCommand, args: string[], accept?: (result: CommandResult<DiagCommand>) => boolean): Promise<CommandResult<DiagCommand> | undefined> {
-    const entry = this.results.get(tool);
-    if (!entry) return undefined;
-    const result = await this.options.runner.run(tool, args, this.options.signal);
-    entry.durationSeconds = Math.max(entry.durationSeconds, (performance.now() - this.started) / 1000);
+  /** Run a command; undefined when it failed (recorded). */
+  async run(args: string[], accept?: (result: CommandResult<DiagCommand>) => boolean): Promise<CommandResult<DiagCommand> | undefined> {
+    const result = await this.options.runner.run(this.tool, args, this.options.signal);
+    this.ran.add(commandLine(result));
     if (result.outcome === 'exited' && (result.exitCode === 0 || accept?.(result))) return result;
-    if (result.outcome === 'timeout') entry.timeouts += 1;
-    this.fail(tool, commandLine(result), commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed');
+    if (result.outcome === 'timeout') this.timeouts += 1;
+    this.errors.push({ item: commandLine(result), message: commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed' });
     return undefined;
   }
 
   /** Parse a successful command's output; unexpected output is recorded as an error. */
-  parse<T>(tool: DiagCommand, result: CommandResult | undefined, parser: (stdout: string) => T | undefined): T | undefined {
+  parse<T>(result: CommandResult | undefined, parser: (stdout: string) => T | undefined): T | undefined {
     if (!result) return undefined;
     const value = parser(result.stdout);
     if (value === undefined) {
       const head = result.stdout.trim().split('\n')[0] ?? '';
-      this.fail(tool, commandLine(result), `unexpected output ${JSON.stringify(head.slice(0, 80))}`);
+      this.errors.push({ item: commandLine(result), message: `unexpected output ${JSON.stringify(head.slice(0, 80))}` });
     }
     return value;
   }
+}
 
-  private fail(tool: CollectorName & DiagCommand, item: string, message: string): void {
-    this.results.get(tool)?.errors.push({ collector: tool, item, message });
-  }
+interface Target {
+  device: Device;
+  port: Port;
+  /** -C/-P send every MAD through this very port: on a multi-rail host each rail has its own SM. */
+  via: string[];
+  /**
+   * PMA queries are addressed by LID: without an SM (LID 0) they cannot work, and their failure
+   * would say nothing about the counters.
+   */
+  addressed: boolean;
 }
 
 /**
- * Query the linked InfiniBand ports of `devices`; with `reachable`, only those whose
+ * The ports to query: the linked InfiniBand ports of `devices`; with `reachable`, only those whose
  * `portKey(device, port)` it holds (the ports with a umad device: see umad.ts).
  */
-export async function readDiag(devices: readonly Device[], options: DiagOptions, reachable?: ReadonlySet<string>): Promise<DiagReading> {
-  const cycle = new DiagCycle(options);
-  const targets = devices.flatMap((device) =>
-    device.ports.filter((port) => isQueriedPort(port) && (reachable === undefined || reachable.has(portKey(device.name, port.port)))).map((port) => ({ device, port })),
+export function diagTargets(devices: readonly Device[], options: DiagOptions, reachable?: ReadonlySet<string>): Target[] {
+  return devices.flatMap((device) =>
+    device.ports
+      .filter((port) => isQueriedPort(port) && (reachable === undefined || reachable.has(portKey(device.name, port.port))))
+      .map((port) => ({
+        device,
+        port,
+        via: ['-C', device.name, '-P', String(port.port), '-t', String(options.madTimeoutMs)],
+        addressed: port.state?.id === PORT_STATE_ACTIVE && (port.lid ?? 0) > 0,
+      })),
   );
-  // The runner's semaphore bounds the commands in flight; ports are walked concurrently.
-  const ports = await Promise.all(targets.map(({ device, port }) => readPort(cycle, options, device, port)));
-  return { ports, collectors: cycle.results };
 }
 
-async function readPort(cycle: DiagCycle, options: DiagOptions, device: Device, port: Port): Promise<DiagPort> {
-  // -C/-P send every MAD through this very port: on a multi-rail host each rail has its own SM.
-  const via = ['-C', device.name, '-P', String(port.port), '-t', String(options.madTimeoutMs)];
-  // PMA queries are addressed by LID: without an SM (LID 0) they cannot work, and their failure
-  // would say nothing about the counters.
-  const addressed = port.state?.id === PORT_STATE_ACTIVE && (port.lid ?? 0) > 0;
-  const [subnetManager, link, counters] = await Promise.all([
-    readSubnetManager(cycle, via, port),
-    readLink(cycle, via, port, addressed),
-    addressed ? readLocalCounters(cycle, via, port) : Promise.resolve([]),
-  ]);
-  return { device: device.name, port: port.port, subnetManager, ...link, counters };
-}
-
-async function readSubnetManager(cycle: DiagCycle, via: string[], port: Port): Promise<SubnetManagerReading | undefined> {
-  const unreachable = (result: CommandResult): boolean => isSubnetManagerUnreachable(result.stdout, result.exitCode);
-  // An SM running on this port that the port does not follow (a STANDBY) is asked directly too.
-  const lid = port.lid ?? 0;
-  const runsLocalSm = (port.capabilityMask ?? 0) & CAP_IS_SM && lid > 0 && lid !== port.smLid;
-  const [master, local] = await Promise.all([
-    cycle.run('sminfo', via, unreachable),
-    runsLocalSm ? cycle.run('sminfo', [...via, String(lid)], unreachable) : Promise.resolve(undefined),
-  ]);
-  if (!master) return undefined;
-  const reachable = master.exitCode === 0;
-  const localInfo = local?.exitCode === 0 ? cycle.parse('sminfo', local, parseSminfo) : undefined;
-  if (!reachable) return { reachable, master: undefined, local: localInfo };
-  const masterInfo = cycle.parse('sminfo', master, parseSminfo);
-  return masterInfo ? { reachable, master: masterInfo, local: localInfo } : undefined;
-}
-
-async function readLink(
-  cycle: DiagCycle,
-  via: string[],
-  port: Port,
-  addressed: boolean,
-): Promise<Pick<DiagPort, 'enabledCapability' | 'peer'>> {
-  const toPeer = `0,${port.port}`;
-  const [localInfo, node] = await Promise.all([
-    cycle.run('smpquery', [...via, '-D', 'portinfo', '0', String(port.port)]).then((r) => cycle.parse('smpquery', r, parsePortInfo)),
-    cycle.run('smpquery', [...via, '-D', 'nodeinfo', toPeer]).then((r) => cycle.parse('smpquery', r, parseNodeInfo)),
-  ]);
-  if (!node || node.nodeGuid === undefined || node.localPort === undefined) return { enabledCapability: undefined, peer: undefined };
-  const peerPort = node.localPort;
-  const isSwitch = node.nodeType === 'Switch';
-  const [description, peerInfo, switchInfo] = await Promise.all([
-    cycle.run('smpquery', [...via, '-D', 'nodedesc', toPeer]).then((r) => cycle.parse('smpquery', r, parseNodeDescription)),
-    cycle.run('smpquery', [...via, '-D', 'portinfo', toPeer, String(peerPort)]).then((r) => cycle.parse('smpquery', r, parsePortInfo)),
-    // A switch answers at the LID of its management port 0; its external ports carry none.
-    isSwitch
-      ? cycle.run('smpquery', [...via, '-D', 'portinfo', toPeer, '0']).then((r) => cycle.parse('smpquery', r, parsePortInfo))
-      : Promise.resolve(undefined),
-  ]);
-  const lidSource: PortInfo | undefined = isSwitch ? switchInfo : peerInfo;
-  const lid = lidSource?.lid !== undefined && lidSource.lid > 0 ? lidSource.lid : undefined;
-  const enabledCapability = localInfo && peerInfo ? bestCommonEnabled(localInfo, peerInfo) : undefined;
-  let counters: LinkPeer['counters'] = [];
-  if (addressed && lid !== undefined) {
-    const result = await cycle.run('perfquery', [...via, String(lid), String(peerPort)]);
-    const reading = cycle.parse('perfquery', result, parsePerfquery);
-    if (reading) counters = countersFromPerfquery(reading, undefined).filter((counter) => ERROR_COUNTERS.has(counter.name));
+/** Every target at once (the runner's semaphore bounds the commands in flight). */
+async function eachTarget<T>(tool: DiagCommand, targets: readonly Target[], options: DiagOptions, read: (pass: ToolPass, target: Target) => Promise<T | undefined>): Promise<DiagReading<T>> {
+  const pass = new ToolPass(tool, options);
+  const ports = new Map<string, T>();
+  await Promise.all(targets.map(async (target) => {
+    const value = await read(pass, target);
+    if (value !== undefined) ports.set(portKey(target.device.name, target.port.port), value);
+  }));
+  // Map order: that of the targets, not of the answers.
+  const ordered = new Map<string, T>();
+  for (const target of targets) {
+    const key = portKey(target.device.name, target.port.port);
+    if (ports.has(key)) ordered.set(key, ports.get(key)!);
   }
-  const peer: LinkPeer = { guid: node.nodeGuid, port: peerPort, lid, nodeType: node.nodeType, description, counters };
-  return { enabledCapability, peer };
+  return { ports: ordered, errors: pass.errors, ran: pass.ran, timeouts: pass.timeouts };
+}
+
+/** sminfo from each target: is its subnet manager alive, and which is it. */
+export function readSubnetManagers(targets: readonly Target[], options: DiagOptions): Promise<DiagReading<SubnetManagerReading>> {
+  return eachTarget('sminfo', targets, options, async (pass, { port, via }) => {
+    const unreachable = (result: CommandResult): boolean => isSubnetManagerUnreachable(result.stdout, result.exitCode);
+    // An SM running on this port that the port does not follow (a STANDBY) is asked directly too.
+    const lid = port.lid ?? 0;
+    const runsLocalSm = (port.capabilityMask ?? 0) & CAP_IS_SM && lid > 0 && lid !== port.smLid;
+    const [master, local] = await Promise.all([
+      pass.run(via, unreachable),
+      runsLocalSm ? pass.run([...via, String(lid)], unreachable) : Promise.resolve(undefined),
+    ]);
+    if (!master) return undefined;
+    const reachable = master.exitCode === 0;
+    const localInfo = local?.exitCode === 0 ? pass.parse(local, parseSminfo) : undefined;
+    if (!reachable) return { reachable, master: undefined, local: localInfo };
+    const masterInfo = pass.parse(master, parseSminfo);
+    return masterInfo ? { reachable, master: masterInfo, local: localInfo } : undefined;
+  });
+}
+
+/** smpquery by direct route from each target: the peer at the other end of its cable, and what both ends enable. */
+export function readLinks(targets: readonly Target[], options: DiagOptions): Promise<DiagReading<PortLink>> {
+  return eachTarget('smpquery', targets, options, async (pass, { port, via }) => {
+    const toPeer = `0,${port.port}`;
+    const [localInfo, node] = await Promise.all([
+      pass.run([...via, '-D', 'portinfo', '0', String(port.port)]).then((r) => pass.parse(r, parsePortInfo)),
+      pass.run([...via, '-D', 'nodeinfo', toPeer]).then((r) => pass.parse(r, parseNodeInfo)),
+    ]);
+    if (!node || node.nodeGuid === undefined || node.localPort === undefined) return { enabledCapability: undefined, peer: undefined };
+    const peerPort = node.localPort;
+    const isSwitch = node.nodeType === 'Switch';
+    const [description, peerInfo, switchInfo] = await Promise.all([
+      pass.run([...via, '-D', 'nodedesc', toPeer]).then((r) => pass.parse(r, parseNodeDescription)),
+      pass.run([...via, '-D', 'portinfo', toPeer, String(peerPort)]).then((r) => pass.parse(r, parsePortInfo)),
+      // A switch answers at the LID of its management port 0; its external ports carry none.
+      isSwitch ? pass.run([...via, '-D', 'portinfo', toPeer, '0']).then((r) => pass.parse(r, parsePortInfo)) : Promise.resolve(undefined),
+    ]);
+    const lidSource: PortInfo | undefined = isSwitch ? switchInfo : peerInfo;
+    const lid = lidSource?.lid !== undefined && lidSource.lid > 0 ? lidSource.lid : undefined;
+    const enabledCapability = localInfo && peerInfo ? bestCommonEnabled(localInfo, peerInfo) : undefined;
+    const peer: LinkPeer = { guid: node.nodeGuid, port: peerPort, lid, nodeType: node.nodeType, description };
+    return { enabledCapability, peer };
+  });
 }
 
 /** The counters exported for the link peer: every PMA error counter and PortXmitWait. */
 export const ERROR_COUNTERS: ReadonlySet<string> = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
-async function readLocalCounters(cycle: DiagCycle, via: string[], port: Port): Promise<DiagPort['counters']> {
+/**
+ * perfquery from each target: its own counters that sysfs lacks, and its link peer's error
+ * counters (by the LID `links` found for it).
+ */
+export function readPortCounters(targets: readonly Target[], links: ReadonlyMap<string, PortLink> | undefined, options: DiagOptions): Promise<DiagReading<PortPma>> {
+  return eachTarget('perfquery', targets, options, async (pass, { device, port, via, addressed }) => {
+    if (!addressed) return undefined;
+    const peer = links?.get(portKey(device.name, port.port))?.peer;
+    const [counters, peerCounters] = await Promise.all([
+      readLocalCounters(pass, via, port),
+      peer?.lid === undefined ? Promise.resolve([]) : pass.run([...via, String(peer.lid), String(peer.port)]).then((result) => {
+        const reading = pass.parse(result, parsePerfquery);
+        return reading ? countersFromPerfquery(reading, undefined).filter((counter) => ERROR_COUNTERS.has(counter.name)) : [];
+      }),
+    ]);
+    return { counters, peerCounters };
+  });
+}
+
+async function readLocalCounters(pass: ToolPass, via: string[], port: Port): Promise<PortPma['counters']> {
   const present = new Set(port.counters.map((counter) => counter.name));
   const missing = missingCounters(present);
   if (!missing.errors && !missing.traffic) return [];
+  const query = async (extra: string[]): Promise<PerfqueryReading | undefined> => pass.parse(await pass.run([...via, ...extra]), parsePerfquery);
   const [basic, extended] = await Promise.all([
-    missing.errors ? query(cycle, via, []) : Promise.resolve(undefined),
-    missing.traffic ? query(cycle, via, ['-x']) : Promise.resolve(undefined),
+    missing.errors ? query([]) : Promise.resolve(undefined),
+    missing.traffic ? query(['-x']) : Promise.resolve(undefined),
   ]);
   return countersFromPerfquery(basic, extended).filter((counter) => !present.has(counter.name));
-}
-
-async function query(cycle: DiagCycle, via: string[], extra: string[]): Promise<PerfqueryReading | undefined> {
-  return cycle.parse('perfquery', await cycle.run('perfquery', [...via, ...extra]), parsePerfquery);
 }

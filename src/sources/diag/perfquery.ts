@@ -1,7 +1,7 @@
 // `perfquery` output: PMA PortCounters (basic, 16/8/4/32-bit) and PortCountersExtended (`-x`,
 // 64-bit data and packet counters), as `Name:....value` lines under a `# Port … counters:` header.
-import { PMA_COUNTERS, parseCounterValue, type PmaCounter } from '../../infiniband/pma-counters.js';
-import type { PortCounter } from '../../snapshot/types.js';
+import { PMA_COUNTERS, parseCounterValue, type PmaCounter } from '../../model/pma-counters.js';
+import type { PortCounter } from '../../model/host.js';
 import { exportCounter } from '../infiniband.js';
 import { parseMadDump } from './mad-dump.js';
 

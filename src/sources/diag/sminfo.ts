@@ -1,6 +1,6 @@
 // `sminfo` output: "sminfo: sm lid 1 sm guid 0x100001, activity count 89 priority 0 state 3 SMINFO_MASTER".
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { SUBNET_MANAGER_STATES, type SubnetManagerInfo } from '../../snapshot/types.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { SUBNET_MANAGER_STATES, type SubnetManagerInfo } from '../../model/host.js';
 import { iberror } from './mad-dump.js';
 
 // Bounded digit runs: a longer number is not sminfo output (and would parse to Infinity).

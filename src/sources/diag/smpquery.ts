@@ -1,9 +1,9 @@
 // `smpquery` output (SMP attributes dumped by libibmad): PortInfo, NodeInfo and NodeDescription.
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../infiniband/link-rate.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import { numberField, parseMadDump } from './mad-dump.js';
 
-export { bestCommonEnabled, type LinkCapability } from '../../infiniband/link-rate.js';
+export { bestCommonEnabled, type LinkCapability } from '../../model/link-rate.js';
 
 
 export interface PortInfo {

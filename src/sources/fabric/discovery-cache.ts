@@ -4,8 +4,8 @@
 // (the text output has only the active ones). The same file is handed to ibqueryerrors
 // (--load-cache) so that its counter sweeps skip a discovery of their own; for a shard, or when
 // switches vanished since discovery, a pruned copy is written with `pruneDiscoveryCache`.
-import { decodeEnabledRates, PORT_INFO_BYTES } from '../../infiniband/port-info.js';
-import type { EnabledRates } from '../../infiniband/link-rate.js';
+import { decodeEnabledRates, PORT_INFO_BYTES } from '../../model/port-info.js';
+import type { EnabledRates } from '../../model/link-rate.js';
 
 export const CACHE_MAGIC = 0x8fe7832b;
 export const CACHE_VERSION = 1;

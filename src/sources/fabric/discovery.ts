@@ -3,9 +3,8 @@
 // is kept for the ports cycle's counter sweeps (ibqueryerrors --load-cache), so that they do not
 // discover the fabric again.
 import { readFile } from 'node:fs/promises';
-import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../snapshot/fabric.js';
-import { commandLine } from '../command-runner.js';
-import type { FabricCycle } from './commands.js';
+import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
+import { commandItem, type FabricCycle } from './commands.js';
 import { CacheFormatError, parseDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
 import { parseIbnetdiscover, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
 
@@ -19,7 +18,18 @@ export interface TopologyCache {
 export interface Discovery {
   topology: FabricTopology;
   cache: TopologyCache | undefined;
+  /**
+   * The output held the whole fabric: every line understood, every cable listed from both ends,
+   * every node of the cache file described. When not, the reasons are recorded as read errors
+   * and the cycle has failed; the caller keeps the previous topology if it has one.
+   */
+  complete: boolean;
+  /** The command's item, for the caller's own verdicts on this discovery. */
+  item: string;
 }
+
+/** The item of the discovery cache file's errors (its path changes with each discovery). */
+const CACHE_ITEM = 'ibnetdiscover cache file';
 
 /**
  * Discover the fabric; undefined when ibnetdiscover failed or printed no node (the caller keeps
@@ -28,12 +38,14 @@ export interface Discovery {
 export async function discoverFabric(cycle: FabricCycle, cacheFile: string, names: ReadonlyMap<string, string>, now: number): Promise<Discovery | undefined> {
   const result = await cycle.run('ibnetdiscover', ['--cache', cacheFile]);
   if (!result) return undefined;
+  const item = commandItem(result);
   const text = parseIbnetdiscover(result.stdout);
-  cycle.unparsed(commandLine(result), text.unparsed);
+  cycle.unparsed(result, text.unparsed);
   if (text.nodes.length === 0) {
-    cycle.fail(commandLine(result), 'no node in the output; keeping the previous topology');
+    cycle.fail(item, 'no node in the output; keeping the previous topology');
     return undefined;
   }
+  cycle.covers((other) => other === CACHE_ITEM);
   let cache: TopologyCache | undefined;
   try {
     const bytes = new Uint8Array(await readFile(cacheFile));
@@ -41,9 +53,35 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
   } catch (error) {
     // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
-    cycle.note(cacheFile, `ibnetdiscover cache not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
+    cycle.note(CACHE_ITEM, `not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
   }
-  return { topology: buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)), cache };
+  const gaps = discoveryGaps(text, cache?.parsed);
+  if (gaps.length > 0) cycle.fail(item, `the output is incomplete, cut short or garbled on its way: ${gaps.join('; ')}`);
+  const topology = buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr));
+  return { topology, cache, complete: gaps.length === 0 && text.unparsed.length === 0, item };
+}
+
+/**
+ * What the text of a discovery lacks, as sentences; empty when it is whole. ibnetdiscover prints
+ * no end marker, so what its output must hold is checked instead: each node's record lists its
+ * connected ports, so every cable appears from both ends; and the cache file, written after the
+ * text and checked byte by byte when parsed, holds every node the tool found.
+ */
+export function discoveryGaps(text: IbnetdiscoverTopology, cache: DiscoveryCache | undefined): string[] {
+  const gaps: string[] = [];
+  const cables = new Map(text.ports.map((port) => [fabricPortKey(port.nodeGuid, port.port), fabricPortKey(port.peer.nodeGuid, port.peer.port)]));
+  const described = new Set(text.nodes.map((node) => node.guid));
+  const oneSided = text.ports.filter((port) => cables.get(fabricPortKey(port.peer.nodeGuid, port.peer.port)) !== fabricPortKey(port.nodeGuid, port.port));
+  if (oneSided.length > 0) {
+    const first = oneSided[0]!;
+    const why = described.has(first.peer.nodeGuid) ? 'which does not list it' : 'a node the output never describes';
+    gaps.push(`${oneSided.length === 1 ? 'a cable is' : `${oneSided.length} cables are`} listed from one end only (first: port ${first.port} of ${first.nodeGuid} to port ${first.peer.port} of ${first.peer.nodeGuid}, ${why})`);
+  }
+  const missing = cache?.nodes.filter((node) => !described.has(node.guid)) ?? [];
+  if (missing.length > 0) {
+    gaps.push(`it describes ${described.size} of the ${cache!.nodes.length} nodes of the cache file ibnetdiscover wrote (first missing: ${missing[0]!.guid})`);
+  }
+  return gaps;
 }
 
 /** The topology from ibnetdiscover's text, completed by its cache file when there is one. */

@@ -5,9 +5,9 @@
 // a port without a link, or `"Port not available"`. A port that is down prints no width or speed.
 // The "(Could be …)" hints compare what both ends *support* and are ignored (ibsim claims 12X
 // everywhere); expectations come from what the ends enable.
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../infiniband/link-rate.js';
-import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../infiniband/port-state.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
+import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../model/port-state.js';
 
 export interface LinkinfoPort {
   /** The port's GUID (for a switch, that of its port 0, shared by all its ports). */

@@ -3,8 +3,8 @@
 // node line, then one line per connected port — separated by blank lines. Unconnected ports are
 // not listed (the node line gives the port count). Every line is matched on its own: a line this
 // parser does not understand is returned in `unparsed` and skipped, never fatal.
-import { normaliseGuid } from '../../infiniband/guid.js';
-import type { FabricNodeType } from '../../snapshot/fabric.js';
+import { normaliseGuid } from '../../model/guid.js';
+import type { FabricNodeType } from '../../model/fabric.js';
 
 export interface IbnetdiscoverNode {
   guid: string;

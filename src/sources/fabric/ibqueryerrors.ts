@@ -14,8 +14,8 @@
 // Failed queries go to stderr as `ibwarn: [pid] <function>: <what> query failed on <name>, Lid <L> port <P>`
 // (port 0 for ClassPortInfo, 255 for the all-ports query). The run ends with `## Summary: …`; its
 // absence means the sweep did not finish.
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { parseCounterValue } from '../../infiniband/pma-counters.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { parseCounterValue } from '../../model/pma-counters.js';
 
 export interface SweepValue {
   value: bigint;
@@ -65,6 +65,12 @@ export function parseIbqueryerrors(stdout: string, stderr: string): SweepReading
     const match = PORT.exec(line);
     const guid = match && normaliseGuid(match[1]!);
     if (!match || !guid) {
+      unparsed.push(line);
+      continue;
+    }
+    // A port line is nothing but its `[Name == value]` items: anything else (a line cut or
+    // garbled half-way) would lose counters without a word.
+    if (match[3]!.replace(ITEM, '').trim() !== '') {
       unparsed.push(line);
       continue;
     }

@@ -9,14 +9,21 @@
 // wait on timeouts; such a change also asks for a new discovery). A failed command loses only its own part of the cycle;
 // a switch that does not answer loses only its own counters. Where ibqueryerrors cannot run at all
 // (missing, or failing at once), the counters are read switch by switch with perfquery instead.
+// Ports never vanish: every port of the topology is reported each cycle, its state unknown (absent)
+// where the scan did not reach it, its cable as discovery last saw it.
+//
+// Neither iblinkinfo nor ibqueryerrors' data lines end with a marker of their own (only the sweep's
+// `## Summary:` does), so a scan cut short or garbled is told by what it must hold: every switch of
+// the topology, every port of each switch it prints, and every switch at the far end of a cable it
+// prints. A scan that lacks any of them fails the cycle.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../infiniband/pma-counters.js';
-import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../snapshot/fabric.js';
-import type { PortCounter } from '../../snapshot/types.js';
-import { commandLine, type CommandResult } from '../command-runner.js';
+import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
+import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import type { PortCounter } from '../../model/host.js';
+import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
-import type { FabricCycle } from './commands.js';
+import { commandItem, type FabricCycle } from './commands.js';
 import { pruneDiscoveryCache } from './discovery-cache.js';
 import { readCountersByNode } from './perfquery-counters.js';
 import { nodesByPortGuid, type TopologyCache } from './discovery.js';
@@ -86,7 +93,9 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
       const key = fabricPortKey(node.guid, port);
       const portCounters = counters.get(key) ?? [];
       const state = scan?.ports.get(key);
-      if (!state && portCounters.length === 0) continue;
+      const discovered = topology.ports.get(key);
+      // A CA's ports that discovery did not reach (no cable) are not ports of the fabric.
+      if (!state && portCounters.length === 0 && !discovered) continue;
       ports.set(key, {
         nodeGuid: node.guid,
         port,
@@ -94,7 +103,8 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
         physicalState: state?.physicalState,
         width: state?.width,
         speed: state?.speed,
-        peer: state?.peer,
+        // Not scanned this cycle: the cable as discovery last saw it.
+        peer: state ? state.peer : discovered?.peer,
         counters: portCounters,
       });
     }
@@ -114,9 +124,9 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
   const result = await cycle.run('iblinkinfo', ['--line', ...(options.hcaPorts ? [] : ['--switches-only'])]);
   if (!result) return undefined;
   const parsed = parseIblinkinfo(result.stdout);
-  cycle.unparsed(commandLine(result), parsed.unparsed);
+  cycle.unparsed(result, parsed.unparsed);
   if (parsed.ports.length === 0) {
-    cycle.fail(commandLine(result), 'no port in the output');
+    cycle.fail(commandItem(result), 'no port in the output');
     return undefined;
   }
   const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false };
@@ -156,9 +166,55 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
       peer,
     });
   }
-  const missing = [...options.topology.nodes.values()].some((node) => node.type === 'switch' && !scan.nodes.has(node.guid));
-  if (missing) scan.stale = true;
+  const gaps = scanGaps(parsed.ports, options, nodeOfPort);
+  if (gaps.cutShort.length > 0) {
+    cycle.fail(commandItem(result), `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`);
+  } else if (gaps.missingSwitches.length > 0) {
+    // Consistent but without some switches: they left the fabric (their cables are down at the
+    // other ends) or were renumbered; a new discovery says which. Their ports' states are unknown meanwhile.
+    scan.stale = true;
+    const [first] = gaps.missingSwitches;
+    cycle.fail(commandItem(result), `the scan did not reach ${gaps.missingSwitches.length === 1 ? 'a switch' : `${gaps.missingSwitches.length} switches`} of the topology (first: ${first!.guid} "${first!.description}"): their ports are reported without a state until a new discovery`);
+  }
   return scan;
+}
+
+export interface ScanGaps {
+  /** Why the output cannot be the whole scan (empty when it can). */
+  cutShort: string[];
+  /** Switches this instance reports that the scan did not print. */
+  missingSwitches: FabricNode[];
+}
+
+/**
+ * What a scan's output lacks, against the topology. libibnetdisc queries every port of each switch
+ * it reaches, so a printed switch lists all its ports, and every switch at the far end of a printed
+ * cable (every node, with CA ports) is printed too; a scan that breaks either was cut short or
+ * garbled on its way. A switch this instance reports that the scan did not print is missing: with
+ * such a break, because of it; without, it left the fabric or was renumbered.
+ */
+export function scanGaps(printed: readonly LinkinfoPort[], options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>, nodeOfPort: ReadonlyMap<string, string> = nodesByPortGuid(options.topology)): ScanGaps {
+  const { topology } = options;
+  const printedPorts = new Map<string, Set<number>>();
+  for (const port of printed) {
+    const guid = nodeOfPort.get(port.portGuid);
+    if (guid === undefined || !topology.nodes.has(guid)) continue;
+    let ports = printedPorts.get(guid);
+    if (!ports) printedPorts.set(guid, (ports = new Set()));
+    ports.add(port.port);
+  }
+  const cutShort: string[] = [];
+  const printedTypes = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
+  const beyond = new Set<string>();
+  for (const port of printed) {
+    const peer = port.peer && topology.nodes.get(nodeOfPort.get(port.peer.portGuid) ?? '');
+    if (peer && printedTypes.has(peer.type) && !printedPorts.has(peer.guid)) beyond.add(peer.guid);
+  }
+  if (beyond.size > 0) cutShort.push(`cables lead to ${beyond.size === 1 ? 'a node' : `${beyond.size} nodes`} it does not print (first: ${[...beyond][0]})`);
+  const short = [...printedPorts].map(([guid]) => topology.nodes.get(guid)!).filter((node) => node.type === 'switch' && printedPorts.get(node.guid)!.size < node.portCount);
+  if (short.length > 0) cutShort.push(`${short.length === 1 ? 'a switch is printed without all its ports' : `${short.length} switches are printed without all their ports`} (first: ${short[0]!.guid} "${short[0]!.description}")`);
+  const missingSwitches = [...topology.nodes.values()].filter((node) => node.type === 'switch' && options.covers(node) && !printedPorts.has(node.guid));
+  return { cutShort, missingSwitches };
 }
 
 /** `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be swept. */
@@ -188,6 +244,9 @@ async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: r
   if (errors === 'unusable' || traffic === 'unusable') return undefined;
 
   const failed = failedQueries(cycle, options.topology, [errors, traffic]);
+  // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
+  const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
+  if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
   const errorValues = valuesByPort(errors, nodeOfPort);
   const trafficValues = valuesByPort(traffic, nodeOfPort);
   const counters = new Map<string, PortCounter[]>();
@@ -217,12 +276,12 @@ async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading |
   const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep);
   if (!ok) {
     if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
-    cycle.fail(commandLine(result), 'the sweep did not finish');
+    cycle.fail(commandItem(result), 'the sweep did not finish');
     return undefined;
   }
   const parsed = parseIbqueryerrors(result.stdout, result.stderr);
-  cycle.unparsed(commandLine(result), parsed.unparsed);
-  if (!parsed.complete) cycle.fail(commandLine(result), 'output ends before its summary: the sweep did not finish');
+  cycle.unparsed(result, parsed.unparsed);
+  if (!parsed.complete) cycle.fail(commandItem(result), 'output ends before its summary: the sweep did not finish');
   return parsed;
 }
 
@@ -237,7 +296,7 @@ function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: rea
   const failed = new Set<string>();
   for (const reading of sweeps) {
     for (const failure of reading?.failures ?? []) {
-      cycle.note(`ibqueryerrors Lid ${failure.lid} port ${failure.port}`, failure.message);
+      cycle.note(queryItem(failure.lid, failure.port), failure.message);
       const target = byLid.get(failure.lid);
       if (!target) continue;
       const whole = target.port === 0 && (failure.port === 0 || failure.port === 255);
@@ -285,4 +344,22 @@ function trafficCounters(values: ReadonlyMap<string, SweepValue>): PortCounter[]
     if (printed !== undefined) counters.push(exportCounter(counter, printed.value, extended ? 64 : counter.bits));
   }
   return counters;
+}
+
+/** The item of one failed query of a sweep (the sweep names it by LID and port on its stderr). */
+function queryItem(lid: number, port: number): string {
+  return `ibqueryerrors Lid ${lid} port ${port}`;
+}
+
+/** The LID of a `queryItem`, else undefined. */
+function queriedLid(item: string): number | undefined {
+  const match = /^ibqueryerrors Lid (\d+) port \d+$/.exec(item);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The LIDs of a CA's or router's ports (each port has its own). */
+function portLids(topology: FabricTopology, node: FabricNode): (number | undefined)[] {
+  const lids: (number | undefined)[] = [];
+  for (let port = 1; port <= node.portCount; port++) lids.push(topology.ports.get(fabricPortKey(node.guid, port))?.lid);
+  return lids;
 }

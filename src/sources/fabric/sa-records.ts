@@ -3,10 +3,19 @@
 // DISCOVERING for an SM that has long been STANDBY), and every multicast group (saquery -g) with
 // its member count (saquery -m). The SA is the master SM: while no master answers, these fail and
 // this cycle reports no records.
-import type { FabricSubnetManager, MulticastGroup } from '../../snapshot/fabric.js';
-import { commandLine } from '../command-runner.js';
+//
+// saquery prints no end marker: records are checked instead. A record that lacks a field saquery
+// always prints, or a line outside any record, fails the cycle (cut short or garbled). Lists whose
+// length is a fact the alerts count are not served incomplete: the SM records (one SM fewer is a
+// subnet without standby) and the member counts. An answer without any SMInfoRecord is incomplete
+// too (the master lists itself), and so is one without any multicast group where the last
+// complete cycle had some (opensm keeps the IPoIB broadcast group of every partition it serves).
+// An SM of the last complete cycle that the SA no longer lists is asked itself: one that answers
+// was left out of output cut between two records; it stays on the list and the cycle fails.
+import type { SubnetManagerInfo } from '../../model/host.js';
+import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../diag/sminfo.js';
-import type { FabricCycle } from './commands.js';
+import { commandItem, type FabricCycle } from './commands.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from './saquery.js';
 
 export interface SubnetAdministration {
@@ -14,32 +23,65 @@ export interface SubnetAdministration {
   multicastGroups: MulticastGroup[];
 }
 
-export async function readSubnetAdministration(cycle: FabricCycle): Promise<SubnetAdministration> {
-  const [subnetManagers, multicastGroups] = await Promise.all([readSubnetManagers(cycle), readMulticastGroups(cycle)]);
+/** What the last SA cycle that succeeded read (nothing before the first). */
+export interface SubnetAdministrationBefore {
+  subnetManagers: readonly FabricSubnetManager[];
+  multicastGroups: number;
+}
+
+const NOTHING_BEFORE: SubnetAdministrationBefore = { subnetManagers: [], multicastGroups: 0 };
+
+export async function readSubnetAdministration(cycle: FabricCycle, before = NOTHING_BEFORE): Promise<SubnetAdministration> {
+  const [subnetManagers, multicastGroups] = await Promise.all([readSubnetManagers(cycle, before.subnetManagers), readMulticastGroups(cycle, before.multicastGroups)]);
   return { subnetManagers, multicastGroups };
 }
 
-async function readSubnetManagers(cycle: FabricCycle): Promise<FabricSubnetManager[]> {
+async function readSubnetManagers(cycle: FabricCycle, before: readonly FabricSubnetManager[]): Promise<FabricSubnetManager[]> {
   const result = await cycle.run('saquery', ['SMIR']);
   if (!result) return [];
   const { subnetManagers, unparsed } = parseSmInfoRecords(result.stdout);
-  cycle.unparsed(commandLine(result), unparsed);
-  return Promise.all(subnetManagers.map(async (record) => {
+  cycle.unparsed(result, unparsed);
+  if (unparsed.length > 0) return [];
+  if (subnetManagers.length === 0) {
+    cycle.fail(commandItem(result), 'no SMInfoRecord in the output, where the master always lists itself: the output is incomplete');
+    return [];
+  }
+  const listed = await Promise.all(subnetManagers.map(async (record) => {
     // An SM that does not answer keeps the SA's record: it is listed, its state is the SA's.
-    const own = await cycle.run('sminfo', [String(record.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
-    const info = own?.exitCode === 0 ? parseSminfo(own.stdout) : undefined;
-    if (own?.exitCode === 0 && !info) cycle.unparsed(commandLine(own), [own.stdout.trim().split('\n')[0] ?? '']);
-    if (!info || info.guid !== record.guid) return record;
-    return { ...record, priority: info.priority, state: info.state, activityCount: info.activityCount };
+    const own = await askSubnetManager(cycle, record);
+    return own ? { ...record, ...own } : record;
   }));
+  const unlisted = before.filter((sm) => !subnetManagers.some((record) => record.guid === sm.guid));
+  const answering = await Promise.all(unlisted.map(async (sm) => {
+    const own = await askSubnetManager(cycle, sm);
+    return own && { ...sm, ...own };
+  }));
+  for (const sm of answering) {
+    if (sm) cycle.fail(commandItem(result), `the subnet manager ${sm.guid} (LID ${sm.lid}) is not in the output but answers as ${sm.state ?? 'a subnet manager'}: the output is incomplete`);
+  }
+  return [...listed, ...answering.filter((sm) => sm !== undefined)];
 }
 
-async function readMulticastGroups(cycle: FabricCycle): Promise<MulticastGroup[]> {
+/** What the SM at `sm.lid` says of itself, when it answers there under its GUID. */
+async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager, 'guid' | 'lid'>): Promise<Pick<SubnetManagerInfo, 'priority' | 'state' | 'activityCount'> | undefined> {
+  const own = await cycle.run('sminfo', [String(sm.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
+  if (own?.exitCode !== 0) return undefined;
+  const info = parseSminfo(own.stdout);
+  if (!info) cycle.unparsed(own, [own.stdout.trim().split('\n')[0] ?? '']);
+  if (!info || info.guid !== sm.guid) return undefined;
+  return { priority: info.priority, state: info.state, activityCount: info.activityCount };
+}
+
+async function readMulticastGroups(cycle: FabricCycle, groupsBefore: number): Promise<MulticastGroup[]> {
   const [groupsResult, membersResult] = await Promise.all([cycle.run('saquery', ['-g']), cycle.run('saquery', ['-m'])]);
   if (!groupsResult) return [];
   const { groups, unparsed } = parseMulticastGroups(groupsResult.stdout);
-  cycle.unparsed(commandLine(groupsResult), unparsed);
+  cycle.unparsed(groupsResult, unparsed);
+  if (groups.length === 0 && unparsed.length === 0 && groupsBefore > 0) {
+    cycle.fail(commandItem(groupsResult), `no multicast group in the output, where the last cycle read ${groupsBefore}: the output is incomplete`);
+  }
   const members = membersResult ? parseMemberCounts(membersResult.stdout) : undefined;
-  if (members && membersResult) cycle.unparsed(commandLine(membersResult), members.unparsed);
-  return groups.map((group) => ({ ...group, members: members ? (members.members.get(group.mgid) ?? 0) : undefined }));
+  if (members && membersResult) cycle.unparsed(membersResult, members.unparsed);
+  const counted = members && members.unparsed.length === 0 ? members.members : undefined;
+  return groups.map((group) => ({ ...group, members: counted ? (counted.get(group.mgid) ?? 0) : undefined }));
 }

@@ -3,10 +3,10 @@
 //   saquery SMIR   SMInfoRecord: LID, GUID, ActCount, Priority, SMState of every SM the master knows
 //   saquery -g     MCMemberRecord group dump: MGID, Mlid, Mtu, pkey, Rate, SL of every multicast group
 //   saquery -m     MCMemberRecord member dump: MGID, PortGid, … of every membership
-import { normaliseGuid } from '../../infiniband/guid.js';
-import { saMtuBytes, saRateGbps } from '../../infiniband/subnet-administration.js';
-import { SUBNET_MANAGER_STATES } from '../../snapshot/types.js';
-import type { FabricSubnetManager, MulticastGroup } from '../../snapshot/fabric.js';
+import { normaliseGuid } from '../../model/guid.js';
+import { saMtuBytes, saRateGbps } from '../../model/subnet-administration.js';
+import { SUBNET_MANAGER_STATES } from '../../model/host.js';
+import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 
 interface Records {
   records: Map<string, string>[];
@@ -83,15 +83,16 @@ export function parseMulticastGroups(stdout: string): MulticastGroups {
     const pkey = integer(record.get('pkey'));
     const mtu = integer(record.get('Mtu'));
     const rate = integer(record.get('Rate'));
-    if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff) {
+    // saquery prints every field of a record: one without its MTU or rate was cut short.
+    if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff || mtu === undefined || rate === undefined) {
       unparsed.push(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }
     groups.push({
       mgid: mgid.toLowerCase(),
       pkey: `0x${pkey.toString(16).padStart(4, '0')}`,
-      mtuBytes: mtu === undefined ? undefined : saMtuBytes(mtu),
-      rateGbps: rate === undefined ? undefined : saRateGbps(rate),
+      mtuBytes: saMtuBytes(mtu),
+      rateGbps: saRateGbps(rate),
       members: undefined,
     });
   }

@@ -1,0 +1,41 @@
+// The registry: every collector, in the order of the exposition and of the reports. Adding a
+// collector is one module under src/collectors/ and one line here (docs/architecture.md).
+// Everything else is derived from the list: the flags and the config file's schema, the
+// collector metrics, the schedules, `check`'s cycle and its "Not checked" list.
+import type { Flag, Section } from '../config/flags.js';
+import type { Collector } from './collector.js';
+import { FABRIC_DISCOVERY } from './fabric-discovery.js';
+import { FABRIC_PORTS } from './fabric-ports.js';
+import { FABRIC_SA } from './fabric-sa.js';
+import { IPOIB } from './ipoib.js';
+import { MODULE } from './module.js';
+import { PCIE } from './pcie.js';
+import { PERFQUERY } from './perfquery.js';
+import { SMINFO } from './sminfo.js';
+import { SMPQUERY } from './smpquery.js';
+import { SYSFS } from './sysfs.js';
+import { TSO } from './tso.js';
+
+export const COLLECTORS: readonly Collector[] = [
+  SYSFS,
+  IPOIB,
+  TSO,
+  PCIE,
+  MODULE,
+  SMPQUERY,
+  SMINFO,
+  PERFQUERY,
+  FABRIC_DISCOVERY,
+  FABRIC_PORTS,
+  FABRIC_SA,
+];
+
+/** The flags of `collectors`, each once, in the order they first appear. */
+export function collectorFlags(collectors: readonly Collector[]): Flag<unknown>[] {
+  return [...new Set(collectors.flatMap((collector) => [...(collector.enabledBy ? [collector.enabledBy] : []), ...collector.flags]))];
+}
+
+/** The config file's sections without flags, each once. */
+export function collectorSections(collectors: readonly Collector[]): Section<unknown>[] {
+  return [...new Set(collectors.flatMap((collector) => collector.sections ?? []))];
+}

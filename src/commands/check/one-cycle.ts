@@ -1,0 +1,48 @@
+// One collection cycle for `check`, as the server runs it with the same settings: every cycle of
+// the enabled collectors once, each after the cycle it follows (the host reading, then the diag
+// tools over the ports it found; a fabric discovery, then one ports cycle beside one SA cycle),
+// each within the deadline of a single run.
+import type { Logger } from 'pino';
+import type { Settings } from '../../config/flags.js';
+import type { Collector } from '../../collectors/collector.js';
+import { Collectors } from '../../collectors/collectors.js';
+import type { Snapshot } from '../../model/snapshot.js';
+import type { CommandRunner } from '../../sources/command-runner.js';
+
+export interface CheckCycle {
+  snapshot: Snapshot;
+  /** What could not be checked and why, for the person reading the report. */
+  notChecked: string[];
+}
+
+export type ToolRunners = Readonly<Record<string, CommandRunner<string> | 'not-installed' | undefined>>;
+
+export async function collectOnce(settings: Settings, logger: Logger, collectors: readonly Collector[], runners: ToolRunners = {}): Promise<CheckCycle> {
+  const program = new Collectors(collectors, { settings, logger, mode: 'check', runners });
+  try {
+    await program.setUp();
+    const snapshot = await program.runOnce();
+    return { snapshot, notChecked: notChecked(program) };
+  } finally {
+    // Removes what the collectors keep between cycles (the discovery cache files).
+    await program.stop();
+  }
+}
+
+/**
+ * What was not checked: the collectors whose switch is off, and those that could not run here,
+ * one line per reason (the three diag collectors share theirs).
+ */
+function notChecked(program: Collectors): string[] {
+  const reasons = new Map<string, string[]>();
+  for (const collector of program.registry) {
+    const disabled = program.disabled.some((entry) => entry.collector === collector);
+    const enrolment = program.enrolments.find((entry) => entry.collector === collector);
+    // Fabric mode is off on most hosts by design: not a gap in the host's check.
+    const reason = disabled ? (collector.scope === 'host' ? `the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off` : undefined) : enrolment && 'off' in enrolment ? enrolment.off : undefined;
+    if (reason === undefined) continue;
+    const checks = reasons.get(reason) ?? [];
+    if (!checks.includes(collector.checks)) reasons.set(reason, [...checks, collector.checks]);
+  }
+  return [...reasons].map(([reason, checks]) => `${checks.join(', ')}: ${reason}`);
+}

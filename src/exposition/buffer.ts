@@ -1,0 +1,57 @@
+// The exposition text format's writing: escaping as prom-client does it, and a buffer the text of
+// a part is written into (each collector's families, the exporter's own).
+import type { MetricSpec } from './metric-spec.js';
+
+/** Backslash and newline escaped, as in HELP texts. */
+export const escapeHelp = (text: string): string => (/[\\\n]/.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : text);
+/** Backslash, newline and double quote escaped, as in label values. */
+export const escapeLabelValue = (text: string): string => (/[\\\n"]/.test(text) ? escapeHelp(text).replace(/"/g, '\\"') : text);
+
+/**
+ * Exposition bytes written straight into one buffer: fabric mode's ports part is 16 MiB at 1 900
+ * nodes, and going through a string per line, then chunks, then one string of the whole allocated
+ * about 100 MiB per render and kept a 16 MiB string alive beside the bytes. A part sized from its
+ * previous render is normally allocated once; one kept and reset for every render (the host
+ * part's) is allocated once for the life of the process.
+ */
+export class ExpositionBuffer {
+  private bytes: Buffer;
+  private used = 0;
+  private families = 0;
+
+  constructor(sizeHint = 0) {
+    // Above Buffer.poolSize / 2: a buffer of its own, not a slice of the shared pool that would keep it.
+    this.bytes = Buffer.allocUnsafe(Math.max(8192, sizeHint));
+  }
+
+  write(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.used + text.length * 3 > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.used + text.length * 3));
+      this.bytes.copy(grown, 0, 0, this.used);
+      this.bytes = grown;
+    }
+    this.used += this.bytes.write(text, this.used);
+  }
+
+  /** Empty again, keeping its bytes for the next text. */
+  reset(): void {
+    this.used = 0;
+    this.families = 0;
+  }
+
+  /** The bytes written so far, not copied: valid until the next write after reset(). */
+  view(): Buffer {
+    return this.bytes.subarray(0, this.used);
+  }
+
+  /** A family's HELP and TYPE lines, after a blank line unless it is the part's first (as prom-client writes them). */
+  header(spec: MetricSpec): void {
+    this.write(`${this.families++ === 0 ? '' : '\n'}# HELP ${spec.name} ${escapeHelp(spec.help)}\n# TYPE ${spec.name} ${spec.type}\n`);
+  }
+
+  /** The bytes written; copied to their size when the buffer turned out much larger (a first render). */
+  finish(): Buffer {
+    return this.used < 0.9 * this.bytes.length ? Buffer.from(this.bytes.subarray(0, this.used)) : this.bytes.subarray(0, this.used);
+  }
+}

@@ -1,0 +1,88 @@
+// The cable in a port: its module's identity, its digital diagnostics (temperature, supply voltage,
+// per-lane receive and transmit power and laser bias) with the thresholds the module stores in its
+// own EEPROM, and the physical-layer error rates and link-down reason the adapter's firmware keeps,
+// as mstlink (mstflint) or NVIDIA's mlxlink read them. Plain data and pure judgments: the parsers
+// are in sources/module/, the reader in sources/module.ts.
+
+/** What a module measures; each has a metric of its own and thresholds in `_threshold{measure}`. */
+export const MODULE_MEASURES = ['temperature', 'voltage', 'rx_power', 'tx_power', 'tx_bias'] as const;
+export type ModuleMeasure = (typeof MODULE_MEASURES)[number];
+
+/**
+ * Threshold levels as SFF-8636/CMIS name them. `mstlink -m` prints one pair per measure, the
+ * module's alarm thresholds (the PDDR module-info page calls them "Alarm high/low ... threshold"):
+ * `high_alarm` and `low_alarm`. Warning levels appear where a tool reports them.
+ */
+export const THRESHOLD_LEVELS = ['high_alarm', 'high_warning', 'low_warning', 'low_alarm'] as const;
+export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
+
+export type ModuleThresholds = Partial<Record<ModuleMeasure, Partial<Record<ThresholdLevel, number>>>>;
+
+/** Units of the exported values: temperature °C, voltage V, power dBm, bias A. */
+export interface ModuleIdentity {
+  /** SFF-8024 identifier as the tool names it: QSFP28, QSFP-DD, OSFP, SFP28. */
+  identifier: string | undefined;
+  vendor: string | undefined;
+  partNumber: string | undefined;
+  serial: string | undefined;
+  /** "Passive copper cable", "Optical Module (separated)", "Active copper cable", … */
+  cableType: string | undefined;
+  /** Length in metres for cables, reach for transceivers ("Transfer Distance [m]"). */
+  lengthMeters: number | undefined;
+}
+
+export const PHY_BER_KINDS = ['raw', 'effective', 'symbol'] as const;
+/**
+ * `raw`: before forward error correction ("Raw Physical BER"); `effective`: after it ("Effective
+ * Physical BER"); `symbol`: after FEC and the link layer's own check, InfiniBand only ("Symbol
+ * BER"), the rate of the errors the PMA SymbolErrorCounter counts.
+ */
+export type PhyBerKind = (typeof PHY_BER_KINDS)[number];
+
+export interface ModuleReading {
+  device: string;
+  port: number;
+  /** Undefined for an empty cage: nothing is plugged in. */
+  identity: ModuleIdentity | undefined;
+  /** Measurements the module reports; absent ones (copper, no diagnostics) are undefined or empty. */
+  temperatureCelsius: number | undefined;
+  voltageVolts: number | undefined;
+  /** Per lane, lane 1 first. */
+  rxPowerDbm: readonly number[];
+  txPowerDbm: readonly number[];
+  txBiasAmperes: readonly number[];
+  thresholds: ModuleThresholds;
+  /** Where the tool reported them (link up). */
+  ber: Partial<Record<PhyBerKind, number>>;
+  /** Errors and the minutes since the physical counters were last cleared, for a BER since then. */
+  symbolErrors: number | undefined;
+  minutesSinceClear: number | undefined;
+  /** The firmware's troubleshooting status when it is not 0 ("No issue was observed"). */
+  linkDownReason: { opcode: number; reason: string } | undefined;
+}
+
+/** The threshold to judge `measure` against on its high (or low) side: the warning level, else the alarm level. */
+export function judgingThreshold(thresholds: ModuleThresholds, measure: ModuleMeasure, side: 'high' | 'low'): { level: ThresholdLevel; value: number } | undefined {
+  const levels = thresholds[measure];
+  if (!levels) return undefined;
+  for (const level of side === 'high' ? (['high_warning', 'high_alarm'] as const) : (['low_warning', 'low_alarm'] as const)) {
+    const value = levels[level];
+    if (value !== undefined) return { level, value };
+  }
+  return undefined;
+}
+
+/** The module is at or above its own high-temperature threshold (as InfiniBandModuleTemperatureHigh judges it). */
+export function moduleTooHot(reading: ModuleReading): { celsius: number; threshold: { level: ThresholdLevel; value: number } } | undefined {
+  const threshold = judgingThreshold(reading.thresholds, 'temperature', 'high');
+  const celsius = reading.temperatureCelsius;
+  return celsius !== undefined && threshold && celsius >= threshold.value ? { celsius, threshold } : undefined;
+}
+
+/** Lanes (1-based) receiving at or below the module's own low receive-power threshold (as InfiniBandModuleOpticalPowerLow). */
+export function lanesWithLowRxPower(reading: ModuleReading): { lanes: { lane: number; dbm: number }[]; threshold: { level: ThresholdLevel; value: number } } | undefined {
+  const threshold = judgingThreshold(reading.thresholds, 'rx_power', 'low');
+  if (!threshold) return undefined;
+  const lanes = reading.rxPowerDbm.map((dbm, i) => ({ lane: i + 1, dbm })).filter(({ dbm }) => dbm <= threshold.value);
+  return lanes.length > 0 ? { lanes, threshold } : undefined;
+}

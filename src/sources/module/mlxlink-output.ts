@@ -1,0 +1,173 @@
+// What `mstlink` (mstflint) and NVIDIA's `mlxlink` print for one port with `-m -c`: sections of
+// "Key : value" records, as text (a title, a line of dashes, padded keys) or, with `--json`, as
+// {"result": {"output": {"<section>": {"<key>": "<value>" | {"values": [...]}}}}, "status": …}
+// (mlxlink/modules/printutil/mlxlink_cmd_print.cpp: the same keys and value strings, per-lane
+// values split into arrays). Both become the same sections, read by one interpretation. Pure
+// functions, table-tested on recorded outputs (test/fixtures/module/).
+import type { ModuleIdentity, ModuleReading, ModuleThresholds, PhyBerKind } from '../../model/optical-module.js';
+
+/** Section title → key → value, as the tool printed them (per-lane values joined with commas). */
+export type MlxlinkSections = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+const ANSI_ESCAPE = /\x1b\[[0-9;]*m/g;
+
+/** Parse the text output. Lines that are neither a section title nor a record are skipped. */
+export function parseMlxlinkText(stdout: string): MlxlinkSections {
+  const sections = new Map<string, Map<string, string>>();
+  const lines = stdout.replace(ANSI_ESCAPE, '').split('\n');
+  let current: Map<string, string> | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trimEnd();
+    const next = lines[i + 1]?.trim() ?? '';
+    if (line.trim() !== '' && !line.includes(':') && /^-{3,}$/.test(next)) {
+      current = new Map();
+      sections.set(line.trim(), current);
+      i++;
+      continue;
+    }
+    const record = /^\s*([^:]*?\S)\s*:\s?(.*)$/.exec(line);
+    if (record && current) current.set(record[1]!, record[2]!.trim());
+  }
+  return sections;
+}
+
+export interface MlxlinkJson {
+  sections: MlxlinkSections;
+  /** `status` of the document: code 0 and "OK" when the tool succeeded. */
+  status: { code: number | undefined; message: string | undefined };
+}
+
+/**
+ * Parse `--json` output: undefined when stdout holds no JSON document with a `result` (an older
+ * tool without --json, or a failure, which prints its error on stderr). Text before the document
+ * (colour codes, notes) is skipped.
+ */
+export function parseMlxlinkJson(stdout: string): MlxlinkJson | undefined {
+  const start = stdout.indexOf('{');
+  const end = stdout.lastIndexOf('}');
+  if (start < 0 || end < start) return undefined;
+  let document: unknown;
+  try {
+    document = JSON.parse(stdout.slice(start, end + 1));
+  } catch {
+    return undefined;
+  }
+  if (!isObject(document) || !isObject(document.result)) return undefined;
+  const sections = new Map<string, Map<string, string>>();
+  const output = isObject(document.result.output) ? document.result.output : {};
+  for (const [title, records] of Object.entries(output)) {
+    if (!isObject(records)) continue;
+    const section = new Map<string, string>();
+    for (const [key, value] of Object.entries(records)) {
+      if (typeof value === 'string') section.set(key, value.trim());
+      else if (isObject(value) && Array.isArray(value.values)) section.set(key, value.values.map(String).join(','));
+    }
+    sections.set(title, section);
+  }
+  const status = isObject(document.status) ? document.status : {};
+  return {
+    sections,
+    status: { code: typeof status.code === 'number' ? status.code : undefined, message: typeof status.message === 'string' ? status.message : undefined },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const NOT_AVAILABLE = 'N/A';
+
+/** A measurement as mlxlink prints it: "54 [-5..75]", "8.380,8.380,8.380,8.380 [2..15]", "N/A". */
+export interface Measurement {
+  values: number[];
+  /** The module's thresholds printed in brackets: its alarm thresholds (see optical-module.ts). */
+  low: number | undefined;
+  high: number | undefined;
+}
+
+/**
+ * Parse a measurement. Undefined for "N/A" and for what a module without the sensor reports: every
+ * value 0 and the range [0..0] (a passive copper cable's "0,0,0,0 [0..0]").
+ */
+export function parseMeasurement(text: string | undefined): Measurement | undefined {
+  if (text === undefined) return undefined;
+  const match = /^\s*([-+0-9.eE,\s]+?)\s*(?:\[\s*([-+0-9.eE]+)\s*\.\.\s*([-+0-9.eE]+)\s*\])?\s*$/.exec(text);
+  if (!match) return undefined;
+  const values = match[1]!.split(',').map((part) => Number(part.trim()));
+  if (values.length === 0 || values.some((value) => !Number.isFinite(value))) return undefined;
+  const low = match[2] === undefined ? undefined : Number(match[2]);
+  const high = match[3] === undefined ? undefined : Number(match[3]);
+  const noRange = low === undefined || high === undefined || !Number.isFinite(low) || !Number.isFinite(high) || (low === 0 && high === 0);
+  if (noRange && values.every((value) => value === 0)) return undefined;
+  return { values, low: noRange ? undefined : low, high: noRange ? undefined : high };
+}
+
+const text = (value: string | undefined): string | undefined => (value === undefined || value === '' || value === NOT_AVAILABLE ? undefined : value);
+
+function number(value: string | undefined): number | undefined {
+  const known = text(value);
+  if (known === undefined) return undefined;
+  const parsed = Number(known);
+  return Number.isFinite(parsed) ? parsed : undefined;
+}
+
+/** The reading of one port from the tool's sections, without device and port. */
+export type ModuleFacts = Omit<ModuleReading, 'device' | 'port'>;
+
+/** Units of each measure from the tool's: °C, mV → V, dBm, mA → A. */
+const SCALE = { temperature: 1, voltage: 1e-3, rx_power: 1, tx_power: 1, tx_bias: 1e-3 } as const;
+const KEYS = { temperature: 'Temperature [C]', voltage: 'Voltage [mV]', rx_power: 'Rx Power Current [dBm]', tx_power: 'Tx Power Current [dBm]', tx_bias: 'Bias Current [mA]' } as const;
+
+/** Read what the contract exports from the sections of one port's output. */
+export function interpretMlxlink(sections: MlxlinkSections): ModuleFacts {
+  const module = sections.get('Module Info');
+  const counters = sections.get('Physical Counters and BER Info');
+  const trouble = sections.get('Troubleshooting Info');
+
+  const thresholds: ModuleThresholds = {};
+  const measured = {} as Record<keyof typeof KEYS, number[]>;
+  for (const measure of Object.keys(KEYS) as (keyof typeof KEYS)[]) {
+    const measurement = parseMeasurement(module?.get(KEYS[measure]));
+    // A rounding-free scale: 3261.2 mV is 3.2612 V, not 3.2611999999999997.
+    const scale = (value: number): number => (SCALE[measure] === 1 ? value : Number((value * SCALE[measure]).toPrecision(12)));
+    measured[measure] = measurement?.values.map(scale) ?? [];
+    if (measurement?.low !== undefined && measurement.high !== undefined) thresholds[measure] = { low_alarm: scale(measurement.low), high_alarm: scale(measurement.high) };
+  }
+
+  const ber: Partial<Record<PhyBerKind, number>> = {};
+  const berKeys: [PhyBerKind, string][] = [['raw', 'Raw Physical BER'], ['effective', 'Effective Physical BER'], ['symbol', 'Symbol BER']];
+  for (const [kind, key] of berKeys) {
+    const value = number(counters?.get(key));
+    if (value !== undefined) ber[kind] = value;
+  }
+
+  const opcode = number(trouble?.get('Status Opcode'));
+  const reason = text(trouble?.get('Recommendation'));
+  return {
+    identity: identityOf(module),
+    temperatureCelsius: measured.temperature[0],
+    voltageVolts: measured.voltage[0],
+    rxPowerDbm: measured.rx_power,
+    txPowerDbm: measured.tx_power,
+    txBiasAmperes: measured.tx_bias,
+    thresholds,
+    ber,
+    symbolErrors: number(counters?.get('Symbol Errors')),
+    minutesSinceClear: number(counters?.get('Time Since Last Clear [Min]')),
+    linkDownReason: opcode !== undefined && opcode !== 0 ? { opcode, reason: reason ?? `status opcode ${opcode}` } : undefined,
+  };
+}
+
+/** Undefined when nothing is plugged in (every identity field N/A) or the section is missing. */
+function identityOf(module: ReadonlyMap<string, string> | undefined): ModuleIdentity | undefined {
+  if (!module) return undefined;
+  const identity: ModuleIdentity = {
+    identifier: text(module.get('Identifier')),
+    vendor: text(module.get('Vendor Name')),
+    partNumber: text(module.get('Vendor Part Number')),
+    serial: text(module.get('Vendor Serial Number')),
+    cableType: text(module.get('Cable Type')),
+    lengthMeters: number(module.get('Transfer Distance [m]') ?? module.get('Cable Length [m]')),
+  };
+  return identity.identifier === undefined && identity.vendor === undefined && identity.partNumber === undefined && identity.serial === undefined ? undefined : identity;
+}

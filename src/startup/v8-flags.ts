@@ -1,0 +1,82 @@
+// The Node.js and V8 flags of the exporter, chosen in one place:
+//   - NODE_FLAGS: what the launchers pass `node` (npm start, the systemd unit, the Dockerfile, the
+//     release's binary): one V8 platform worker thread instead of one per core (8 threads
+//     instead of 11, fewer context switches). The young generation needs no flag: the exporter
+//     keeps it from growing itself (below), and --max-semi-space-size=1, once here, then measured
+//     the same RSS and about 2 ticks more start-up CPU (docs/benchmarks.md, "Idle cost").
+//   - chooseV8Flags: what the exporter sets for itself at start (set-v8-flags.ts applies them),
+//     given the flags it was started with (a flag the user chose wins) and what it will run.
+//
+// --no-opt --no-sparkplug, on a host: V8's optimizing compiler (TurboFan) is of no use to an
+// exporter that wakes a few times a minute: its work is a few thousand short calls per scrape,
+// which run well enough in V8's baseline tiers, while TurboFan kept compiling them again on its
+// worker threads (a fifth of all CPU in a profile of the idle process) and, while the dependencies
+// load, pages in about 8 MiB of compiler code and data that stay resident. Measured with the flag,
+// on the 8-device benchmark tree: the same CPU or less, 8 MiB less RSS (docs/benchmarks.md).
+// In fabric mode the other way round: a ports cycle parses and renders hundreds of thousands of
+// lines, about 3 times slower in the interpreter (0.39 against 0.13 s a render at 1 918 nodes), so
+// the compilers stay on.
+// --memory-reducer-single-gc: about 8 s after start, when allocation has slowed, V8's memory
+// reducer shrinks the heap with up to three full collections in a row. The first does the work
+// (heap 11 -> 8.6 MiB on the 8-device tree); the other two gave back about 1 MiB for some 25 ms of
+// CPU, a quarter of all the exporter's CPU from its first answer over the next two minutes (15-16
+// against 10-13 ticks of 10 ms, 8 scrapes 15 s apart; RSS 0.6-1 MiB higher; docs/benchmarks.md).
+// --optimize-for-size: V8 lets the old generation grow by at least 8 MiB past what was live at the
+// last full collection before it collects again. Each snapshot lives one collection interval,
+// long enough to be moved there, and then is garbage: about 95 KB a reading on the 8-device tree,
+// so that at a scrape every 15 s RSS rose from 54 to 59 MiB in the first 15 minutes, towards the
+// limit. With the flag V8 grows the heap in steps of 2 MiB: RSS stayed at 54-55 MiB over 30
+// minutes, for 0-9 % more CPU in the runs measured, about 0.2 s an hour at 8 devices: the full
+// collections come more often (docs/benchmarks.md, "Memory over time").
+// --liftoff-only: the one WebAssembly module the exporter runs is bcrypt (hash-wasm, for basic
+// auth's password checks, commands/serve/password-checks.ts). V8's baseline WebAssembly compiler
+// checks a password as fast as TurboFan's tier-up does (51 against 52 ms at cost 10), and without
+// TurboFan the exporter on the demo host kept its RSS after 40 checks (54.6 then 54.3 MiB) where it
+// grew by 5.1 MiB (docs/benchmarks.md, "A flood of wrong passwords"). A user who says anything about
+// Liftoff or WebAssembly tiering keeps their choice.
+
+export const NODE_FLAGS = ['--v8-pool-size=1'];
+
+/** What the exporter is about to run, as far as the flags depend on it. */
+export interface Program {
+  /** Fabric mode (--collector.fabric, or fabric.enabled in the config file). */
+  fabric: boolean;
+}
+
+/** The V8 flags to set, in order, for a process started with `given` (command line and NODE_OPTIONS). */
+export function chooseV8Flags(given: readonly string[], program: Program = { fabric: false }): string[] {
+  const flags: string[] = [];
+  const compilersChosen = given.some((flag) => /^--(no-)?(opt|turbofan|sparkplug)$|^--max-opt\b|^--jitless$/.test(flag));
+  if (!compilersChosen && !program.fabric) flags.push('--no-opt', '--no-sparkplug');
+  flags.push('--semi-space-growth-factor=1');
+  if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push('--memory-reducer-single-gc');
+  if (!given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
+  if (!given.some((flag) => /^--(no-)?(liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)([-_]only)?$/.test(flag))) flags.push('--liftoff-only');
+  return flags;
+}
+
+/**
+ * Whether the exporter's own arguments ask for fabric mode: the last of --collector.fabric,
+ * --collector.fabric=<bool> and --no-collector.fabric, else `fabric.enabled` in the config file
+ * they name (read with `readConfig`; a file that cannot be read or parsed says no: the program
+ * reports it properly a moment later).
+ */
+export function asksForFabricMode(argv: readonly string[], readConfig: (file: string) => unknown): boolean {
+  let switched: boolean | undefined;
+  let config: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--collector.fabric' || arg === '--collector.fabric=true') switched = true;
+    else if (arg === '--no-collector.fabric' || arg === '--collector.fabric=false') switched = false;
+    else if (arg === '--config.file') config = argv[++i];
+    else if (arg.startsWith('--config.file=')) config = arg.slice('--config.file='.length);
+  }
+  if (switched !== undefined) return switched;
+  if (config === undefined) return false;
+  try {
+    const file = readConfig(config) as { fabric?: { enabled?: unknown } } | null;
+    return file?.fabric?.enabled === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,204 @@
+// The cable and optical module of a port: mstlink/mlxlink outputs (test/fixtures/module/, real
+// recordings and two derived from them, see its README) through the parsers, and through a fake
+// mstlink via the real command runner.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../src/model/optical-module.js';
+import { ExecaRunner } from '../../src/sources/command-runner.js';
+import { interpretMlxlink, parseMeasurement, parseMlxlinkJson, parseMlxlinkText } from '../../src/sources/module/mlxlink-output.js';
+import { judgeModuleResult, moduleToolArguments, readModules, type ModuleTool } from '../../src/sources/module.js';
+import { MODULE_FIXTURES, fakeModuleTool, type FakeTool } from '../support/fake-module-tool.js';
+
+const fixture = (name: string): string => readFileSync(path.join(MODULE_FIXTURES, name), 'utf8');
+const NDR_COPPER = 'mlxlink-4.35-cx7-ndr-osfp-passive-copper.txt';
+const BF3_COPPER = 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt';
+const BF3_JSON = 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.json';
+const OPTICAL = 'mlxlink-osfp-optical-excerpt.txt';
+const EMPTY_CAGE = 'derived-empty-cage.txt';
+
+describe('measurements as mlxlink prints them', () => {
+  it.each([
+    ['54 [-5..75]', { values: [54], low: -5, high: 75 }],
+    ['3261.2 [2970..3630]', { values: [3261.2], low: 2970, high: 3630 }],
+    ['1.886,1.989,2.281,1.976 [-10.41..6]', { values: [1.886, 1.989, 2.281, 1.976], low: -10.41, high: 6 }],
+    ['-40,-40 [-13.4..3]', { values: [-40, -40], low: -13.4, high: 3 }],
+    // a sensor without thresholds
+    ['61', { values: [61], low: undefined, high: undefined }],
+    ['0 [0..0]', undefined], // no sensor: a passive copper cable
+    ['0,0,0,0 [0..0]', undefined],
+    ['N/A', undefined],
+    ['', undefined],
+    ['hot [1..2]', undefined],
+  ])('%j', (text, expected) => {
+    expect(parseMeasurement(text)).toEqual(expected);
+  });
+});
+
+describe('mlxlink text and JSON output', () => {
+  it('reads sections and records of the text, colour codes and trailing blanks aside', () => {
+    const sections = parseMlxlinkText(fixture(NDR_COPPER));
+    expect([...sections.keys()]).toEqual(['Operational Info', 'Supported Info', 'Troubleshooting Info', 'Tool Information', 'Module Info']);
+    expect(sections.get('Operational Info')!.get('FEC')).toBe('Ethernet_Consortium_LL_50G_RS_FEC_PLR -(272,257+1)');
+    expect(sections.get('Module Info')!.get('Attenuation (5g,7g,12g,25g)[dB]')).toBe('0,0,0,0');
+    expect(parseMlxlinkText('\x1b[32mModule Info\x1b[0m\n-----------\nVendor Name : \x1b[32mFS\x1b[0m\n').get('Module Info')!.get('Vendor Name')).toBe('FS');
+  });
+
+  it('finds no sections in the tool\'s error output, and no JSON document in it', () => {
+    expect(parseMlxlinkText(fixture('mstlink-4.21-no-device.stdout')).size).toBe(0);
+    expect(parseMlxlinkJson(fixture('mstlink-4.21-no-device.stdout'))).toBeUndefined();
+    expect(parseMlxlinkJson(fixture(BF3_COPPER))).toBeUndefined();
+    expect(parseMlxlinkJson('{"not": "mlxlink"}')).toBeUndefined();
+  });
+
+  it('reads the JSON form to the same sections as the text', () => {
+    const json = parseMlxlinkJson(fixture(BF3_JSON))!;
+    expect(json.status).toEqual({ code: 0, message: 'OK' });
+    const text = parseMlxlinkText(fixture(BF3_COPPER));
+    for (const [title, records] of text) {
+      if (title === 'Supported Info') continue; // the JSON splits "mask (speeds)" into mask and values
+      expect(Object.fromEntries(json.sections.get(title)!), title).toEqual(Object.fromEntries(records));
+    }
+    expect(interpretMlxlink(json.sections)).toEqual(interpretMlxlink(text));
+  });
+});
+
+describe('interpretation of recorded outputs', () => {
+  it('ConnectX-7 NDR over OSFP passive copper: identity, and no diagnostics from its all-zero sensors', () => {
+    expect(interpretMlxlink(parseMlxlinkText(fixture(NDR_COPPER)))).toEqual({
+      identity: { identifier: 'OSFP', vendor: 'FS', partNumber: 'OSFPFL-400G-PC01', serial: 'C2604279049-2', cableType: 'Passive copper cable', lengthMeters: 1 },
+      temperatureCelsius: undefined,
+      voltageVolts: undefined,
+      rxPowerDbm: [],
+      txPowerDbm: [],
+      txBiasAmperes: [],
+      thresholds: {},
+      ber: {},
+      symbolErrors: undefined,
+      minutesSinceClear: undefined,
+      linkDownReason: undefined,
+    });
+  });
+
+  it('BlueField-3 over QSFP28 passive copper: no diagnostics (N/A), the BER and time since the counters were cleared', () => {
+    const facts = interpretMlxlink(parseMlxlinkText(fixture(BF3_COPPER)));
+    expect(facts.identity).toEqual({ identifier: 'QSFP28', vendor: 'FS', partNumber: 'Q28-PC03', serial: 'S2202655321-1', cableType: 'Passive copper cable', lengthMeters: 3 });
+    expect(facts.ber).toEqual({ raw: 15e-255, effective: 15e-255 });
+    expect(facts.minutesSinceClear).toBe(25074.8);
+    expect(facts.temperatureCelsius).toBeUndefined();
+    expect(facts.rxPowerDbm).toEqual([]);
+    expect(facts.linkDownReason).toBeUndefined();
+  });
+
+  it('an OSFP optical transceiver: temperature, voltage in volts, per-lane power and bias in amperes, with its alarm thresholds', () => {
+    const facts = interpretMlxlink(parseMlxlinkText(fixture(OPTICAL)));
+    expect(facts).toMatchObject({
+      identity: { identifier: 'OSFP', vendor: 'CLT', partNumber: 'T-F4GS-BV0', serial: 'CWJH05025502589', cableType: undefined, lengthMeters: undefined },
+      temperatureCelsius: 54,
+      voltageVolts: 3.2612,
+      rxPowerDbm: [1.886, 1.989, 2.281, 1.976],
+      txPowerDbm: [1.562, 1.427, 1.559, 1.761],
+      txBiasAmperes: [0.00838, 0.00838, 0.00838, 0.00838],
+      thresholds: {
+        temperature: { low_alarm: -5, high_alarm: 75 },
+        voltage: { low_alarm: 2.97, high_alarm: 3.63 },
+        tx_bias: { low_alarm: 0.002, high_alarm: 0.015 },
+        rx_power: { low_alarm: -10.41, high_alarm: 6 },
+        tx_power: { low_alarm: -8.508, high_alarm: 5 },
+      },
+    });
+  });
+
+  it('an empty cage: no identity, no diagnostics', () => {
+    const facts = interpretMlxlink(parseMlxlinkText(fixture(EMPTY_CAGE)));
+    expect(facts.identity).toBeUndefined();
+    expect(facts.temperatureCelsius).toBeUndefined();
+    expect(facts.thresholds).toEqual({});
+  });
+
+  it('a link-down reason from a non-zero troubleshooting status', () => {
+    const text = fixture(BF3_COPPER)
+      .replace('Status Opcode                      : 0', 'Status Opcode                      : 23')
+      .replace('Recommendation                     : No issue was observed', 'Recommendation                     : Cable is unplugged');
+    expect(interpretMlxlink(parseMlxlinkText(text)).linkDownReason).toEqual({ opcode: 23, reason: 'Cable is unplugged' });
+  });
+});
+
+const reading = (facts: Partial<ModuleReading>): ModuleReading => ({
+  device: 'mlx5_0', port: 1, identity: undefined, temperatureCelsius: undefined, voltageVolts: undefined, rxPowerDbm: [], txPowerDbm: [], txBiasAmperes: [],
+  thresholds: {}, ber: {}, symbolErrors: undefined, minutesSinceClear: undefined, linkDownReason: undefined, ...facts,
+});
+
+describe('judged at the module\'s own thresholds', () => {
+  it('is too hot at its high warning threshold, else at its alarm threshold, never without one', () => {
+    expect(moduleTooHot(reading({ temperatureCelsius: 72, thresholds: { temperature: { high_warning: 70, high_alarm: 75 } } }))).toEqual({ celsius: 72, threshold: { level: 'high_warning', value: 70 } });
+    expect(moduleTooHot(reading({ temperatureCelsius: 76, thresholds: { temperature: { high_alarm: 75, low_alarm: -5 } } }))).toEqual({ celsius: 76, threshold: { level: 'high_alarm', value: 75 } });
+    expect(moduleTooHot(reading({ temperatureCelsius: 54, thresholds: { temperature: { high_alarm: 75 } } }))).toBeUndefined();
+    expect(moduleTooHot(reading({ temperatureCelsius: 90 }))).toBeUndefined();
+  });
+
+  it('finds the lanes at or below the low receive-power threshold', () => {
+    const optical = interpretMlxlink(parseMlxlinkText(fixture(OPTICAL)));
+    expect(lanesWithLowRxPower(reading(optical))).toBeUndefined();
+    expect(lanesWithLowRxPower(reading({ ...optical, rxPowerDbm: [1.886, -12.5, 2.281, -40] }))).toEqual({
+      lanes: [{ lane: 2, dbm: -12.5 }, { lane: 4, dbm: -40 }], threshold: { level: 'low_alarm', value: -10.41 },
+    });
+    expect(lanesWithLowRxPower(reading({ rxPowerDbm: [-30] }))).toBeUndefined(); // no thresholds
+  });
+});
+
+describe('module source through the real command runner and a fake mstlink', () => {
+  let tool: FakeTool | undefined;
+  afterEach(async () => {
+    await tool?.remove();
+    tool = undefined;
+  });
+  const runner = (file: string, timeoutMs = 10_000) => new ExecaRunner<ModuleTool>({ paths: { mstlink: file, mlxlink: file }, timeoutMs, maxConcurrent: 2 });
+
+  it('reads every port it was given: copper, optical, JSON, an empty cage; a port without a device is one error', async () => {
+    tool = await fakeModuleTool({
+      mlx5_0: { stdout: NDR_COPPER },
+      mlx5_1: { stdout: BF3_JSON },
+      mlx5_2: { stdout: OPTICAL },
+      mlx5_3: { stdout: EMPTY_CAGE },
+    });
+    const targets = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_9'].map((device) => ({ device, port: 1 }));
+    const result = await readModules(runner(tool.path), 'mstlink', targets);
+    expect(result.readings.map((r) => [r.device, r.identity?.partNumber])).toEqual([
+      ['mlx5_0', 'OSFPFL-400G-PC01'], ['mlx5_1', 'Q28-PC03'], ['mlx5_2', 'T-F4GS-BV0'], ['mlx5_3', undefined],
+    ]);
+    expect(result.readings[2]!.temperatureCelsius).toBe(54);
+    expect(result.errors).toEqual([{ item: 'mstlink -d mlx5_9 -p 1 -m -c --json', message: expect.stringContaining('exit code 1') }]);
+    expect(result.errors[0]!.message).toContain('Failed to open device');
+    expect(result).toMatchObject({ timeouts: 0, accessDenied: false });
+    expect((await tool.calls()).sort()).toEqual(targets.map((target) => moduleToolArguments(target).join(' ')).sort());
+  });
+
+  it('says access is denied when the tool runs without root', async () => {
+    tool = await fakeModuleTool({ mlx5_0: { stdout: 'mstlink-4.21-not-root.stdout', stderr: 'mstlink-4.21-not-root.stderr', exitCode: 1 } });
+    const result = await readModules(runner(tool.path), 'mstlink', [{ device: 'mlx5_0', port: 1 }]);
+    expect(result).toMatchObject({ readings: [], accessDenied: true, timeouts: 0 });
+    expect(result.errors[0]!.message).toContain('Permission denied');
+  });
+
+  it('counts a tool that hangs past the time limit, and reads the other ports', async () => {
+    tool = await fakeModuleTool({ mlx5_0: { sleepSeconds: 30, stdout: OPTICAL }, mlx5_1: { stdout: NDR_COPPER } });
+    const result = await readModules(runner(tool.path, 500), 'mstlink', [{ device: 'mlx5_0', port: 1 }, { device: 'mlx5_1', port: 1 }]);
+    expect(result.readings.map((r) => r.device)).toEqual(['mlx5_1']);
+    expect(result).toMatchObject({ timeouts: 1, accessDenied: false });
+    expect(result.errors[0]!.message).toContain('time limit');
+  });
+
+  it('runs mlxlink with the same arguments where NVIDIA\'s MFT is installed', async () => {
+    tool = await fakeModuleTool({ mlx5_0: { stdout: NDR_COPPER } }, 'mlxlink');
+    const result = await readModules(runner(tool.path), 'mlxlink', [{ device: 'mlx5_0', port: 1 }]);
+    expect(result.readings[0]!.identity?.vendor).toBe('FS');
+  });
+
+  it('judges output it cannot read, and a JSON status that is not OK, as errors', () => {
+    const base = { command: 'mstlink' as const, args: ['-d', 'mlx5_0'], outcome: 'exited' as const, exitCode: 0, stderr: '', durationMs: 5 };
+    const target = { device: 'mlx5_0', port: 1 };
+    expect(judgeModuleResult(target, { ...base, stdout: 'Segmentation fault\n' })).toMatchObject({ error: { message: expect.stringContaining('no module or counters section') } });
+    expect(judgeModuleResult(target, { ...base, stdout: '{"result": {"output": {}}, "status": {"code": 1, "message": "Permission denied"}}' })).toMatchObject({ accessDenied: true, error: { message: 'status 1: Permission denied' } });
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { asksForFabricMode, chooseV8Flags } from '../../src/startup/v8-flags.js';
+
+describe('the V8 flags the exporter sets for itself', () => {
+  const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc', '--optimize-for-size', '--liftoff-only'];
+
+  it('turns the compilers off, keeps the young generation small, the memory reducer to one collection, the old generation close to what is live and WebAssembly on its baseline compiler', () => {
+    expect(chooseV8Flags([])).toEqual(ALL);
+    expect(chooseV8Flags(['--max-semi-space-size=1', '--v8-pool-size=1', ''])).toEqual(ALL);
+  });
+
+  it('leaves the compilers to a user who chose', () => {
+    for (const choice of ['--opt', '--no-opt', '--turbofan', '--sparkplug', '--no-sparkplug', '--max-opt=2', '--jitless']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.slice(2));
+    }
+  });
+
+  it('leaves the memory reducer to a user who chose', () => {
+    for (const choice of ['--no-memory-reducer', '--memory-reducer', '--no-memory-reducer-single-gc', '--memory-reducer-for-small-heaps']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== '--memory-reducer-single-gc'));
+    }
+  });
+
+  it('leaves the choice between memory and speed to a user who made it', () => {
+    for (const choice of ['--optimize-for-size', '--no-optimize-for-size', '--optimize_for_size']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== '--optimize-for-size'));
+    }
+  });
+
+  it('leaves WebAssembly\'s compilers to a user who chose', () => {
+    for (const choice of ['--liftoff', '--no-liftoff', '--liftoff-only', '--no-liftoff-only', '--wasm-tier-up', '--no-wasm-dynamic-tiering']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.slice(0, 5));
+    }
+  });
+
+  it('keeps the optimizing compilers for fabric mode, which parses and renders hundreds of thousands of lines a cycle', () => {
+    expect(chooseV8Flags([], { fabric: true })).toEqual(ALL.slice(2));
+    expect(chooseV8Flags(['--no-opt'], { fabric: true })).toEqual(ALL.slice(2));
+  });
+});
+
+describe('whether the arguments ask for fabric mode', () => {
+  const config = (file: string): unknown => ({ 'on.yml': { fabric: { enabled: true } }, 'off.yml': { fabric: { enabled: false } }, 'host.yml': { diag: {} }, 'empty.yml': null })[file];
+  const unreadable = (): unknown => {
+    throw new Error('ENOENT');
+  };
+
+  it.each([
+    [['--collector.fabric'], true],
+    [['check', '--collector.fabric', '--format=json'], true],
+    [['--collector.fabric=true'], true],
+    [['--collector.fabric', '--no-collector.fabric'], false],
+    [['--collector.fabric=false'], false],
+    [[], false],
+    [['--config.file', 'on.yml'], true],
+    [['--config.file=on.yml'], true],
+    [['--config.file', 'on.yml', '--no-collector.fabric'], false],
+    [['--config.file', 'off.yml', '--collector.fabric'], true],
+    [['--config.file', 'off.yml'], false],
+    [['--config.file', 'host.yml'], false],
+    [['--config.file', 'empty.yml'], false],
+  ])('%j: %s', (argv, fabric) => {
+    expect(asksForFabricMode(argv, config)).toBe(fabric);
+  });
+
+  it('says no for a config file that cannot be read (the program says why a moment later)', () => {
+    expect(asksForFabricMode(['--config.file', '/nonexistent.yml'], unreadable)).toBe(false);
+  });
+});
