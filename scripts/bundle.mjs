@@ -117,11 +117,12 @@ function fetchOnce(url, headers) {
   });
 }
 
-/** Starts `node <flags> <dist>/<main> <host>`, scrapes it twice, stops it; resolves at its exit. */
-async function warmUp(dist, main, flags, host) {
+/** Starts `node <flags> <dist>/<main> <args>` in `env`, scrapes it twice, stops it; resolves at its exit. */
+async function warmUp(dist, main, flags, args, env) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...flags, path.join(dist, main), ...host, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], {
+  const child = spawn(process.execPath, [...flags, path.join(dist, main), ...args, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], {
     cwd: path.dirname(dist),
+    env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -143,13 +144,13 @@ async function warmUp(dist, main, flags, host) {
 
 /**
  * Empties `<dist>/code-cache` and runs `<dist>/<main>` once per list of Node.js flags in `starts`
- * (by default none and NODE_FLAGS, as `<dist>/startup/v8-flags.js` has them), so that the bundle
- * loader writes a cache for each. On the demo host when the tree has it beside dist/ (a checkout,
- * the image's build stage, the release build), else a host without devices (an install that copied
- * only what the build needs): the cache then lacks the reading of ports, which the exporter compiles
- * as it goes.
+ * (by default none and NODE_FLAGS, as `<dist>/startup/v8-flags.js` has them), with the exporter's
+ * arguments `args` and the environment `env`, so that the bundle loader writes a cache for each. On
+ * the demo host when the tree has it beside dist/ (a checkout, the image's build stage, the release
+ * build), else a host without devices (an install that copied only what the build needs): the cache
+ * then lacks the reading of ports, which the exporter compiles as it goes.
  */
-export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', starts } = {}) {
+export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', starts, args = [], env = process.env } = {}) {
   starts ??= [[], (await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href)).NODE_FLAGS];
   const caches = path.join(dist, 'code-cache');
   rmSync(caches, { recursive: true, force: true });
@@ -159,7 +160,8 @@ export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', s
   // A sysfs root without InfiniBand: class/ and nothing in it (a root without class/ is a usage error).
   if (empty !== undefined) mkdirSync(path.join(empty, 'class'));
   try {
-    for (const flags of starts) await warmUp(dist, main, flags, empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag']);
+    const host = empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag'];
+    for (const flags of starts) await warmUp(dist, main, flags, [...host, ...args], env);
   } finally {
     if (empty !== undefined) rmSync(empty, { recursive: true, force: true });
   }

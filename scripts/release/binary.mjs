@@ -1,12 +1,13 @@
 // The single executable: Node.js's single-executable application (the node binary running this
 // build, with a blob injected by postject) whose main script is src/startup/sea-main.ts and whose
-// assets are the standalone bundle, its V8 code cache and the demo host (src/startup/sea-assets.ts).
+// assets are the standalone bundle, its V8 code caches and the demo host (src/startup/sea-assets.ts).
 //
-// tsc compiles into the work directory, not dist/: tests build dist/ at the same time. The code
+// tsc compiles into the work directory, not dist/: tests build dist/ at the same time. Each code
 // cache comes from a run of the bundle by this node with the exporter's own V8 flags (a start, a
 // collection of the demo host, a scrape with and without gzip), as `npm run build` makes dist/'s:
-// V8 takes it in the binary, whose V8 and flags are the same (NODE_DEBUG=infiniband-exporter
-// shows it). Node's "useCodeCache" is left off: it would only cache the main script, as compiled.
+// one run as a host, one in fabric mode, whose V8 flags differ. V8 takes them in the binary, whose
+// V8 and flags are the same (NODE_DEBUG=infiniband-exporter shows it). Node's "useCodeCache" is
+// left off: it would only cache the main script, as compiled.
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -46,11 +47,22 @@ export async function buildBinary({ work: given, out, meta }) {
   const commandLine = await import(pathToFileURL(path.join(dist, 'commands/command-line.js')).href);
   const demo = [commandLine.DEMO_SYSFS, commandLine.DEMO_CONFIG].map((file) => path.relative(work, file).split(path.sep).join('/'));
   for (const relative of demo) cpSync(path.join(PROJECT, relative), path.join(work, relative), { recursive: true, verbatimSymlinks: true });
-  await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]] });
-  const caches = readdirSync(path.join(dist, 'code-cache'));
-  if (caches.length !== 1) throw new Error(`expected one code cache from the warm-up, found ${caches.length}`);
+  const { ASSETS, codeCacheAsset, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
+  const { NODE_FLAGS, chooseV8Flags } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
+  // One code cache per set of V8 flags the exporter chooses for itself: a host's, and fabric mode's
+  // (the optimizing compilers on). Each warm-up runs without NODE_OPTIONS, as the binary's V8 flags
+  // are then its own alone (the unit's and image's --v8-pool-size=1 is Node.js's, not V8's).
+  const caches = {};
+  for (const [mode, args] of [['host', []], ['fabric', ['--collector.fabric']]]) {
+    const { NODE_OPTIONS, ...env } = process.env;
+    await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]], args, env });
+    const written = readdirSync(path.join(dist, 'code-cache'));
+    if (written.length !== 1) throw new Error(`expected one code cache from the ${mode} warm-up, found ${written.length}`);
+    const kept = `code-cache-${mode}.bin`;
+    renameSync(path.join(dist, 'code-cache', written[0]), path.join(work, kept));
+    caches[codeCacheAsset(chooseV8Flags([], { fabric: mode === 'fabric' }))] = kept;
+  }
 
-  const { ASSETS, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
   const demoHost = path.join(work, 'demo-host.json');
   writeFileSync(demoHost, JSON.stringify(packTree(work, demo)));
   const blob = path.join(work, 'sea-prep.blob');
@@ -63,7 +75,7 @@ export async function buildBinary({ work: given, out, meta }) {
     useCodeCache: false,
     assets: {
       [ASSETS.bundle]: 'dist/exporter.cjs',
-      [ASSETS.codeCache]: `dist/code-cache/${caches[0]}`,
+      ...caches,
       [ASSETS.demoHost]: path.relative(work, demoHost),
     },
   };
@@ -80,6 +92,5 @@ export async function buildBinary({ work: given, out, meta }) {
   const copy = `${binary}.${process.pid}.tmp`;
   copyFileSync(binary, copy);
   renameSync(copy, binary);
-  const { NODE_FLAGS } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
   return { binary, nodeFlags: NODE_FLAGS };
 }

@@ -1,10 +1,16 @@
-// What the single executable holds besides its main script (src/sea-main.ts), as Node.js's
-// single-executable assets: the bundle, its V8 code cache, and the demo host. The release build
+// What the single executable holds besides its main script (sea-main.ts), as Node.js's
+// single-executable assets: the bundle, its V8 code caches, and the demo host. The release build
 // (scripts/release/binary.mjs) packs them; the binary unpacks the demo host when --demo asks for it.
 import { lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-export const ASSETS = { bundle: 'exporter.cjs', codeCache: 'code-cache', demoHost: 'demo-host' } as const;
+export const ASSETS = { bundle: 'exporter.cjs', demoHost: 'demo-host' } as const;
+
+/**
+ * The asset of the bundle's code cache made under the V8 flags `v8Flags` (the exporter's own,
+ * v8-flags.ts: a host's, or fabric mode's): V8 takes a cache only under the flags it was made with.
+ */
+export const codeCacheAsset = (v8Flags: readonly string[]): string => `code-cache ${v8Flags.join(' ')}`;
 
 /**
  * One file or symbolic link of a packed tree (the demo host asset is a JSON array of them), its path

@@ -2,7 +2,10 @@
 // binary). V8's flags first (set-v8-flags.ts), then the program's bundle, which the binary holds as
 // an asset beside its V8 code cache, compiled as dist/main.js compiles dist/exporter.cjs
 // (bundle-loader.ts). Node.js's own "useCodeCache" would cache only what compiling the script
-// yields; this cache was written after a run that started, collected and answered scrapes.
+// yields; this cache was written after a run that started, collected and answered scrapes. The
+// binary holds one for a host's V8 flags and one for fabric mode's, and takes the one made under
+// the flags set-v8-flags.ts set; other flags (V8 flags in NODE_OPTIONS) find none, and the bundle
+// is compiled as it runs.
 //
 // The demo host (--demo) is a sysfs tree that the exporter reads from disk: the binary holds it as
 // one asset and, only when --demo is on the command line, writes it into a private directory under
@@ -19,7 +22,8 @@ import path from 'node:path';
 import { getRawAsset, isSea } from 'node:sea';
 import { debuglog } from 'node:util';
 import { compileSource, runBundle, runCompiled } from './bundle-loader.js';
-import { ASSETS, unpackTree, type PackedEntry } from './sea-assets.js';
+import { ASSETS, codeCacheAsset, unpackTree, type PackedEntry } from './sea-assets.js';
+import { v8FlagsSet } from './v8-flags.js';
 
 // NODE_DEBUG=infiniband-exporter says whether V8 took the code cache (the release tests ask).
 const debug = debuglog('infiniband-exporter');
@@ -28,6 +32,16 @@ const debug = debuglog('infiniband-exporter');
 function asset(key: string): Buffer {
   const raw = getRawAsset(key);
   return typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw);
+}
+
+/** The code cache made under the V8 flags this process set, if the binary holds one. */
+function codeCache(): Buffer | undefined {
+  try {
+    return asset(codeCacheAsset(v8FlagsSet() ?? []));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_SINGLE_EXECUTABLE_APPLICATION_ASSET_NOT_FOUND') return undefined;
+    throw error;
+  }
 }
 
 function writeDemoHost(): string {
@@ -41,7 +55,7 @@ if (isSea()) {
   // Without --demo no module reads a file beside the bundle: its path only names it in stack traces.
   const root = process.argv.includes('--demo') ? writeDemoHost() : process.execPath;
   const file = path.join(root, 'dist', ASSETS.bundle);
-  const compiled = compileSource(asset(ASSETS.bundle).toString('utf8'), file, asset(ASSETS.codeCache));
+  const compiled = compileSource(asset(ASSETS.bundle).toString('utf8'), file, codeCache());
   debug('code cache %s', compiled.cache);
   runCompiled(file, compiled);
 } else {

@@ -234,11 +234,16 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(result.status).toBe(0);
     });
 
-    it('compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter\'s own', () => {
-      // V8 takes a cache only under the flags it was made with: the build's run of the bundle set
-      // set-v8-flags.ts's, so an accepted cache shows that the binary sets them too.
-      const result = bare(['--version'], { NODE_DEBUG: 'infiniband-exporter' });
-      expect(result.stderr).toMatch(/code cache accepted/);
+    it('compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter\'s own, in fabric mode too', () => {
+      // V8 takes a cache only under the flags it was made with: the build's runs of the bundle set
+      // set-v8-flags.ts's, a host's and fabric mode's, so an accepted cache shows that the binary
+      // sets them too, and takes the one for the flags it set.
+      for (const args of [[], ['--collector.fabric'], ['--no-collector.fabric']]) {
+        for (const env of [{}, { NODE_OPTIONS: NODE_FLAGS.join(' ') }]) {
+          const result = bare([...args, '--version'], { NODE_DEBUG: 'infiniband-exporter', ...env });
+          expect(result.stderr, `${args.join(' ')} ${env.NODE_OPTIONS ?? ''}`).toMatch(/code cache accepted/);
+        }
+      }
     });
 
     it('has the flags and commands of the modules it was built from', () => {
