@@ -138,6 +138,8 @@ async function buildDeb({ work, out, meta, binary, nodeFlags, man }) {
     // passwd: useradd for the postinst where systemd-sysusers is absent (a chroot, an image).
     `Depends: ${await debDepends(binary, work)}, passwd`,
     'Recommends: infiniband-diags',
+    // mstlink (module collector): not recommended, since the unit's sandbox keeps it from the adapters.
+    'Suggests: mstflint',
     'Section: net',
     'Priority: optional',
     `Homepage: ${meta.homepage}`,
