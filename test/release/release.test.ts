@@ -193,7 +193,12 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(body).toMatch(new RegExp(`^infiniband_exporter_build_info\\{version="${version.replaceAll('.', '\\.')}",revision="[0-9a-f]{12}(-dirty)?",nodejs_version="v\\d+`, 'm'));
     });
 
-    it('loads what the program loads on demand: the YAML parser and bcrypt for the basic auth of --web.config.file', async () => {
+    it('loads what the program loads on demand: the YAML parser and ajv for --config.file, bcrypt for the basic auth of --web.config.file', async () => {
+      const configFile = path.join(out, 'config.yml');
+      writeFileSync(configFile, 'diag:\n  enabled: false\n  unknown_key: 1\n');
+      const checked = bare(['check', `--path.sysfs=${FIXTURE}`, `--config.file=${configFile}`]);
+      expect(checked.stderr).toMatch(/config\.yml:3: unknown key "diag\.unknown_key"/);
+      expect(checked.status).toBe(2);
       const webConfig = path.join(out, 'web-config.yml');
       writeFileSync(webConfig, `basic_auth_users:\n  alice: ${bcrypt.hashSync('secret', 4)}\n`);
       const child = spawn(binary, [`--path.sysfs=${FIXTURE}`, `--web.config.file=${webConfig}`, '--web.listen-address=127.0.0.1:0'], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
