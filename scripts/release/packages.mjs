@@ -1,8 +1,8 @@
 // The .deb (dpkg-deb) and the .rpm (rpmbuild) of the single executable, from one staged file tree
 // each: the binary in /usr/bin; the systemd unit and sysusers file of deploy/systemd, the unit
 // pointed at the binary and at the package's environment file; that file (/etc/default for the
-// .deb, /etc/sysconfig for the .rpm), kept on upgrade; the alerting rules, dashboards and runbooks
-// under /usr/share/infiniband-exporter; a man page made by help2man from --help and each
+// .deb, /etc/sysconfig for the .rpm), kept on upgrade; the alerting rules, dashboards, runbooks and
+// the commented web config example under /usr/share/infiniband-exporter; a man page made by help2man from --help and each
 // command's --help. Maintainer scripts: packaging/ (they never enable or start the service).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -64,7 +64,7 @@ async function manPage(binary, meta, work) {
       'ARGS="...": the flags of the systemd unit infiniband-exporter.service.',
       '.TP',
       `/${SHARE}`,
-      'Prometheus alerting rules (rules/), Grafana dashboards (dashboards/) and the runbooks the alerts link to (runbooks.md).',
+      'Prometheus alerting rules (rules/), Grafana dashboards (dashboards/), the runbooks the alerts link to (runbooks.md), and a commented web config for --web.config.file: TLS and basic auth (examples/web-config.yml).',
       '[SEE ALSO]',
       `${meta.homepage}`,
       '',
@@ -93,6 +93,7 @@ function stage(root, { binary, nodeFlags, man, environmentFile, license }) {
     for (const name of readdirSync(path.join(PROJECT, dir)).filter((n) => pattern.test(n) && statSync(path.join(PROJECT, dir, n)).isFile()).sort()) put(root, `${SHARE}/${dir}/${name}`, source(`${dir}/${name}`));
   }
   put(root, `${SHARE}/runbooks.md`, source('docs/runbooks.md'));
+  put(root, `${SHARE}/examples/web-config.yml`, source('deploy/web-config.example.yml'));
   put(root, 'usr/share/man/man1/infiniband-exporter.1.gz', man);
   put(root, license.slice(1), source('LICENSE'));
 }

@@ -106,7 +106,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   });
 
   describe('the .deb', () => {
-    it('holds the binary, the unit and sysusers file, its config file, the rules, dashboards, runbooks and man page', () => {
+    it('holds the binary, the unit and sysusers file, its config file, the rules, dashboards, runbooks, web config example and man page', () => {
       const files = installed(debRoot);
       const rules = readdirSync(path.join(PROJECT, 'rules')).filter((f) => f.endsWith('.yml'));
       const dashboards = readdirSync(path.join(PROJECT, 'dashboards')).filter((f) => f.endsWith('.json'));
@@ -121,6 +121,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
           ...rules.map((f) => `/usr/share/infiniband-exporter/rules/${f}`),
           ...dashboards.map((f) => `/usr/share/infiniband-exporter/dashboards/${f}`),
           '/usr/share/infiniband-exporter/runbooks.md',
+          '/usr/share/infiniband-exporter/examples/web-config.yml',
           '/usr/share/man/man1/infiniband-exporter.1.gz',
           '/usr/share/doc/infiniband-exporter/copyright',
         ].sort(),
