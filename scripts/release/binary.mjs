@@ -52,9 +52,10 @@ export async function buildBinary({ work: given, out, meta }) {
   // One code cache per set of V8 flags the exporter chooses for itself: a host's, and fabric mode's
   // (the optimizing compilers on). Each warm-up runs without NODE_OPTIONS, as the binary's V8 flags
   // are then its own alone (the unit's and image's --v8-pool-size=1 is Node.js's, not V8's).
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
   const caches = {};
   for (const [mode, args] of [['host', []], ['fabric', ['--collector.fabric']]]) {
-    const { NODE_OPTIONS, ...env } = process.env;
     await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]], args, env });
     const written = readdirSync(path.join(dist, 'code-cache'));
     if (written.length !== 1) throw new Error(`expected one code cache from the ${mode} warm-up, found ${written.length}`);

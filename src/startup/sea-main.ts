@@ -14,7 +14,7 @@
 // (commands/command-line.ts).
 //
 // Run by node rather than as the binary, this file runs the bundle beside it as dist/main.js does:
-// the release build does so to write the code cache that the binary then holds.
+// the release build does so to write the code caches that the binary then holds.
 import './set-v8-flags.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
