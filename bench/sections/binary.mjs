@@ -3,7 +3,8 @@
 // 1. start-up: time from spawn to the first 200 of /metrics (which waits for the first reading),
 //    and CPU seconds and RSS at that moment, over `STARTS` starts of each, alternating: node as
 //    npm start runs it, the binary as its systemd unit and image run it (NODE_OPTIONS with the same
-//    Node.js flags), the binary with an empty environment;
+//    Node.js flags), the binary with an empty environment, and the first two in fabric mode, whose
+//    V8 flags differ (the binary holds a code cache for them; dist/ writes one at its first exit);
 // 2. the idle section's window (15 s scrapes, start-up outside it) for node as npm start runs it,
 //    the binary as the unit runs it, and node_exporter, all at once: the economy goals of
 //    DESIGN.md for the binary.
@@ -76,6 +77,8 @@ export async function binary({ generateTree, quick, seconds: requested }) {
       { name: `node ${nodeOptions} dist/main.js (npm start)`, command: process.execPath, args: [...NODE_FLAGS, MAIN], env: process.env },
       { name: `binary, NODE_OPTIONS=${nodeOptions} (unit, image)`, command: exe, args: [], env: { NODE_OPTIONS: nodeOptions } },
       { name: 'binary, empty environment', command: exe, args: [], env: {} },
+      { name: `node ${nodeOptions} dist/main.js --collector.fabric`, command: process.execPath, args: [...NODE_FLAGS, MAIN, '--collector.fabric'], env: process.env },
+      { name: `binary --collector.fabric, NODE_OPTIONS=${nodeOptions}`, command: exe, args: ['--collector.fabric'], env: { NODE_OPTIONS: nodeOptions } },
     ];
     const samples = ways.map(() => []);
     log(`start-up: ${starts} starts of each, alternating`);
