@@ -21,6 +21,9 @@ const SECTIONS = {
   'fabric-map': async (context) => (await import('./sections/fabric-map.mjs')).fabricMap(context),
   // Half an hour at Prometheus's pace: run when named (`npm run bench -- memory`).
   memory: async (context) => (await import('./sections/memory.mjs')).memory(context),
+  // The single executable beside npm start: start-up and the idle window (`npm run bench -- binary`;
+  // needs the release build's tools: postject from npm, nothing else).
+  binary: async (context) => (await import('./sections/binary.mjs')).binary(context),
   // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).
   auth: async (context) => (await import('./sections/auth.mjs')).auth(context),
   // Fabric mode on generated fabrics up to 122 880 switch ports, replayed by fake tools: about a

@@ -1,66 +1,100 @@
 // The build's second step, after tsc (package.json "build"): dist/cli.js and every module it loads,
 // dependencies included, in one CommonJS file, dist/exporter.cjs, which dist/main.js runs with V8's
-// code cache (src/bundle-loader.ts says why). Then, unless --no-code-cache, one short run of the
-// exporter per way the project starts it (plain `node dist/main.js`, and with the flags of
-// NODE_FLAGS of src/startup/v8-flags.ts: npm start, the systemd unit, the Dockerfile), scraped once with and once without
-// gzip and stopped with SIGTERM, so that dist/code-cache holds their caches.
+// code cache (src/startup/bundle-loader.ts says why). Then, unless --no-code-cache, one short run of
+// the exporter per way the project starts it (plain `node dist/main.js`, and with NODE_FLAGS of
+// src/startup/v8-flags.ts: npm start, the systemd unit, the Dockerfile), scraped once with and once
+// without gzip and stopped with SIGTERM, so that dist/code-cache holds their caches.
 //
-// Modules the program loads through createRequire (prom-client's parts, yaml, bcryptjs) stay in
-// node_modules, loaded from there when needed; the bundle is written whole or not at all (a test
-// process may start the exporter while another builds).
+// Modules the program loads through createRequire (prom-client's parts, yaml, ajv, hash-wasm's
+// bcrypt, bcryptjs) stay in node_modules, loaded from there when needed; the bundle is written
+// whole or not at all (a test process may start the exporter while another builds). The release
+// build (scripts/release/binary.mjs) uses the same two steps for the single executable, where
+// nothing can stay outside: `standalone`.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
+import { builtinModules, createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
 
-// --dist=<dir>: another compiled tree than the project's dist/ (a test's copy, beside which the
-// package's node_modules, package.json and demo host are found as beside dist/).
-const given = process.argv.find((arg) => arg.startsWith('--dist='))?.slice('--dist='.length);
-const DIST = path.resolve(given ?? fileURLToPath(new URL('../dist', import.meta.url)));
-const BUNDLE = path.join(DIST, 'exporter.cjs');
-const CACHES = path.join(DIST, 'code-cache');
-const STARTS = [[], NODE_FLAGS];
+const PROJECT_DIST = fileURLToPath(new URL('../dist', import.meta.url));
 
-// Our modules find files beside them from import.meta.url (build-info.ts the package root,
-// settings.ts the demo host): in the bundle it becomes the URL of the compiled module it was, which
+// Our modules find files beside them from import.meta.url (metrics/build-info.ts the package root,
+// commands/command-line.ts the demo host): in the bundle it becomes the URL of the compiled module it was, which
 // stays in dist/ beside the bundle, so that every relative path still holds.
-const importMetaUrl = {
-  name: 'import-meta-url',
-  setup(builder) {
-    builder.onLoad({ filter: /\.js$/ }, (args) => {
-      if (!args.path.startsWith(DIST + path.sep)) return undefined;
-      const relative = `./${path.relative(DIST, args.path).split(path.sep).join('/')}`;
-      const contents = readFileSync(args.path, 'utf8').replaceAll('import.meta.url', `new URL(${JSON.stringify(relative)}, __bundle_url).href`);
-      return { contents, loader: 'js', resolveDir: path.dirname(args.path) };
-    });
-  },
-};
+function importMetaUrl(dist, standalone) {
+  return {
+    name: 'import-meta-url',
+    setup(builder) {
+      builder.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!args.path.startsWith(dist + path.sep)) return undefined;
+        const relative = `./${path.relative(dist, args.path).split(path.sep).join('/')}`;
+        let contents = readFileSync(args.path, 'utf8');
+        if (standalone) contents = inlineCreateRequire(contents, args.path);
+        contents = contents.replaceAll('import.meta.url', `new URL(${JSON.stringify(relative)}, __bundle_url).href`);
+        return { contents, loader: 'js', resolveDir: path.dirname(args.path) };
+      });
+    },
+  };
+}
 
-async function bundle() {
+// Standalone: a module's own `require = createRequire(import.meta.url)` goes, and a
+// `createRequire(import.meta.url)(...)` becomes `require(...)`, so that its require() calls are the
+// bundle's and esbuild takes their modules in. A require of a template naming files
+// inside a package (prom-client's default metrics) becomes a relative one, which esbuild bundles
+// whole (every file the template can name) where it leaves a package path alone.
+function inlineCreateRequire(contents, file) {
+  const local = createRequire(file);
+  const inlined = contents
+    .replace(/^const require = createRequire\(import\.meta\.url\);$/m, '')
+    .replaceAll('createRequire(import.meta.url)(', 'require(')
+    .replace(/require\(`((?:@[^/`]+\/)?[^./`][^/`]*)\//g, (_, name) => {
+      const packageDir = path.dirname(local.resolve(`${name}/package.json`));
+      return `require(\`./${path.relative(path.dirname(file), packageDir).split(path.sep).join('/')}/`;
+    });
+  // Any other form would leave a require() that the binary cannot serve, unseen by esbuild.
+  if (inlined.includes('createRequire(import.meta.url)')) throw new Error(`${file}: createRequire(import.meta.url) in a form the standalone bundle does not inline`);
+  return inlined;
+}
+
+const isBuiltin = (specifier) => specifier.startsWith('node:') || builtinModules.includes(specifier);
+
+/**
+ * Bundles `<dist>/<entry>` into `<dist>/<output>`. `standalone` ({version, revision}): every module
+ * inside, none loaded from node_modules, and build-info.ts answers with these (a single executable
+ * has no package.json or .git beside it).
+ */
+export async function bundle({ dist = PROJECT_DIST, entry = 'cli.js', output = 'exporter.cjs', standalone } = {}) {
   const result = await build({
-    entryPoints: [path.join(DIST, 'cli.js')],
-    outfile: BUNDLE,
+    entryPoints: [path.join(dist, entry)],
+    outfile: path.join(dist, output),
+    // Module names in the bundle are relative to it: the same bundle from any checkout or scratch tree.
+    absWorkingDir: path.dirname(dist),
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [importMetaUrl],
+    plugins: [importMetaUrl(dist, standalone !== undefined)],
     banner: { js: 'const __bundle_url = require("node:url").pathToFileURL(__filename).href;' },
+    define: standalone === undefined ? {} : { INFINIBAND_EXPORTER_RELEASE: JSON.stringify(standalone) },
     sourcemap: 'linked',
     minifyWhitespace: true,
     minifySyntax: true,
     write: false,
+    metafile: standalone !== undefined,
     logLevel: 'warning',
   });
-  for (const output of result.outputFiles) {
-    const temporary = `${output.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, output.contents);
-    renameSync(temporary, output.path);
+  if (standalone !== undefined) {
+    const outside = Object.values(result.metafile.outputs).flatMap((out) => out.imports).filter((i) => i.external && !isBuiltin(i.path));
+    if (outside.length > 0) throw new Error(`${entry}: not bundled: ${outside.map((i) => i.path).join(', ')}`);
+  }
+  for (const file of result.outputFiles) {
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
   }
 }
 
@@ -83,16 +117,12 @@ function fetchOnce(url, headers) {
   });
 }
 
-// The demo host when the tree has it (a checkout, the image's build stage), else a host without
-// devices (an install that copied only what the build needs): the cache then lacks the reading of
-// ports, which the exporter compiles as it goes.
-const DEMO = path.join(path.dirname(DIST), 'test/fixtures/sys/zoo');
-
-/** Starts the exporter with `flags`, scrapes it twice, stops it; resolves at its exit. */
-async function warmUp(flags, host) {
+/** Starts `node <flags> <dist>/<main> <args>` in `env`, scrapes it twice, stops it; resolves at its exit. */
+async function warmUp(dist, main, flags, args, env) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...flags, path.join(DIST, 'main.js'), ...host, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], {
-    cwd: path.dirname(DIST),
+  const child = spawn(process.execPath, [...flags, path.join(dist, main), ...args, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], {
+    cwd: path.dirname(dist),
+    env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -101,7 +131,7 @@ async function warmUp(flags, host) {
     for (let attempt = 0; ; attempt++) {
       const status = await fetchOnce(url, {}).catch(() => undefined);
       if (status === 200) break;
-      if (child.exitCode !== null || attempt === 200) throw new Error(`the exporter did not answer on ${url} (node ${flags.join(' ')} dist/main.js)`);
+      if (child.exitCode !== null || attempt === 200) throw new Error(`the exporter did not answer on ${url} (node ${flags.join(' ')} ${main})`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await fetchOnce(url, { 'accept-encoding': 'gzip' });
@@ -109,19 +139,42 @@ async function warmUp(flags, host) {
     child.kill('SIGTERM');
   }
   const { code, signal } = await exited;
-  if (code !== 0) throw new Error(`the exporter ended with ${signal ?? `exit code ${code}`} (node ${flags.join(' ')} dist/main.js)`);
+  if (code !== 0) throw new Error(`the exporter ended with ${signal ?? `exit code ${code}`} (node ${flags.join(' ')} ${main})`);
 }
 
-await bundle();
-rmSync(CACHES, { recursive: true, force: true });
-mkdirSync(CACHES);
-if (!process.argv.includes('--no-code-cache')) {
-  const empty = existsSync(DEMO) ? undefined : mkdtempSync(path.join(tmpdir(), 'infiniband-exporter-build-'));
+/**
+ * Empties `<dist>/code-cache` and runs `<dist>/<main>` once per list of Node.js flags in `starts`
+ * (by default none and NODE_FLAGS, as `<dist>/startup/v8-flags.js` has them), with the exporter's
+ * arguments `args` and the environment `env`, so that the bundle loader writes a cache for each. On
+ * the demo host when the tree has it beside dist/ (a checkout, the image's build stage, the release
+ * build), else a host without devices (an install that copied only what the build needs): the cache
+ * then lacks the reading of ports, which the exporter compiles as it goes.
+ */
+export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', starts, args = [], env = process.env } = {}) {
+  starts ??= [[], (await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href)).NODE_FLAGS];
+  const caches = path.join(dist, 'code-cache');
+  rmSync(caches, { recursive: true, force: true });
+  mkdirSync(caches);
+  const demo = existsSync(path.join(path.dirname(dist), 'test/fixtures/sys/zoo'));
+  const empty = demo ? undefined : mkdtempSync(path.join(tmpdir(), 'infiniband-exporter-build-'));
   // A sysfs root without InfiniBand: class/ and nothing in it (a root without class/ is a usage error).
   if (empty !== undefined) mkdirSync(path.join(empty, 'class'));
   try {
-    for (const flags of STARTS) await warmUp(flags, empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag']);
+    const host = empty === undefined ? ['--demo'] : ['--path.sysfs', empty, '--no-collector.diag'];
+    for (const flags of starts) await warmUp(dist, main, flags, [...host, ...args], env);
   } finally {
     if (empty !== undefined) rmSync(empty, { recursive: true, force: true });
   }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  // --dist=<dir>: another compiled tree than the project's dist/ (a test's copy, beside which the
+  // package's node_modules, package.json and demo host are found as beside dist/).
+  const given = process.argv.find((arg) => arg.startsWith('--dist='))?.slice('--dist='.length);
+  const dist = given === undefined ? PROJECT_DIST : path.resolve(given);
+  await bundle({ dist });
+  if (process.argv.includes('--no-code-cache')) {
+    rmSync(path.join(dist, 'code-cache'), { recursive: true, force: true });
+    mkdirSync(path.join(dist, 'code-cache'));
+  } else await writeCodeCaches({ dist });
 }

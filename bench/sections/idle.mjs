@@ -46,7 +46,7 @@ async function reading(pid) {
 }
 
 /** Measure the servers together over one window of `seconds`, scraping every 15 s. */
-async function window(servers, seconds) {
+export async function window(servers, seconds) {
   await sleep(SETTLE_MS);
   const before = await Promise.all(servers.map((server) => reading(server.pid)));
   const started = Date.now();

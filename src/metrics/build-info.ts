@@ -1,5 +1,6 @@
 // Version from package.json; revision from INFINIBAND_EXPORTER_REVISION (set by container builds)
-// or the checkout's .git, read directly so that start-up never runs a subprocess.
+// or the checkout's .git, read directly so that start-up never runs a subprocess. The single
+// executable has neither beside it: the release build writes both into its bundle (below).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -8,6 +9,9 @@ export interface BuildInfo {
   revision: string;
   nodejsVersion: string;
 }
+
+// Replaced by {version, revision} in the release build's bundle (esbuild's define, scripts/bundle.mjs).
+declare const INFINIBAND_EXPORTER_RELEASE: { version: string; revision: string } | undefined;
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -31,6 +35,7 @@ function gitRevision(): string | undefined {
 }
 
 export function buildInfo(): BuildInfo {
+  if (typeof INFINIBAND_EXPORTER_RELEASE !== 'undefined') return { ...INFINIBAND_EXPORTER_RELEASE, nodejsVersion: process.version };
   const pkg = JSON.parse(readText('package.json') ?? '{}') as { version?: string };
   return {
     version: pkg.version ?? 'unknown',

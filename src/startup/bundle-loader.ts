@@ -8,7 +8,8 @@
 // resolution; the code cache saves compiling what start-up and a scrape run (0.19 s in all;
 // docs/benchmarks.md). The cache is V8's own format, checked by V8 against its version, its flags
 // and the source's length; the file name adds the bundle's size and time, so that a rebuilt bundle
-// never meets an older cache. The build writes the caches for the ways the project starts the
+// never meets an older cache, and the V8 flags the exporter set for itself (v8-flags.ts), so that
+// fabric mode, which sets others, keeps a cache of its own instead of replacing a host's. The build writes the caches for the ways the project starts the
 // exporter; any other way (another Node.js, other flags) gets its own on first use, written after
 // the first 30 s or at exit, like Python's __pycache__: where dist/code-cache is writable and holds
 // fewer than MAX_CACHES files, else never (the exporter then compiles as it goes, no harm done).
@@ -18,6 +19,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants, Script } from 'node:vm';
+import { v8FlagsSet } from './v8-flags.js';
 
 /** What became of the code cache: used, refused by V8 (other version or flags), or none found. */
 export type CodeCacheUse = 'accepted' | 'rejected' | 'absent';
@@ -37,9 +39,9 @@ const STALE_SLACK_MS = 1000;
 const WRAPPER_START = '(function (exports, require, module, __filename, __dirname) { ';
 const WRAPPER_END = '\n});';
 
-/** The cache file's name: this Node.js, its flags, and the bundle's identity. */
-export function cacheName(bundle: Stats, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): string {
-  const key = [process.version, process.versions.v8, process.arch, execArgv.join(' '), nodeOptions, bundle.size, bundle.mtimeMs].join('\n');
+/** The cache file's name: this Node.js, its flags, the V8 flags the exporter set, and the bundle's identity. */
+export function cacheName(bundle: Stats, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '', v8Flags: readonly string[] = v8FlagsSet() ?? []): string {
+  const key = [process.version, process.versions.v8, process.arch, execArgv.join(' '), nodeOptions, v8Flags.join(' '), bundle.size, bundle.mtimeMs].join('\n');
   return `${createHash('sha256').update(key).digest('hex').slice(0, 16)}.bin`;
 }
 
@@ -52,14 +54,18 @@ export function compileBundle(file: string, bundle: Stats = statSync(file)): Com
   } catch {
     cachedData = undefined;
   }
-  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-  const script = new Script(`${WRAPPER_START}${source}${WRAPPER_END}`, {
-    filename: file,
+  return { ...compileSource(readFileSync(file, 'utf8'), file, cachedData), cacheFile };
+}
+
+/** Compiles `source`, a bundle's text, as the file `filename`, with V8's code cache `cachedData` when given. */
+export function compileSource(source: string, filename: string, cachedData: Buffer | undefined): Omit<CompiledBundle, 'cacheFile'> {
+  const script = new Script(`${WRAPPER_START}${source.replace(/^#!.*/, '')}${WRAPPER_END}`, {
+    filename,
     cachedData,
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   const cache: CodeCacheUse = cachedData === undefined ? 'absent' : script.cachedDataRejected ? 'rejected' : 'accepted';
-  return { script, cache, cacheFile };
+  return { script, cache };
 }
 
 /**
@@ -79,7 +85,7 @@ export function saveCodeCache(compiled: CompiledBundle): boolean {
 }
 
 /** Runs the compiled bundle as the CommonJS module it is. */
-export function runCompiled(file: string, compiled: CompiledBundle): void {
+export function runCompiled(file: string, compiled: Pick<CompiledBundle, 'script'>): void {
   const wrapper = compiled.script.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} };
   wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));

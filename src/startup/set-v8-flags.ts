@@ -1,20 +1,19 @@
 // Sets the V8 flags the exporter chooses for itself (v8-flags.ts says why each) before anything
 // else is loaded: main.ts and cli.ts import this module first, so that they hold however it is
 // started, `node dist/main.js` included, and before the bundle is compiled: a code cache holds
-// only for the flags it was made with. Once per process (the bundle imports it again).
+// only for the flags it was made with. Once per process (the bundle imports it again); what it set
+// is recorded (v8FlagsSet) for the code cache's name.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import { asksForFabricMode, chooseV8Flags } from './v8-flags.js';
+import { asksForFabricMode, chooseV8Flags, recordV8FlagsSet, v8FlagsSet } from './v8-flags.js';
 
-const DONE = Symbol.for('infiniband-exporter.v8-flags');
-const state = globalThis as { [DONE]?: true };
-
-if (!state[DONE]) {
-  state[DONE] = true;
+if (v8FlagsSet() === undefined) {
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   // The config file is parsed here only when one is named: then the program loads yaml anyway.
   const readConfig = (file: string): unknown => (createRequire(import.meta.url)('yaml') as { parse(text: string): unknown }).parse(readFileSync(file, 'utf8'));
   const fabric = asksForFabricMode(process.argv.slice(2), readConfig);
-  for (const flag of chooseV8Flags(given, { fabric })) setFlagsFromString(flag);
+  const flags = chooseV8Flags(given, { fabric });
+  recordV8FlagsSet(flags);
+  for (const flag of flags) setFlagsFromString(flag);
 }

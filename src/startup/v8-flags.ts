@@ -37,6 +37,22 @@
 
 export const NODE_FLAGS = ['--v8-pool-size=1'];
 
+// What set-v8-flags.ts set, kept on globalThis: the bundle holds its own copy of these modules. V8
+// takes a code cache only under the flags it was made with, and fabric mode sets others than a
+// host: the cache's name (bundle-loader.ts) and the binary's choice of cache (sea-main.ts) need them.
+const SET = Symbol.for('infiniband-exporter.v8-flags');
+type State = { [SET]?: readonly string[] };
+
+/** The V8 flags set-v8-flags.ts set in this process, in order; undefined where it has not run. */
+export function v8FlagsSet(): readonly string[] | undefined {
+  return (globalThis as State)[SET];
+}
+
+/** Records what set-v8-flags.ts set (once per process). */
+export function recordV8FlagsSet(flags: readonly string[]): void {
+  (globalThis as State)[SET] = flags;
+}
+
 /** What the exporter is about to run, as far as the flags depend on it. */
 export interface Program {
   /** Fabric mode (--collector.fabric, or fabric.enabled in the config file). */

@@ -85,6 +85,13 @@ describe('hand-written manifests', () => {
     expect(volume.hostPath.path).toBe('/sys');
   });
 
+  it('runs the image npm run release names (package.json config.image at its version)', () => {
+    const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { version: string; config: { image: string } };
+    expect(container.image).toBe(`${pkg.config.image}:${pkg.version}`);
+    expect(daemonSet.metadata.labels['app.kubernetes.io/version']).toBe(pkg.version);
+    expect(daemonSet.spec.template.metadata.labels['app.kubernetes.io/version']).toBe(pkg.version);
+  });
+
   it('runs unprivileged: non-root, read-only root filesystem, no capabilities, no service account token', () => {
     const pod = daemonSet.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);

@@ -82,7 +82,7 @@ describe('compileBundle and saveCodeCache', () => {
     expect(readdirSync(path.join(dir, 'code-cache'))).toHaveLength(16);
   });
 
-  it('names the cache by the bundle (size, time) and the way Node.js was started', () => {
+  it('names the cache by the bundle (size, time), the way Node.js was started and the V8 flags the exporter set', () => {
     const stats = statSync(file);
     const name = cacheName(stats, [], '');
     expect(name).toMatch(/^[0-9a-f]{16}\.bin$/);
@@ -91,6 +91,7 @@ describe('compileBundle and saveCodeCache', () => {
     expect(cacheName({ ...stats, mtimeMs: stats.mtimeMs + 1 } as typeof stats, [], '')).not.toBe(name);
     expect(cacheName(stats, ['--max-semi-space-size=1'], '')).not.toBe(name);
     expect(cacheName(stats, [], '--max-old-space-size=200')).not.toBe(name);
+    expect(cacheName(stats, [], '', ['--no-opt'])).not.toBe(cacheName(stats, [], '', []));
   });
 });
 

@@ -2,7 +2,7 @@
 // demo host as the modules do, and the code caches the build writes are ones V8 takes for the ways
 // the project starts the exporter (plain node, and the flags of npm start, systemd and Docker).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,9 @@ import { demoMetrics, servedMetrics } from '../support/demo-metrics.js';
 let root: string;
 let dist: string;
 let probe: string;
+/** The caches the bundle step wrote, by file name (later tests start the exporter in other ways). */
+let built: Map<string, Buffer>;
+const caches = () => readdirSync(path.join(dist, 'code-cache'));
 
 beforeAll(() => {
   buildOnce();
@@ -23,6 +26,7 @@ beforeAll(() => {
   cpSync(path.join(PROJECT, 'dist'), dist, { recursive: true });
   for (const shared of ['node_modules', 'package.json', 'test']) symlinkSync(path.join(PROJECT, shared), path.join(root, shared));
   execFileSync(process.execPath, [path.join(PROJECT, 'scripts/bundle.mjs'), `--dist=${dist}`], { stdio: 'inherit', timeout: 60_000 });
+  built = new Map(caches().map((name) => [name, readFileSync(path.join(dist, 'code-cache', name))]));
   // Compiles the bundle as dist/main.js does, after the same V8 flags, and says what became of the cache.
   probe = path.join(root, 'probe.mjs');
   writeFileSync(probe, `import './dist/startup/set-v8-flags.js';\nimport { compileBundle } from './dist/startup/bundle-loader.js';\nprocess.stdout.write(compileBundle(${JSON.stringify(path.join(dist, 'exporter.cjs'))}).cache);\n`);
@@ -68,7 +72,7 @@ describe('the bundle (dist/exporter.cjs) that dist/main.js runs', () => {
 
 describe('the code caches the build writes (dist/code-cache)', () => {
   it('are taken by V8 for plain node and for the flags of npm start, systemd and Docker', () => {
-    expect(readdirSync(path.join(dist, 'code-cache'))).toHaveLength(2);
+    expect(built.size).toBe(2);
     for (const flags of [[], NODE_FLAGS]) {
       const result = spawnSync(process.execPath, [...flags, probe], { cwd: root, encoding: 'utf8', timeout: 30_000 });
       expect(result.stderr, flags.join(' ')).toBe('');
@@ -78,10 +82,22 @@ describe('the code caches the build writes (dist/code-cache)', () => {
 
   it('gain one for another way of starting it, written by the exporter at its exit, which V8 then takes', () => {
     const flags = ['--max-old-space-size=300'];
+    const before = caches().length;
     const version = spawnSync(process.execPath, [...flags, path.join(dist, 'main.js'), '--version'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
     expect(version.stdout).toMatch(/^infiniband-exporter \d/);
-    expect(readdirSync(path.join(dist, 'code-cache'))).toHaveLength(3);
+    expect(caches()).toHaveLength(before + 1);
     const taken = spawnSync(process.execPath, [...flags, probe], { cwd: root, encoding: 'utf8', timeout: 30_000 });
     expect(taken.stdout).toBe('accepted');
+  });
+
+  it("keep one for fabric mode, whose V8 flags differ, beside the host's, which it leaves alone", () => {
+    const version = spawnSync(process.execPath, [path.join(dist, 'main.js'), '--collector.fabric', '--version'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+    expect(version.stdout).toMatch(/^infiniband-exporter \d/);
+    for (const [name, bytes] of built) expect(readFileSync(path.join(dist, 'code-cache', name)).equals(bytes), name).toBe(true);
+    const starts: [readonly string[], string[]][] = [[[], []], [NODE_FLAGS, []], [[], ['--collector.fabric']]];
+    for (const [flags, args] of starts) {
+      const taken = spawnSync(process.execPath, [...flags, probe, ...args], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+      expect(taken.stdout, [...flags, ...args].join(' ')).toBe('accepted');
+    }
   });
 });

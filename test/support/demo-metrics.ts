@@ -14,12 +14,17 @@ function text(url: string): Promise<string> {
 }
 
 /**
- * Runs `node <args> --web.listen-address=127.0.0.1:0` in `cwd`, waits for its "listening" log line,
- * and returns its /metrics once `ready` says so (or after 5 s); the process is stopped (SIGTERM) in
- * any case.
+ * Runs `node <args> --web.listen-address=127.0.0.1:0` in `cwd` (or `command` in place of node, with
+ * `env` in place of this process's environment), waits for its "listening" log line, and returns
+ * its /metrics once `ready` says so (or after 5 s); the process is stopped (SIGTERM) in any case.
  */
-export async function servedMetrics(args: string[], cwd: string, ready: (body: string) => boolean): Promise<string> {
-  const child = spawn(process.execPath, [...args, '--web.listen-address=127.0.0.1:0'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function servedMetrics(
+  args: string[],
+  cwd: string,
+  ready: (body: string) => boolean,
+  { command = process.execPath, env = process.env }: { command?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
+  const child = spawn(command, [...args, '--web.listen-address=127.0.0.1:0'], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     const address = await new Promise<string>((resolve, reject) => {
       let log = '';
