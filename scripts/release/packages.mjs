@@ -140,7 +140,8 @@ async function buildDeb({ work, out, meta, binary, nodeFlags, man }) {
     `Depends: ${await debDepends(binary, work)}, passwd`,
     'Recommends: infiniband-diags',
     // mstlink (module collector): not recommended, since the unit's sandbox keeps it from the adapters.
-    'Suggests: mstflint',
+    // ethtool (tso collector): only used on first-generation ConnectX (revision a0) adapters.
+    'Suggests: mstflint, ethtool',
     'Section: net',
     'Priority: optional',
     `Homepage: ${meta.homepage}`,

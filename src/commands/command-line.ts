@@ -9,6 +9,7 @@ import { loadConfigFile } from '../config/config-file.js';
 import { UsageError } from '../config/errors.js';
 import type { Collector } from '../collectors/collector.js';
 import { DIAG_SWITCH } from '../collectors/diag.js';
+import { MODULE_SWITCH } from '../collectors/module.js';
 import { SYSFS_PATH } from '../collectors/host.js';
 import { collectorFlags, collectorSections } from '../collectors/registry.js';
 
@@ -67,8 +68,8 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
   const merged = new Map<Flag<unknown>, unknown>(file?.values);
   for (const [flag, value] of given) merged.set(flag, value);
   const settings = new Settings(merged, file?.sections ?? new Map(), new Set(given.keys()), file?.places);
-  // The demo host has no fabric to ask.
-  return demo ? settings.with([[DIAG_SWITCH, false]]) : settings;
+  // The demo host has no fabric to ask, and no adapter a cable tool could read.
+  return demo ? settings.with([[DIAG_SWITCH, false], [MODULE_SWITCH, false]]) : settings;
 }
 
 /**

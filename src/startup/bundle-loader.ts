@@ -9,10 +9,11 @@
 // docs/benchmarks.md). The cache is V8's own format, checked by V8 against its version, its flags
 // and the source's length; the file name adds the bundle's size and time, so that a rebuilt bundle
 // never meets an older cache, and the V8 flags the exporter set for itself (v8-flags.ts), so that
-// fabric mode, which sets others, keeps a cache of its own instead of replacing a host's. The build writes the caches for the ways the project starts the
-// exporter; any other way (another Node.js, other flags) gets its own on first use, written after
-// the first 30 s or at exit, like Python's __pycache__: where dist/code-cache is writable and holds
-// fewer than MAX_CACHES files, else never (the exporter then compiles as it goes, no harm done).
+// fabric mode, which sets others, keeps a cache of its own instead of replacing a host's. The
+// build writes the caches for the ways the project starts the exporter; any other way (another
+// Node.js, other flags) gets its own on first use, written after the first 30 s or at exit, like
+// Python's __pycache__: where dist/code-cache is writable and holds fewer than MAX_CACHES files,
+// else never (the exporter then compiles as it goes, no harm done).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -129,13 +129,13 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       for (const rule of rules) expect(readFileSync(path.join(debRoot, 'usr/share/infiniband-exporter/rules', rule), 'utf8')).toBe(readFileSync(path.join(PROJECT, 'rules', rule), 'utf8'));
     });
 
-    it('recommends infiniband-diags, suggests mstflint, keeps /etc/default/infiniband-exporter on upgrade, and is versioned from package.json', () => {
+    it('recommends infiniband-diags, suggests mstflint and ethtool, keeps /etc/default/infiniband-exporter on upgrade, and is versioned from package.json', () => {
       const field = (name: string) => tool(tools.paths['dpkg-deb']!, ['--field', deb, name]).trim();
       expect(field('Package')).toBe(pkg.name);
       expect(field('Version')).toBe(`${pkg.version}-1`);
       expect(field('Architecture')).toBe('amd64');
       expect(field('Recommends')).toBe('infiniband-diags');
-      expect(field('Suggests')).toBe('mstflint');
+      expect(field('Suggests')).toBe('mstflint, ethtool');
       expect(field('Depends')).toMatch(/^libc6 \(>= 2\.\d+\), .*libstdc\+\+6/);
       expect(field('Depends')).not.toMatch(/nodejs|libnode/);
       const control = path.join(out, 'deb-control');
@@ -274,7 +274,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(files.sort()).toEqual(fromDeb.sort());
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--configfiles', rpm]))).toEqual(['/etc/sysconfig/infiniband-exporter']);
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--recommends', rpm]))).toEqual(['infiniband-diags']);
-      expect(lines(tool(tools.paths.rpm!, ['-qp', '--suggests', rpm]))).toEqual(['mstflint']);
+      expect(lines(tool(tools.paths.rpm!, ['-qp', '--suggests', rpm])).sort()).toEqual(['ethtool', 'mstflint']);
       expect(tool(tools.paths.rpm!, ['-qp', '--queryformat', '%{NAME} %{VERSION} %{ARCH}', rpm])).toBe(`${pkg.name} ${pkg.version} x86_64`);
       const scripts = tool(tools.paths.rpm!, ['-qp', '--scripts', rpm]);
       expect(scripts).toMatch(/systemd-sysusers infiniband-exporter\.conf/);

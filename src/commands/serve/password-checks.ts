@@ -2,7 +2,7 @@
 // for a client that has already gone.
 //
 // bcrypt is hash-wasm's WebAssembly build. The exporter runs V8 without its JavaScript compilers
-// (runtime-flags.ts), and bcryptjs, plain JavaScript, then took 1.2 s of CPU per check at cost 10
+// (startup/v8-flags.ts), and bcryptjs, plain JavaScript, then took 1.2 s of CPU per check at cost 10
 // on the development machine (2.7-4 s on a loaded one) against 64 ms with the compilers on;
 // WebAssembly is compiled whatever those flags say, and hash-wasm's check costs what bcrypt costs:
 // 52 ms, like the native addons (`bcrypt` 50 ms, `@node-rs/bcrypt` 56 ms), without a native
