@@ -131,17 +131,17 @@ function families(text) {
  */
 const PHASES = [
   ['link expectations', /^(expectationsOf|discoveredExpectations|expectationOf|bestCommonEnabled|forLink)$/],
-  ['discovery: ibnetdiscover text parse', /^parseIbnetdiscover$/],
-  ['discovery: cache parse and topology', /^(parseDiscoveryCache|buildTopology|countDuplicateLids|nodesByPortGuid|discoverFabric|discover)$/],
-  ['ports: iblinkinfo parse', /^parseIblinkinfo$/],
-  ['ports: ibqueryerrors parse', /^parseIbqueryerrors$/],
-  ['ports: readings from the scan and sweeps', /^(scanPorts|sweepCounters|sweepCache|pruneDiscoveryCache|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/],
+  ['discovery: ibnetdiscover text parse', /^(parseIbnetdiscover|IbnetdiscoverParser)$/],
+  ['discovery: cache parse and topology', /^(parseDiscoveryCache|parseDiscoveryCacheSteps|buildTopology|buildTopologySteps|discoveryGapsSteps|countDuplicateLids|nodesByPortGuid|nodesByPortGuidSteps|discoverFabric|discover)$/],
+  ['ports: iblinkinfo parse', /^(parseIblinkinfo|IblinkinfoParser)$/],
+  ['ports: ibqueryerrors parse', /^(parseIbqueryerrors|IbqueryerrorsParser)$/],
+  ['ports: readings from the scan and sweeps', /^(scanPorts|scanOf|scanGapsSteps|portReadings|sweptCounters|portTrend|sweepCounters|sweepCache|pruneDiscoveryCache|pruneDiscoveryCacheSteps|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/],
   ['SA cycle', /^(readSubnetAdministration|readSubnetManagers|readMulticastGroups|parseMemberCounts|parseMulticastGroups|parseSmInfoRecords)$/],
-  ['render: exposition parts', /^(encodePorts|nodeSamples|subnetAdministrationSamples|renderFabric|createFabricParts|of)$/],
-  ['gzip', /^(gzipSync|compress|zlibBufferSync|processChunkSync)$/],
+  ['render: exposition parts', /^(writeMetrics|writeSteps|each|render|of)$/],
+  ['gzip', /^(gzipSync|compress|zlibBufferSync|processChunkSync|deflateAside|crc32)$/],
   ['scrape: joining the parts', /^joinParts$/],
   ['snapshot publication', /^(publish|setFabric)$/],
-  ['landing page (the benchmark polls it until the first ports cycle)', /^(fabricOverview|landingPage)$/],
+  ['landing page (the benchmark polls it until the first ports cycle)', /^(fabricOverview|fabricOverviewSteps|landingPage|landingPageSteps|findingsSteps|portFindingsSteps)$/],
   ['commands: spawning, reading their output', /^(spawn|onStreamRead|getStreamContents|execaCoreAsync|handleEarlyError)$/],
 ];
 
@@ -188,9 +188,12 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const monitor = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  // A fabric host without an adapter of its own: a sysfs without InfiniBand devices.
+  const sysfs = path.join(work, 'sys');
+  await mkdir(path.join(sysfs, 'class'), { recursive: true });
   const args = [
     '--require', MONITOR, ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profile')}`] : []),
-    MAIN, '--collector.fabric', '--no-collector.diag', '--path.sysfs', '/nonexistent', `--web.listen-address=127.0.0.1:${port}`,
+    MAIN, '--collector.fabric', '--no-collector.diag', '--path.sysfs', sysfs, `--web.listen-address=127.0.0.1:${port}`,
     '--log.level', 'warn', '--fabric.interval', `${INTERVAL_S}s`, ...(testCase.shard ? ['--fabric.shard', testCase.shard] : []), ...testCase.flags, ...g.fakeToolFlags(tools),
   ];
   const started = Date.now();

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { UsageError } from '../config/errors.js';
 import type { Flag, Section, Settings } from '../config/flags.js';
+import type { Work } from '../event-loop/time-slices.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import type { MetricSpec } from '../exposition/metric-spec.js';
 import type { CollectorFailure, Finding } from '../model/finding.js';
@@ -119,6 +120,11 @@ export interface CollectorMetrics {
   readonly inputs?: readonly Collector[];
   /** Its families in the order of `families`, each only when it has samples. */
   write(snapshot: Snapshot, out: ExpositionBuffer, settings: Settings): void;
+  /**
+   * The same as work that may pause, where a collector writes a sample per fabric port (hundreds
+   * of thousands): the server renders it in time slices when a cycle publishes (`write` runs it at once).
+   */
+  writeSteps?(snapshot: Snapshot, out: ExpositionBuffer, settings: Settings): Work<void>;
 }
 
 export interface CollectorDeclaration<P> {
@@ -140,6 +146,8 @@ export interface CollectorDeclaration<P> {
   setUp(context: CollectorContext): Reader<P> | Off | Promise<Reader<P> | Off>;
   readonly metrics?: CollectorMetrics;
   readonly findings?: (snapshot: Snapshot) => Finding[];
+  /** The same as work that may pause, where judging walks every port of a fabric (`findings` runs it at once). */
+  readonly findingSteps?: (snapshot: Snapshot) => Work<Finding[]>;
   /**
    * What its failure means, in the collector-failing finding: fixed words, or words for this
    * snapshot (undefined: another finding says it already).

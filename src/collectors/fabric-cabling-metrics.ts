@@ -4,6 +4,7 @@
 // nothing is written: no series exists. Node and port series are those of this instance's shard
 // (a cable by the node of its first label, a rail violation by the adapter's node); the count of
 // missing plan nodes is fabric-wide, as the duplicate counts.
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { CablingReport } from '../model/cabling.js';
 import { inShard, type Shard } from '../model/fabric.js';
 import type { MetricSpec } from '../exposition/metric-spec.js';
@@ -30,16 +31,24 @@ export const CABLING_METRIC_ORDER: readonly MetricSpec[] = Object.values(CABLING
 
 /** The samples of a cabling report for this instance's shard; none without a report. */
 export function cablingSamples(report: CablingReport | undefined, shard: Shard): Samples {
+  return atOnce(cablingSamplesSteps(report, shard));
+}
+
+/** The same, as work that may pause (a plan of an AI-cluster fabric has 120 000 cables). */
+function* cablingSamplesSteps(report: CablingReport | undefined, shard: Shard): Work<Samples> {
+  const pace = pacer();
   const samples = new Samples();
   const conformance = report?.conformance;
   if (conformance) {
     for (const link of conformance.links) {
+      if (pace()) yield;
       const [a, b] = link.cable.ends;
       // A cable with a node no name resolved has no GUID to label it: it counts in plan_nodes_missing.
       if (a.nodeGuid === undefined || b.nodeGuid === undefined || !inShard(a.nodeGuid, shard)) continue;
       samples.add(CABLING_METRICS.plannedLinkStatus, { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) }, link.status);
     }
     for (const { ends: [a, b] } of conformance.unplanned) {
+      if (pace()) yield;
       if (!inShard(a.nodeGuid, shard)) continue;
       samples.add(CABLING_METRICS.unplannedLinkInfo, { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) }, 1);
     }
@@ -65,5 +74,10 @@ export function cablingSamples(report: CablingReport | undefined, shard: Shard):
  * prom-client registry renders for the same samples (rail names from the config file are escaped).
  */
 export function writeCablingMetrics(report: CablingReport | undefined, shard: Shard, out: ExpositionBuffer): void {
-  cablingSamples(report, shard).writeTo(CABLING_METRIC_ORDER, out);
+  atOnce(writeCablingMetricsSteps(report, shard, out));
+}
+
+/** The same, as work that may pause. */
+export function* writeCablingMetricsSteps(report: CablingReport | undefined, shard: Shard, out: ExpositionBuffer): Work<void> {
+  yield* (yield* cablingSamplesSteps(report, shard)).writeSteps(CABLING_METRIC_ORDER, out);
 }

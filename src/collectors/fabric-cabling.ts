@@ -13,13 +13,14 @@
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { UsageError } from '../config/errors.js';
 import { STRING, optionalFlag, type Settings } from '../config/flags.js';
+import { atOnce, inSlices, type Work } from '../event-loop/time-slices.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import type { CablingPlan, CablingReport, RailRule, ResolvedPlan } from '../model/cabling.js';
 import type { FabricTopology } from '../model/fabric.js';
-import { judgeCabling } from '../model/cabling-conformance.js';
+import { judgeCablingSteps } from '../model/cabling-conformance.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from './collector.js';
-import { CABLING_METRIC_ORDER, writeCablingMetrics } from './fabric-cabling-metrics.js';
+import { CABLING_METRIC_ORDER, writeCablingMetricsSteps } from './fabric-cabling-metrics.js';
 import { cablingFindings, explainedByCabling } from './fabric-cabling-findings.js';
 import { FABRIC_DISCOVERY, type DiscoveryPart } from './fabric-discovery.js';
 import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from './fabric-ports.js';
@@ -112,7 +113,8 @@ class CablingReader implements Reader<CablingReport> {
       if (this.inForce?.problem) failures.push(this.inForce.problem);
       if (this.refused && this.inForce) failures.push(`${this.refused.message}; the plan read before stays in force`);
     }
-    const report = judgeCabling(this.inForce?.resolved, this.rails, discovery?.topology, FABRIC_PORTS.of(snapshot)?.ports ?? new Map());
+    // Every cable of the fabric: judged in time slices.
+    const report = await inSlices(judgeCablingSteps(this.inForce?.resolved, this.rails, discovery?.topology, FABRIC_PORTS.of(snapshot)?.ports ?? new Map()));
     return {
       ...(report && { part: report }),
       ...(failures.length > 0 && { failure: failures.join('; ') }),
@@ -183,10 +185,10 @@ function setUp(context: CollectorContext): Reader<CablingReport> | Off {
   return new CablingReader(context, rails.length > 0 ? rails : undefined);
 }
 
-function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
+function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   const report = FABRIC_CABLING.of(snapshot);
   const shard = FABRIC_DISCOVERY.of(snapshot)?.shard;
-  if (report && shard) writeCablingMetrics(report, shard, out);
+  if (report && shard) yield* writeCablingMetricsSteps(report, shard, out);
 }
 
 export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
@@ -201,7 +203,7 @@ export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
   onOverrun: 'keep',
   verify,
   setUp,
-  metrics: { families: CABLING_METRIC_ORDER, write: writeMetrics },
+  metrics: { families: CABLING_METRIC_ORDER, write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
   findings: (snapshot) => cablingFindings(FABRIC_CABLING.of(snapshot), FABRIC_DISCOVERY.of(snapshot)?.topology),
   explains: (snapshot) => {
     const report = FABRIC_CABLING.of(snapshot);

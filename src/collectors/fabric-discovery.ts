@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { parseNodeNameMap } from '../config/node-name-map.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import { gauge } from '../exposition/metric-spec.js';
@@ -73,7 +74,8 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     await this.readNames(cycle);
     const dir = await this.directory();
     const file = path.join(dir, `topology-${++this.discoveries}.cache`);
-    const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000);
+    // A fabric's discovery text is megabytes: kept only by a program that runs once.
+    const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000, this.context.mode !== 'serve');
     const shard = settings.get(FABRIC_SHARD);
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
     let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names } : undefined;
@@ -86,7 +88,6 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
         shard,
         provisional: verdict === 'provisional',
         names: this.names,
-        // A fabric's discovery text is megabytes: kept only by a program that runs once.
         ...(this.context.mode !== 'serve' && { text: found.text }),
       };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
@@ -160,15 +161,17 @@ const FAMILIES = Object.values(NODE_METRICS);
 const hex = (value: number | undefined, digits: number): string => (value === undefined ? '' : `0x${value.toString(16).padStart(digits, '0')}`);
 
 /** Nodes of this shard, and (shard 1 only: they are the fabric's, served once) the duplicate counts. */
-function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
+function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   const { topology, shard } = FABRIC_DISCOVERY.of(snapshot) ?? {};
   if (!topology || !shard) return;
+  const pace = pacer();
   const samples = new Samples();
   if (shard.index === 1) {
     samples.add(NODE_METRICS.duplicateGuids, {}, topology.duplicateGuids);
     samples.add(NODE_METRICS.duplicateLids, {}, topology.duplicateLids);
   }
   for (const node of topology.nodes.values()) {
+    if (pace()) yield;
     if (!inShard(node.guid, shard)) continue;
     samples.add(NODE_METRICS.nodeInfo, {
       node_guid: node.guid,
@@ -181,7 +184,7 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
       device_id: hex(node.deviceId, 4),
     }, 1);
   }
-  samples.writeTo(FAMILIES, out);
+  yield* samples.writeSteps(FAMILIES, out);
 }
 
 export const FABRIC_DISCOVERY: Collector<DiscoveryPart> = defineCollector({
@@ -193,7 +196,7 @@ export const FABRIC_DISCOVERY: Collector<DiscoveryPart> = defineCollector({
   schedule: { cycle: DISCOVERY_CYCLE },
   onOverrun: 'keep',
   setUp: (context) => new DiscoveryReader(context),
-  metrics: { families: FAMILIES, write: writeMetrics },
+  metrics: { families: FAMILIES, write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
   findings: (snapshot) => {
     const discovery = FABRIC_DISCOVERY.of(snapshot);
     return discovery?.topology ? addressConflictFindings(composeFabric(discovery.topology, undefined, undefined, discovery.shard)) : [];

@@ -19,6 +19,7 @@ import { fabricPortKey, type FabricPortReading, type FabricSnapshot, type Fabric
 import { assessLink } from '../model/link-degradation.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { CollectorReport } from '../model/snapshot.js';
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { plural, type CollectorFailure, type FabricNodeName, type FabricPortName, type Finding } from '../model/finding.js';
 
 /** A node as findings name it: node-name-map name, else NodeDescription, else GUID. */
@@ -124,9 +125,11 @@ function reportsFirst(fabric: FabricSnapshot, a: DegradedEnd, b: DegradedEnd): n
 }
 
 /** One finding per degraded link, however many of its ends were read. */
-function degradedLinkFindings(fabric: FabricSnapshot): Finding[] {
+function* degradedLinkFindings(fabric: FabricSnapshot): Work<Finding[]> {
+  const pace = pacer();
   const links = new Map<string, DegradedEnd[]>();
   for (const [key, reading] of fabric.ports) {
+    if (pace()) yield;
     const expectation = fabric.expectations.get(key);
     const { widthDegraded, speedDegraded } = assessLink(reading, expectation);
     if (!expectation || !(widthDegraded || speedDegraded)) continue;
@@ -157,8 +160,15 @@ function degradedLinkFindings(fabric: FabricSnapshot): Finding[] {
 
 /** The fabric's port findings, by node name and port so that a switch's findings read in order. */
 export function portFindings(fabric: FabricSnapshot): Finding[] {
+  return atOnce(portFindingsSteps(fabric));
+}
+
+/** The same, as work that may pause. */
+export function* portFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
+  const pace = pacer();
   const findings: Finding[] = [];
   for (const [key, reading] of fabric.ports) {
+    if (pace()) yield;
     const init = stuckInitFinding(fabric, key, reading);
     if (init) findings.push(init);
     // CA ports (--fabric.hca-ports) are left out, as in the alert: a host that reboots is no fabric fault.
@@ -167,7 +177,7 @@ export function portFindings(fabric: FabricSnapshot): Finding[] {
       if (down) findings.push(down);
     }
   }
-  findings.push(...degradedLinkFindings(fabric));
+  findings.push(...(yield* degradedLinkFindings(fabric)));
   const order = (finding: Finding): [string, string, number] =>
     finding.subject.kind === 'fabric-port' ? [finding.subject.node.name, finding.subject.node.guid, finding.subject.port] : ['', '', 0];
   return findings.sort((a, b) => {
@@ -232,12 +242,14 @@ export function subnetManagerFindings(fabric: FabricSnapshot): Finding[] {
 const IPOIB_BROADCAST = /^ff1[0-9a-f]:401b:/i;
 
 /** The links of the CAs as the alert reads them: each active port cabled to a CA, or of a CA; undefined when none is known. */
-function caLinks(fabric: FabricSnapshot): { slowestGbps: number; slowestLaneGbps: number; count: number } | undefined {
+function* caLinks(fabric: FabricSnapshot): Work<{ slowestGbps: number; slowestLaneGbps: number; count: number } | undefined> {
+  const pace = pacer();
   const type = (guid: string | undefined): string | undefined => (guid === undefined ? undefined : fabric.topology?.nodes.get(guid)?.type);
   let slowestGbps = Number.POSITIVE_INFINITY;
   let slowestLaneGbps = Number.POSITIVE_INFINITY;
   let count = 0;
   for (const [key, reading] of fabric.ports) {
+    if (pace()) yield;
     // Ports known not to be ACTIVE are left out (a port coming up reports the slowest rate).
     if (reading.width === undefined || reading.speed === undefined || (reading.state !== undefined && reading.state.id !== PORT_STATE_ACTIVE)) continue;
     const peer = reading.peer ?? fabric.topology?.ports.get(key)?.peer;
@@ -256,7 +268,12 @@ function partitionsConfName(pkey: string): string {
 }
 
 export function multicastGroupFindings(fabric: FabricSnapshot): Finding[] {
-  const links = caLinks(fabric);
+  return atOnce(multicastGroupFindingsSteps(fabric));
+}
+
+/** The same, as work that may pause. */
+export function* multicastGroupFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
+  const links = yield* caLinks(fabric);
   // With no CA link known the alert stays silent rather than guess; so does this.
   if (!links) return [];
   // Every HCA generation that reaches QDR lane speed (ConnectX and later) supports MTU 4096.

@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Section, Settings } from '../config/flags.js';
+import type { Section } from '../config/flags.js';
+import { atOnce, inSlices, pacer, type Work } from '../event-loop/time-slices.js';
+import type { Finding } from '../model/finding.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import { counter, gauge, type MetricSpec } from '../exposition/metric-spec.js';
 import { FamilyWriter } from '../exposition/samples.js';
@@ -25,7 +27,7 @@ import { DIAG_TIMEOUT } from './diag.js';
 import { FABRIC_DISCOVERY, DISCOVERY_CYCLE } from './fabric-discovery.js';
 import { FABRIC_EXPECTATIONS_SECTION } from './expectation-sections.js';
 import { FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_INTERVAL, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric.js';
-import { PORTS_FAILURE, portFindings } from './fabric-findings.js';
+import { PORTS_FAILURE, portFindingsSteps } from './fabric-findings.js';
 
 /** `fabric.expectations` in the config file: what fabric links should run at, first match wins. */
 export const FABRIC_EXPECTATIONS: Section<readonly FabricExpectationRule[]> = FABRIC_EXPECTATIONS_SECTION;
@@ -47,11 +49,13 @@ export interface PortTrend {
 const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
 /** What changed between two cycles' readings `seconds` apart (see FabricPortsPart.trend). */
-export function portTrend(before: ReadonlyMap<string, FabricPortReading> | undefined, after: ReadonlyMap<string, FabricPortReading>, seconds: number): PortTrend {
+export function* portTrend(before: ReadonlyMap<string, FabricPortReading> | undefined, after: ReadonlyMap<string, FabricPortReading>, seconds: number): Work<PortTrend> {
   const risingErrors = new Set<string>();
   const berOverThreshold = new Set<string>();
   if (!before) return { risingErrors, berOverThreshold };
+  const pace = pacer(64);
   for (const [key, reading] of after) {
+    if (pace()) yield;
     const earlier = before.get(key);
     if (!earlier) continue;
     const previous = new Map(earlier.counters.map((counter) => [counter.name, counter.value]));
@@ -83,7 +87,8 @@ class PortsReader implements Reader<FabricPortsPart> {
   private unreachable: ReadonlySet<string> = new Set();
   private topology: FabricTopology | undefined;
   private readonly rules: FabricExpectationRules;
-  private expectationCache: { topology: FabricTopology; expectations: ReadonlyMap<string, LinkExpectation> } | undefined;
+  /** What each port read so far should run at for the cable discovery saw (null: nothing known), per topology. */
+  private expectationCache: { topology: FabricTopology; expectations: Map<string, LinkExpectation | null> } | undefined;
   private scratch: string | undefined;
   /** The last cycle's readings and when they were read (ms), for the trend. */
   private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
@@ -132,10 +137,11 @@ class PortsReader implements Reader<FabricPortsPart> {
     else if (discovery.provisional) this.context.runSoon(FABRIC_DISCOVERY, interval(settings));
     const report = cycle.report();
     const at = this.context.now();
-    const trend = portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0);
+    const trend = await inSlices(portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0));
     this.last = { ports: reading.ports, at };
+    const expectations = await inSlices(this.expectationsOf(discovery.topology, reading.ports));
     return {
-      part: { ports: reading.ports, expectations: this.expectationsOf(discovery.topology, reading.ports), trend },
+      part: { ports: reading.ports, expectations, trend },
       errors: report.errors,
       failOnErrors: report.failed,
       timeouts: report.timeouts,
@@ -144,30 +150,26 @@ class PortsReader implements Reader<FabricPortsPart> {
   }
 
   /** What each read port's link should run at: the first config rule matching either end, else the best both ends enable. */
-  private expectationsOf(topology: FabricTopology, ports: ReadonlyMap<string, FabricPortReading>): Map<string, LinkExpectation> {
+  private *expectationsOf(topology: FabricTopology, ports: ReadonlyMap<string, FabricPortReading>): Work<Map<string, LinkExpectation>> {
+    if (this.expectationCache?.topology !== topology) this.expectationCache = { topology, expectations: new Map() };
+    const discovered = this.expectationCache.expectations;
     const expectations = new Map<string, LinkExpectation>();
-    const discovered = this.discoveredExpectations(topology);
+    const pace = pacer(64);
     for (const [key, reading] of ports) {
+      if (pace()) yield;
       const cabled = topology.ports.get(key)?.peer;
       const peer = reading.peer ?? cabled;
-      // The same cable as at discovery (nearly always): its expectation is already known.
-      const expectation = peer?.nodeGuid === cabled?.nodeGuid && peer?.port === cabled?.port ? discovered.get(key) : this.expectationOf(topology, reading, peer);
+      let expectation: LinkExpectation | null | undefined;
+      if (peer?.nodeGuid === cabled?.nodeGuid && peer?.port === cabled?.port) {
+        // The same cable as at discovery (nearly always): its expectation is worked out once per topology.
+        expectation = discovered.get(key);
+        if (expectation === undefined) discovered.set(key, (expectation = this.expectationOf(topology, reading, cabled) ?? null));
+      } else {
+        expectation = this.expectationOf(topology, reading, peer);
+      }
       if (expectation) expectations.set(key, expectation);
     }
     return expectations;
-  }
-
-  /** The expectation of every discovered port for the cable discovery saw, computed once per topology. */
-  private discoveredExpectations(topology: FabricTopology): ReadonlyMap<string, LinkExpectation> {
-    if (this.expectationCache?.topology !== topology) {
-      const expectations = new Map<string, LinkExpectation>();
-      for (const [key, port] of topology.ports) {
-        const expectation = this.expectationOf(topology, port, port.peer);
-        if (expectation) expectations.set(key, expectation);
-      }
-      this.expectationCache = { topology, expectations };
-    }
-    return this.expectationCache.expectations;
   }
 
   private expectationOf(topology: FabricTopology, end: PortAddress, peer: PortAddress | undefined): LinkExpectation | undefined {
@@ -254,47 +256,58 @@ const rateOf = (speed: LinkSpeed | undefined): number | undefined => (speed === 
  * values here are GUIDs as the parsers normalise them, port numbers and fixed words: nothing to
  * escape.
  */
-function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer, _settings: Settings): void {
+function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   const part = FABRIC_PORTS.of(snapshot);
   const discovery = FABRIC_DISCOVERY.of(snapshot);
   if (!part) return;
+  // A pause every few hundred samples: a shard of an AI-cluster fabric writes half a million.
+  const pace = pacer();
   const topology = discovery?.topology;
   const readings = [...part.ports.values()];
   const expectations = [...part.ports.keys()].map((key) => part.expectations.get(key));
-  // One label set per port, shared by its 31 families.
+  // One label set per port, shared by its families.
   const labels = readings.map((reading) => `{node_guid="${reading.nodeGuid}",port="${reading.port}"`);
-  const each = (spec: MetricSpec, value: (reading: FabricPortReading, i: number) => number | undefined): void => {
+  yield;
+  function* each(spec: MetricSpec, value: (reading: FabricPortReading, i: number) => number | undefined): Work<void> {
     const family = new FamilyWriter(out, spec);
-    readings.forEach((reading, i) => family.sample(labels[i]!, '', value(reading, i)));
-  };
-  each(M.stateId, (reading) => reading.state?.id);
-  each(M.physicalStateId, (reading) => reading.physicalState?.id);
-  each(M.rate, ({ width, speed }) => (width !== undefined && speed !== undefined ? width * rateOf(speed)! : undefined));
-  each(M.widthLanes, (reading) => reading.width);
-  each(M.laneRate, (reading) => rateOf(reading.speed));
-  each(M.widthExpected, (_, i) => expectations[i]?.width);
-  each(M.laneRateExpected, (_, i) => rateOf(expectations[i]?.speed));
+    for (let i = 0; i < readings.length; i++) {
+      family.sample(labels[i]!, '', value(readings[i]!, i));
+      if (pace()) yield;
+    }
+  }
+  yield* each(M.stateId, (reading) => reading.state?.id);
+  yield* each(M.physicalStateId, (reading) => reading.physicalState?.id);
+  yield* each(M.rate, ({ width, speed }) => (width !== undefined && speed !== undefined ? width * rateOf(speed)! : undefined));
+  yield* each(M.widthLanes, (reading) => reading.width);
+  yield* each(M.laneRate, (reading) => rateOf(reading.speed));
+  yield* each(M.widthExpected, (_, i) => expectations[i]?.width);
+  yield* each(M.laneRateExpected, (_, i) => rateOf(expectations[i]?.speed));
   // Only while degraded: a healthy fabric serves none.
   const degraded = new FamilyWriter(out, M.degraded);
-  readings.forEach((reading, i) => {
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
     const expectation = expectations[i];
-    if (!expectation) return;
-    const assessment = assessLink(reading, expectation);
+    if (!expectation) continue;
+    const assessment = assessLink(readings[i]!, expectation);
     if (assessment.widthDegraded) degraded.sample(labels[i]!, ',reason="width"', 1);
     if (assessment.speedDegraded) degraded.sample(labels[i]!, ',reason="speed"', 1);
-  });
+  }
   const links = new FamilyWriter(out, M.linkInfo);
   const peerLabels = (peer: PortAddress): string => `,peer_guid="${peer.nodeGuid}",peer_port="${peer.port}",peer_type="${topology?.nodes.get(peer.nodeGuid)?.type ?? ''}"`;
-  readings.forEach((reading, i) => {
-    if (reading.peer) links.sample(labels[i]!, peerLabels(reading.peer), 1);
-  });
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
+    const { peer } = readings[i]!;
+    if (peer) links.sample(labels[i]!, peerLabels(peer), 1);
+  }
   if (topology && discovery) {
     for (const [key, port] of topology.ports) {
+      if (pace()) yield;
       if (!port.peer || part.ports.has(key) || topology.nodes.get(port.nodeGuid)?.type === 'switch' || !inShard(port.nodeGuid, discovery.shard)) continue;
       links.sample(`{node_guid="${port.nodeGuid}",port="${port.port}"`, peerLabels(port.peer), 1);
     }
   }
   const erroring = readings.map((reading) => hasErrors(reading.counters));
+  yield;
   for (const [name, spec] of PMA_COUNTER_METRICS) {
     const family = new FamilyWriter(out, spec);
     const error = ERRORS.has(name);
@@ -302,6 +315,7 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer, _settings: Sett
     // Indexed loops: without the optimising compilers a for-of makes an iterator result per step
     // (2.4 million here, 100 MiB of garbage per render).
     for (let i = 0; i < readings.length; i++) {
+      if (pace()) yield;
       if (error && !erroring[i]) continue;
       const counters = readings[i]!.counters;
       for (let c = 0; c < counters.length; c++) {
@@ -311,9 +325,17 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer, _settings: Sett
     }
   }
   const saturated = new FamilyWriter(out, M.pmaSaturated);
-  readings.forEach((reading, i) => {
-    for (const value of reading.counters) if (value.saturated) saturated.sample(labels[i]!, `,counter="${value.name}"`, 1);
-  });
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
+    for (const value of readings[i]!.counters) if (value.saturated) saturated.sample(labels[i]!, `,counter="${value.name}"`, 1);
+  }
+}
+
+/** Every read port and link. */
+function* judge(snapshot: Snapshot): Work<Finding[]> {
+  const part = FABRIC_PORTS.of(snapshot);
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  return part && discovery?.topology ? yield* portFindingsSteps(composeFabric(discovery.topology, part, undefined, discovery.shard)) : [];
 }
 
 export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
@@ -326,12 +348,9 @@ export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
   schedule: { cycle: FABRIC_PORTS_CYCLE },
   onOverrun: 'drop',
   setUp: (context) => new PortsReader(context),
-  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY], write: writeMetrics },
-  findings: (snapshot) => {
-    const part = FABRIC_PORTS.of(snapshot);
-    const discovery = FABRIC_DISCOVERY.of(snapshot);
-    return part && discovery?.topology ? portFindings(composeFabric(discovery.topology, part, undefined, discovery.shard)) : [];
-  },
+  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY], write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
+  findings: (snapshot) => atOnce(judge(snapshot)),
+  findingSteps: judge,
   // Without a topology the ports cycle has nothing to read: the discovery finding says why.
   failure: (snapshot) => (FABRIC_DISCOVERY.of(snapshot)?.topology ? PORTS_FAILURE : undefined),
 });

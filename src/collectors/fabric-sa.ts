@@ -3,7 +3,9 @@
 // multicast group (saquery -g, members from saquery -m). It writes the SM and multicast families
 // (fabric-wide: every shard serves them) and judges redundancy, priorities and the IPoIB
 // broadcast groups.
+import { atOnce, type Work } from '../event-loop/time-slices.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
+import type { Finding } from '../model/finding.js';
 import { gauge } from '../exposition/metric-spec.js';
 import { Samples } from '../exposition/samples.js';
 import { composeFabric, type FabricSubnetManager, type MulticastGroup } from '../model/fabric.js';
@@ -13,7 +15,7 @@ import type { SubnetAdministrationBefore } from '../sources/fabric/sa-records.js
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
 import { DIAG_TIMEOUT } from './diag.js';
 import { FABRIC_DISCOVERY } from './fabric-discovery.js';
-import { SA_FAILURE, multicastGroupFindings, subnetManagerFindings } from './fabric-findings.js';
+import { SA_FAILURE, multicastGroupFindingsSteps, subnetManagerFindings } from './fabric-findings.js';
 import { FABRIC_PORTS } from './fabric-ports.js';
 import { FABRIC_FLAGS, FABRIC_INTERVAL, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric.js';
 
@@ -75,6 +77,15 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   samples.writeTo(FAMILIES, out);
 }
 
+/** The subnet managers, and the multicast groups against the CA links of the ports cycle. */
+function* judge(snapshot: Snapshot): Work<Finding[]> {
+  const sa = FABRIC_SA.of(snapshot);
+  if (!sa) return [];
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  const fabric = composeFabric(discovery?.topology, FABRIC_PORTS.of(snapshot), sa, discovery?.shard ?? { index: 1, count: 1 });
+  return [...subnetManagerFindings(fabric), ...(yield* multicastGroupFindingsSteps(fabric))];
+}
+
 export const FABRIC_SA: Collector<SubnetAdministrationPart> = defineCollector({
   name: 'fabric_sa',
   checks: 'the subnet managers and multicast groups of the subnet',
@@ -89,13 +100,7 @@ export const FABRIC_SA: Collector<SubnetAdministrationPart> = defineCollector({
     return shard.index === 1 ? new SubnetAdministrationReader(context) : { off: `shard ${shard.index} of ${shard.count}: shard 1 reads the subnet's managers and groups (--fabric.shard)` };
   },
   metrics: { families: FAMILIES, write: writeMetrics },
-  findings: (snapshot) => {
-    const sa = FABRIC_SA.of(snapshot);
-    if (!sa) return [];
-    const discovery = FABRIC_DISCOVERY.of(snapshot);
-    // The multicast groups are judged against the CA links of the ports cycle.
-    const fabric = composeFabric(discovery?.topology, FABRIC_PORTS.of(snapshot), sa, discovery?.shard ?? { index: 1, count: 1 });
-    return [...subnetManagerFindings(fabric), ...multicastGroupFindings(fabric)];
-  },
+  findings: (snapshot) => atOnce(judge(snapshot)),
+  findingSteps: judge,
   failure: SA_FAILURE,
 });

@@ -2,7 +2,8 @@
 // subnet managers, IPoIB groups, and the unhealthy links and ports (those with a finding) with
 // both ends named. Never a row per port: a fabric has thousands.
 import { physicalLinkIsUp } from '../model/port-state.js';
-import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
+import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type FabricTopology, type MulticastGroup, type Shard } from '../model/fabric.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { SubnetManagerState } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -64,15 +65,41 @@ export function fabricOf(snapshot: Snapshot): FabricSnapshot | undefined {
 }
 
 export function fabricOverview(fabric: FabricSnapshot, findings: readonly Finding[]): FabricOverview {
+  return atOnce(fabricOverviewSteps(fabric, findings));
+}
+
+/** The cables of each topology, counted once. */
+const cableCounts = new WeakMap<FabricTopology, number>();
+
+/** Cables the topology holds, each counted once whichever of its ends discovery listed. */
+function* cablesOf(topology: FabricTopology): Work<number> {
+  const known = cableCounts.get(topology);
+  if (known !== undefined) return known;
+  const pace = pacer();
+  let cables = 0;
+  for (const port of topology.ports.values()) {
+    if (pace()) yield;
+    const { peer } = port;
+    if (!peer) continue;
+    const back = topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer;
+    // A cable listed from both ends is counted at its lower end.
+    const both = back?.nodeGuid === port.nodeGuid && back.port === port.port;
+    if (!both || port.nodeGuid < peer.nodeGuid || (port.nodeGuid === peer.nodeGuid && port.port < peer.port)) cables += 1;
+  }
+  cableCounts.set(topology, cables);
+  return cables;
+}
+
+/** The same, as work that may pause. */
+export function* fabricOverviewSteps(fabric: FabricSnapshot, findings: readonly Finding[]): Work<FabricOverview> {
+  const pace = pacer();
   const nodes = Object.fromEntries(FABRIC_NODE_TYPES.map((type) => [type, 0])) as Record<FabricNodeType, number>;
   for (const node of fabric.topology?.nodes.values() ?? []) nodes[node.type] += 1;
-  const cables = new Set<string>();
-  for (const [key, port] of fabric.topology?.ports ?? []) {
-    if (port.peer) cables.add([key, fabricPortKey(port.peer.nodeGuid, port.peer.port)].sort().join(' '));
-  }
+  const links = fabric.topology ? yield* cablesOf(fabric.topology) : 0;
   let portsUp = 0;
   let portsRead = 0;
   for (const reading of fabric.ports.values()) {
+    if (pace()) yield;
     // A port the cycle could not read at all is reported without data, not counted as read.
     if (reading.state !== undefined || reading.counters.length > 0) portsRead += 1;
     if (physicalLinkIsUp(reading.physicalState?.id)) portsUp += 1;
@@ -100,7 +127,7 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
     discoveredAt: fabric.topology?.discoveredAt,
     shard: fabric.shard,
     nodes,
-    links: cables.size,
+    links,
     portsRead,
     portsUp,
     subnetManagers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state, host: subnetManagerHost(fabric, sm) })),

@@ -4,6 +4,7 @@
 // stand (the host, its ports in snapshot order, its interfaces, its collectors; the fabric's
 // collectors, the subnet, its multicast groups, its ports).
 import type { Collector } from '../collectors/collector.js';
+import { atOnce, type Work } from '../event-loop/time-slices.js';
 import { COLLECTORS } from '../collectors/registry.js';
 import { portKey } from '../model/host.js';
 import { severityRank, type Finding, type FindingSubject } from '../model/finding.js';
@@ -64,8 +65,16 @@ function place(subject: FindingSubject, ports: ReadonlyMap<string, number>, coll
 
 /** Worst first; within a severity, in reading order, then as the collectors judged them. */
 export function findingsOf(snapshot: Snapshot, collectors: readonly Collector[] = COLLECTORS): Finding[] {
+  return atOnce(findingsSteps(snapshot, collectors));
+}
+
+/** The same, as work that may pause: a fabric's findings are judged port by port. */
+export function* findingsSteps(snapshot: Snapshot, collectors: readonly Collector[] = COLLECTORS): Work<Finding[]> {
   // A collector that is off has no part, and judges nothing.
-  const judged = collectors.map((collector) => ({ collector, findings: collector.findings?.(snapshot) ?? [] }));
+  const judged: { collector: Collector; findings: Finding[] }[] = [];
+  for (const collector of collectors) {
+    judged.push({ collector, findings: collector.findingSteps ? yield* collector.findingSteps(snapshot) : (collector.findings?.(snapshot) ?? []) });
+  }
   // Findings another collector explains better are left out (a moved cable is not a pulled one).
   const explainers = collectors.flatMap((collector) => {
     const explains = collector.explains?.(snapshot);

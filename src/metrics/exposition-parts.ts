@@ -10,7 +10,9 @@
 // (Z_SYNC_FLUSH), so parts compressed apart are one DEFLATE stream when put one after the other
 // (RFC 1951, 3.2.3); a scrape adds the gzip header, an empty final block, and the CRC-32 of the
 // whole text combined from the parts' own (RFC 1952; zlib's crc32_combine).
-import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { constants, crc32, deflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
+import { inSlices, nextTurn, type Work } from '../event-loop/time-slices.js';
 import { ExpositionBuffer } from '../exposition/buffer.js';
 
 /** A part's text compressed on its own: raw DEFLATE blocks, its CRC-32 and length. */
@@ -26,29 +28,55 @@ export interface Deflated {
  * output chunk; blocks much smaller than that are copied out, so that a cached part keeps its own
  * bytes and not the chunk.
  */
+const DEFLATE_OPTIONS = { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH };
+/** Raw DEFLATE blocks that end on a byte boundary without a final block read back to their end. */
+const INFLATE_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
+
+const ownBytes = (blocks: Buffer): Buffer => (blocks.length < blocks.buffer.byteLength / 2 ? Buffer.from(blocks) : blocks);
+
 function deflate(text: Buffer): Deflated {
-  const blocks = deflateRawSync(text, { level: constants.Z_BEST_SPEED, finishFlush: constants.Z_SYNC_FLUSH });
-  return { blocks: blocks.length < blocks.buffer.byteLength / 2 ? Buffer.from(blocks) : blocks, crc: crc32(text), length: text.length };
+  return { blocks: ownBytes(deflateRawSync(text, DEFLATE_OPTIONS)), crc: crc32(text), length: text.length };
+}
+
+const deflateRawAsync = promisify(deflateRaw) as (buffer: Buffer, options: typeof DEFLATE_OPTIONS) => Promise<Buffer>;
+const inflateRawAsync = promisify(inflateRaw) as (buffer: Buffer, options: typeof INFLATE_OPTIONS) => Promise<Buffer>;
+
+/** The CRC-32 is taken this many bytes at a time, the event loop turning between. */
+const CRC_SLICE_BYTES = 4 * 1024 * 1024;
+
+/** The same without holding the event loop: compressed by zlib's threads, the CRC taken in slices. */
+async function deflateAside(text: Buffer): Promise<Deflated> {
+  const blocks = deflateRawAsync(text, DEFLATE_OPTIONS);
+  let crc = 0;
+  for (let from = 0; from < text.length; from += CRC_SLICE_BYTES) {
+    crc = crc32(text.subarray(from, from + CRC_SLICE_BYTES), crc);
+    await nextTurn();
+  }
+  return { blocks: ownBytes(await blocks), crc, length: text.length };
 }
 
 /**
  * The exposition text of one part, plain and compressed, each made once when first asked for.
- * `text` is the text, or how to render it again (a part that was compressed from a buffer reused
- * since: see RenderedPart).
+ * A part made from its compressed text alone (RenderedPart) has its plain text inflated from it.
  */
 export class EncodedPart {
   private plainBytes: Buffer | undefined;
 
   constructor(
-    private readonly text: string | Buffer | (() => Buffer),
+    private readonly text: string | Buffer | undefined,
     private compressed?: Deflated,
   ) {
     if (Buffer.isBuffer(text)) this.plainBytes = text;
   }
 
   get plain(): Buffer {
-    this.plainBytes ??= typeof this.text === 'function' ? this.text() : Buffer.from(this.text as string);
+    this.plainBytes ??= this.text === undefined ? inflateRawSync(this.compressed!.blocks, INFLATE_OPTIONS) : Buffer.from(this.text as string);
     return this.plainBytes;
+  }
+
+  /** Make the plain text ready without holding the event loop (a fabric's part is tens of MB): inflated by zlib's threads. */
+  async loadPlain(): Promise<void> {
+    if (this.plainBytes === undefined && this.text === undefined) this.plainBytes = await inflateRawAsync(this.compressed!.blocks, INFLATE_OPTIONS);
   }
 
   get deflated(): Deflated {
@@ -57,38 +85,70 @@ export class EncodedPart {
   }
 }
 
+const sameInputs = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((input, i) => input === b[i]);
+
 /**
  * A part rendered from its inputs (a collector's part of the snapshot and the parts it also reads),
- * once for each change of any of them (compared by identity), when first asked for. It is written
- * into one buffer kept for the life of the part and compressed from there at once, so a snapshot
- * keeps only its compressed text, what Prometheus asks for: a snapshot lives one collection
- * interval, long enough for V8 to move what it holds to the old generation, where the memory of a
- * plain text allocated per snapshot (86 KB at 8 devices) stayed until the next full collection,
- * tens of readings later (docs/benchmarks.md, "Memory over time"). A client that asks for the plain
- * text has the part rendered again, once, from the same inputs.
+ * once for each change of any of them (compared by identity). It is written into one buffer kept
+ * for the life of the part and compressed from there at once, so a snapshot keeps only its
+ * compressed text, what Prometheus asks for: a snapshot lives one collection interval, long enough
+ * for V8 to move what it holds to the old generation, where the memory of a plain text allocated
+ * per snapshot (86 KB at 8 devices) stayed until the next full collection, tens of readings later
+ * (docs/benchmarks.md, "Memory over time"). A client that asks for the plain text has it inflated
+ * from the compressed one, once.
+ *
+ * `of` renders at once, when first asked for (a host's parts: milliseconds); `render` in time
+ * slices, compressed by zlib's threads (a fabric's: seconds of work at 120 000 ports), one render
+ * at a time, a render asked for again while under way shared.
  */
 export class RenderedPart<Source> {
   private cached: { inputs: readonly unknown[]; part: EncodedPart | undefined } | undefined;
+  private rendering: { inputs: readonly unknown[]; done: Promise<EncodedPart | undefined> } | undefined;
   private readonly out = new ExpositionBuffer();
 
-  constructor(private readonly write: (source: Source, out: ExpositionBuffer) => void) {}
+  constructor(
+    private readonly write: (source: Source, out: ExpositionBuffer) => void,
+    private readonly steps?: (source: Source, out: ExpositionBuffer) => Work<void>,
+  ) {}
 
   /** The part for `source`, rendered again when `inputs` (what it is made of) changed; undefined when it has no series. */
   of(source: Source, inputs: readonly unknown[]): EncodedPart | undefined {
-    let cached = this.cached;
-    if (!cached || cached.inputs.length !== inputs.length || cached.inputs.some((input, i) => input !== inputs[i])) {
+    if (!this.cached || !sameInputs(this.cached.inputs, inputs)) {
       this.out.reset();
       this.write(source, this.out);
-      const again = (): Buffer => {
-        const out = new ExpositionBuffer(this.out.view().length);
-        this.write(source, out);
-        return out.finish();
-      };
-      cached = { inputs, part: this.out.view().length === 0 ? undefined : new EncodedPart(again, deflate(this.out.view())) };
-      this.cached = cached;
+      this.cached = { inputs, part: this.out.view().length === 0 ? undefined : new EncodedPart(undefined, deflate(this.out.view())) };
     }
-    return cached.part;
+    return this.cached.part;
   }
+
+  /** The same, rendered in time slices and compressed aside: the event loop is never held for long. */
+  render(source: Source, inputs: readonly unknown[]): Promise<EncodedPart | undefined> {
+    if (this.cached && sameInputs(this.cached.inputs, inputs)) return Promise.resolve(this.cached.part);
+    if (this.rendering && sameInputs(this.rendering.inputs, inputs)) return this.rendering.done;
+    const before = this.rendering?.done;
+    const done = (async () => {
+      // One render at a time: they share the buffer.
+      await before?.catch(() => undefined);
+      this.out.reset();
+      await inSlices(this.steps ? this.steps(source, this.out) : atOnceAsWork(() => this.write(source, this.out)));
+      const text = this.out.view();
+      const part = text.length === 0 ? undefined : new EncodedPart(undefined, await deflateAside(text));
+      this.cached = { inputs, part };
+      return part;
+    })();
+    const rendering = { inputs, done };
+    this.rendering = rendering;
+    const settled = (): void => {
+      if (this.rendering === rendering) this.rendering = undefined;
+    };
+    done.then(settled, settled);
+    return done;
+  }
+}
+
+/** Work that does not pause: a part without `steps`. */
+function* atOnceAsWork(run: () => void): Work<void> {
+  run();
 }
 
 /**

@@ -7,19 +7,27 @@ import type { Settings } from '../config/flags.js';
 import type { Collector } from '../collectors/collector.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { BuildInfo } from './build-info.js';
+import { ExpositionBuffer } from '../exposition/buffer.js';
 import { RenderedPart, type EncodedPart } from './exposition-parts.js';
 import { writeExporterMetrics } from './exporter-metrics.js';
 
+interface CollectorPart {
+  collector: Collector;
+  part: RenderedPart<Snapshot>;
+}
+
 export class Exposition {
-  private readonly host: { collector: Collector; part: RenderedPart<Snapshot> }[];
-  private readonly fabric: { collector: Collector; part: RenderedPart<Snapshot> }[];
+  private readonly host: CollectorPart[];
+  private readonly fabric: CollectorPart[];
   private readonly own: RenderedPart<Snapshot>;
 
   constructor(collectors: readonly Collector[], settings: Settings, build: BuildInfo) {
     const parts = collectors.flatMap((collector) => {
       const metrics = collector.metrics;
       if (!metrics) return [];
-      return [{ collector, part: new RenderedPart<Snapshot>((snapshot, out) => metrics.write(snapshot, out, settings)) }];
+      const steps = metrics.writeSteps?.bind(metrics);
+      const part = new RenderedPart<Snapshot>((snapshot, out) => metrics.write(snapshot, out, settings), steps && ((snapshot, out) => steps(snapshot, out, settings)));
+      return [{ collector, part }];
     });
     this.host = parts.filter(({ collector }) => collector.scope === 'host');
     this.fabric = parts.filter(({ collector }) => collector.scope === 'fabric');
@@ -29,22 +37,51 @@ export class Exposition {
   /**
    * The parts of a snapshot, in order; each the same object as last time when nothing of it changed.
    * `others`: parts of the exporter's own not made from the snapshot (the HTTP server's), after
-   * the exporter's families.
+   * the exporter's families. The host's parts are rendered at once (milliseconds); the fabric's in
+   * time slices (seconds at 120 000 ports: the event loop keeps turning), normally already done
+   * by `prepare` when the cycle published.
    */
-  parts(snapshot: Snapshot, others: readonly EncodedPart[] = []): EncodedPart[] {
-    const render = ({ collector, part }: { collector: Collector; part: RenderedPart<Snapshot> }): EncodedPart[] => {
-      const own = collector.of(snapshot);
-      // A collector that has not read yet (or is off) has no series.
-      if (own === undefined) return [];
-      const rendered = part.of(snapshot, [own, ...(collector.metrics!.inputs ?? []).map((input) => input.of(snapshot))]);
+  async parts(snapshot: Snapshot, others: readonly EncodedPart[] = []): Promise<EncodedPart[]> {
+    const host = this.host.flatMap(({ collector, part }) => {
+      const inputs = inputsOf(collector, snapshot);
+      const rendered = inputs && part.of(snapshot, inputs);
       return rendered ? [rendered] : [];
-    };
+    });
     const own = this.own.of(snapshot, [snapshot.reports, snapshot.totals]);
-    return [...this.host.flatMap(render), ...(own ? [own] : []), ...others, ...this.fabric.flatMap(render)];
+    const fabric = await this.fabricParts(snapshot);
+    return [...host, ...(own ? [own] : []), ...others, ...fabric];
   }
+
+  /** Render the fabric's parts of a snapshot just published, before a scrape asks for them. */
+  async prepare(snapshot: Snapshot): Promise<void> {
+    await this.fabricParts(snapshot);
+  }
+
+  private async fabricParts(snapshot: Snapshot): Promise<EncodedPart[]> {
+    const parts: EncodedPart[] = [];
+    for (const { collector, part } of this.fabric) {
+      const inputs = inputsOf(collector, snapshot);
+      const rendered = inputs && (await part.render(snapshot, inputs));
+      if (rendered) parts.push(rendered);
+    }
+    return parts;
+  }
+}
+
+/** What a collector's part is made of in a snapshot; undefined when it has not read yet (or is off): no series. */
+function inputsOf(collector: Collector, snapshot: Snapshot): unknown[] | undefined {
+  const own = collector.of(snapshot);
+  return own === undefined ? undefined : [own, ...(collector.metrics!.inputs ?? []).map((input) => input.of(snapshot))];
 }
 
 /** A snapshot's whole exposition as text (tests, the bench), rendered afresh. */
 export function exposition(collectors: readonly Collector[], settings: Settings, build: BuildInfo, snapshot: Snapshot, others: readonly EncodedPart[] = []): string {
-  return new Exposition(collectors, settings, build).parts(snapshot, others).map((part) => part.plain.toString('utf8')).join('\n');
+  const text = (write: (out: ExpositionBuffer) => void): string[] => {
+    const out = new ExpositionBuffer();
+    write(out);
+    return out.view().length === 0 ? [] : [out.view().toString('utf8')];
+  };
+  const of = (scope: Collector['scope']): string[] =>
+    collectors.flatMap((collector) => (collector.scope === scope && collector.metrics && collector.of(snapshot) !== undefined ? text((out) => collector.metrics!.write(snapshot, out, settings)) : []));
+  return [...of('host'), ...text((out) => writeExporterMetrics(snapshot, build, out)), ...others.map((part) => part.plain.toString('utf8')), ...of('fabric')].join('\n');
 }

@@ -16,10 +16,12 @@
 // moves switch ends: a person fixes a swap at the leaf, between neighbouring ports, not by carrying
 // two host cables across the row.
 import { speedRank, type LinkSpeed, type LinkWidth } from '../model/link-rate.js';
-import { judgeRails } from './rails.js';
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
+import { judgeRailsSteps } from './rails.js';
 import {
   adapterOf,
   currentCabling,
+  currentCablingSteps,
   planPortKey,
   PLANNED_LINK_STATUS,
   type CableMove,
@@ -72,11 +74,23 @@ export function judgeConformance(
   readings: ReadonlyMap<string, FabricPortReading>,
   cabling: ReadonlyMap<string, PortAddress> = currentCabling(topology, readings),
 ): CablingConformance {
+  return atOnce(judgeConformanceSteps(plan, topology, readings, cabling));
+}
+
+/** The same, as work that may pause (a plan of every cable of a fabric). */
+function* judgeConformanceSteps(
+  plan: ResolvedPlan,
+  topology: FabricTopology | undefined,
+  readings: ReadonlyMap<string, FabricPortReading>,
+  cabling: ReadonlyMap<string, PortAddress>,
+): Work<CablingConformance> {
+  const pace = pacer();
   const present = (guid: string | undefined): boolean => guid !== undefined && topology?.nodes.has(guid) === true;
   const nowOf = (end: PlanPort): PortAddress | undefined => (end.nodeGuid === undefined ? undefined : cabling.get(planPortKey(end)));
 
   const planned = new Map<string, PlannedEnd>();
   for (const cable of plan.cables) {
+    if (pace()) yield;
     planned.set(planPortKey(cable.ends[0]), { cable, peer: cable.ends[1] });
     planned.set(planPortKey(cable.ends[1]), { cable, peer: cable.ends[0] });
   }
@@ -85,6 +99,7 @@ export function judgeConformance(
   const links: PlannedLinkConformance[] = [];
   const asPlanned = new Set<ResolvedCable>();
   for (const cable of plan.cables) {
+    if (pace()) yield;
     const [a, b] = cable.ends;
     const now: [PortAddress | undefined, PortAddress | undefined] = [nowOf(a), nowOf(b)];
     if (sameAddress(now[0], b)) {
@@ -101,6 +116,7 @@ export function judgeConformance(
   const unplanned: UnplannedCable[] = [];
   const tangled = new Map<string, PortAddress>();
   for (const [key, peer] of cabling) {
+    if (pace()) yield;
     const peerKey = fabricPortKey(peer.nodeGuid, peer.port);
     if (key > peerKey) continue;
     const here = planned.get(key);
@@ -121,6 +137,7 @@ export function judgeConformance(
   const components: string[][] = [];
   // Tangles: start from every planned port that is not as planned, in plan order.
   for (const cable of plan.cables) {
+    if (pace()) yield;
     if (asPlanned.has(cable)) continue;
     for (const end of cable.ends) {
       const key = planPortKey(end);
@@ -128,6 +145,7 @@ export function judgeConformance(
     }
   }
   for (const ports of components) {
+    if (pace()) yield;
     const action = untangle(ports, planned, tangled, present, topology);
     for (const cable of action.plug) plugged.add(cable);
     if (action.moves.length > 0 || action.unplug.length > 0) actions.push(action);
@@ -137,11 +155,13 @@ export function judgeConformance(
   // Planned cables with no link that no action plugs, between two nodes of the fabric: missing links.
   const missingLinks: MissingLink[] = [];
   for (const link of links) {
+    if (pace()) yield;
     if (link.status === PLANNED_LINK_STATUS.noLink && !plugged.has(link.cable) && link.cable.ends.every((end) => present(end.nodeGuid))) missingLinks.push({ cable: link.cable });
   }
   // Nodes of the plan the fabric does not have, with every cable the plan gives them.
   const missing = new Map<string, MissingPlanNode & { cables: ResolvedCable[] }>();
   for (const cable of plan.cables) {
+    if (pace()) yield;
     for (const end of cable.ends) {
       if (present(end.nodeGuid)) continue;
       const id = end.nodeGuid ?? `?${end.written}`;
@@ -177,11 +197,21 @@ export function judgeCabling(
   topology: FabricTopology | undefined,
   readings: ReadonlyMap<string, FabricPortReading>,
 ): CablingReport | undefined {
+  return atOnce(judgeCablingSteps(plan, rails, topology, readings));
+}
+
+/** The same, as work that may pause. */
+export function* judgeCablingSteps(
+  plan: ResolvedPlan | undefined,
+  rails: readonly RailRule[] | undefined,
+  topology: FabricTopology | undefined,
+  readings: ReadonlyMap<string, FabricPortReading>,
+): Work<CablingReport | undefined> {
   if (!plan && !rails?.length) return undefined;
-  const cabling = currentCabling(topology, readings);
+  const cabling = yield* currentCablingSteps(topology, readings);
   return {
-    conformance: plan && judgeConformance(plan, topology, readings, cabling),
-    rails: judgeRails(topology, cabling, rails),
+    conformance: plan && (yield* judgeConformanceSteps(plan, topology, readings, cabling)),
+    rails: yield* judgeRailsSteps(topology, cabling, rails),
   };
 }
 

@@ -3,6 +3,7 @@
 // and snapshot/rails.ts judge the fabric against it) and read by the metrics, the findings and the
 // fabric map. docs/fabric.md, "Cabling plan, rails and the fabric map", says what each field means
 // for a person.
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { LinkSpeed, LinkWidth } from '../model/link-rate.js';
 import { fabricPortKey, type FabricNode, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from './fabric.js';
 
@@ -197,9 +198,16 @@ export interface CablingReport {
  * none) is left out. Ports without a link are absent; every cable is there from both ends.
  */
 export function currentCabling(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Map<string, PortAddress> {
+  return atOnce(currentCablingSteps(topology, readings));
+}
+
+/** The same, as work that may pause (a fabric's every port). */
+export function* currentCablingSteps(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Work<Map<string, PortAddress>> {
+  const pace = pacer();
   const now = new Map<string, PortAddress>();
   const read = new Set<string>();
   for (const [key, reading] of readings) {
+    if (pace()) yield;
     // A port whose scan failed this cycle tells nothing about its cable.
     if (reading.state === undefined && reading.physicalState === undefined) continue;
     read.add(key);
@@ -208,11 +216,13 @@ export function currentCabling(topology: FabricTopology | undefined, readings: R
   // Both ends of every cable; a port read with a peer wins over that peer read without one (the
   // ends of one scan agree; a port that just lost its link may not).
   for (const [key, reading] of readings) {
+    if (pace()) yield;
     if (!read.has(key) || !reading.peer) continue;
     const peerKey = fabricPortKey(reading.peer.nodeGuid, reading.peer.port);
     if (!now.has(peerKey)) now.set(peerKey, { nodeGuid: reading.nodeGuid, port: reading.port });
   }
   for (const [key, port] of topology?.ports ?? []) {
+    if (pace()) yield;
     if (!port.peer || read.has(key) || now.has(key)) continue;
     const peerKey = fabricPortKey(port.peer.nodeGuid, port.peer.port);
     if (read.has(peerKey) || now.has(peerKey)) continue;

@@ -10,6 +10,7 @@
 //     when the fabric looks rail-optimised at all (at least two rails, and three quarters of those
 //     cables agree with their switch's majority). An adapter on a switch of another rail is a
 //     violation; a switch without a clear majority judges nobody.
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { adapterOf, globPattern, compareNames, type RailReport, type RailRule, type RailViolation } from './cabling.js';
 import { fabricPortKey, type FabricNode, type FabricTopology, type PortAddress } from './fabric.js';
 
@@ -18,14 +19,21 @@ export const RAIL_AGREEMENT = 0.75;
 
 /** The rail report, or undefined when there is nothing to judge (no topology, or no rails configured and none to infer). */
 export function judgeRails(topology: FabricTopology | undefined, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[] | undefined): RailReport | undefined {
+  return atOnce(judgeRailsSteps(topology, cabling, rules));
+}
+
+/** The same, as work that may pause (every host adapter of a fabric). */
+export function* judgeRailsSteps(topology: FabricTopology | undefined, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[] | undefined): Work<RailReport | undefined> {
   if (!topology) return undefined;
-  return rules && rules.length > 0 ? configuredRails(topology, cabling, rules) : inferredRails(topology, cabling);
+  return rules && rules.length > 0 ? yield* configuredRails(topology, cabling, rules) : yield* inferredRails(topology, cabling);
 }
 
 /** Each host adapter port with a cable to a switch: the adapter, its port, and the switch port. */
-function hostCables(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>): { node: FabricNode; port: number; leaf: PortAddress }[] {
+function* hostCables(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>): Work<{ node: FabricNode; port: number; leaf: PortAddress }[]> {
+  const pace = pacer();
   const cables: { node: FabricNode; port: number; leaf: PortAddress }[] = [];
   for (const node of topology.nodes.values()) {
+    if (pace()) yield;
     if (node.type !== 'ca') continue;
     for (let port = 1; port <= node.portCount; port++) {
       const leaf = cabling.get(fabricPortKey(node.guid, port));
@@ -40,7 +48,8 @@ const byName = (topology: FabricTopology) => (a: string, b: string): number => {
   return compareNames(name(a), name(b));
 };
 
-function configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[]): RailReport {
+function* configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[]): Work<RailReport> {
+  const pace = pacer();
   const compiled = rules.map((rule) => ({
     rule,
     leaves: rule.leaves.map(globPattern),
@@ -50,6 +59,7 @@ function configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, 
   const railOfSwitch = new Map<string, string>();
   const rails = new Map<string, string[]>(rules.map((rule) => [rule.name, []]));
   for (const node of topology.nodes.values()) {
+    if (pace()) yield;
     if (node.type !== 'switch') continue;
     const names = [node.name, node.description.trim()].filter((name): name is string => Boolean(name));
     const rail = compiled.find(({ leaves }) => leaves.some((leaf) => names.some((name) => leaf.test(name))));
@@ -59,7 +69,8 @@ function configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, 
   }
   for (const leaves of rails.values()) leaves.sort(byName(topology));
   const violations: RailViolation[] = [];
-  for (const { node, port, leaf } of hostCables(topology, cabling)) {
+  for (const { node, port, leaf } of yield* hostCables(topology, cabling)) {
+    if (pace()) yield;
     const rail = compiled.find(({ adapter }) => adapter.test(node.description.trim()))?.rule.name;
     const leafRail = railOfSwitch.get(leaf.nodeGuid) ?? '';
     if (rail !== undefined && rail !== leafRail) violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail, leafRail, railLeaves: rails.get(rail)! });
@@ -67,10 +78,12 @@ function configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, 
   return { source: 'config', rails, violations };
 }
 
-function inferredRails(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>): RailReport | undefined {
+function* inferredRails(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>): Work<RailReport | undefined> {
+  const pace = pacer();
   // Hosts with two adapters or more: only they say anything about rails.
   const adapters = new Map<string, Set<string>>();
   for (const node of topology.nodes.values()) {
+    if (pace()) yield;
     const adapter = adapterOf(node);
     if (adapter) adapters.set(adapter.host, (adapters.get(adapter.host) ?? new Set()).add(adapter.adapter));
   }
@@ -79,12 +92,13 @@ function inferredRails(topology: FabricTopology, cabling: ReadonlyMap<string, Po
     if (!adapter || adapters.get(adapter.host)!.size < 2) return undefined;
     return node.portCount > 1 ? `${adapter.adapter}/${port}` : adapter.adapter;
   };
-  const cables = hostCables(topology, cabling).flatMap((cable) => {
+  const cables = (yield* hostCables(topology, cabling)).flatMap((cable) => {
     const key = railKey(cable.node, cable.port);
     return key === undefined ? [] : [{ ...cable, key }];
   });
   const tallies = new Map<string, Map<string, number>>();
   for (const { leaf, key } of cables) {
+    if (pace()) yield;
     const tally = tallies.get(leaf.nodeGuid) ?? new Map<string, number>();
     tallies.set(leaf.nodeGuid, tally.set(key, (tally.get(key) ?? 0) + 1));
   }
@@ -105,6 +119,7 @@ function inferredRails(topology: FabricTopology, cabling: ReadonlyMap<string, Po
   for (const leaves of rails.values()) leaves.sort(byName(topology));
   const violations: RailViolation[] = [];
   for (const { node, port, leaf, key } of cables) {
+    if (pace()) yield;
     const leafRail = railOfSwitch.get(leaf.nodeGuid);
     if (leafRail !== undefined && leafRail !== key) violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail: key, leafRail, railLeaves: rails.get(key) ?? [] });
   }

@@ -5,6 +5,7 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { OutputLines } from './output-lines.js';
 
 export type CommandOutcome =
   /** The tool ran to its end; see `exitCode`. */
@@ -24,14 +25,24 @@ export interface CommandResult<Tool extends string = string> {
   outcome: CommandOutcome;
   /** Set when the tool exited by itself. */
   exitCode: number | undefined;
+  /** The whole output; when it was taken line by line (`streamed`), its first STDOUT_HEAD_CHARACTERS only, for messages. */
   stdout: string;
+  /** The output went to the OutputLines given to `run`, every line of it handed over before the result. */
+  streamed?: true;
   stderr: string;
   durationMs: number;
 }
 
 export interface CommandRunner<Tool extends string = string> {
-  run(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>>;
+  /**
+   * Run a tool. With `lines`, a runner that can hands the output over as it arrives (see
+   * `streamed`); one that cannot (a test's recordings) returns it whole and leaves `lines` alone.
+   */
+  run(command: Tool, args: readonly string[], signal?: AbortSignal, lines?: OutputLines): Promise<CommandResult<Tool>>;
 }
+
+/** What a streamed result keeps of the output: enough for the one-line message of a failure. */
+export const STDOUT_HEAD_CHARACTERS = 1024;
 
 /** The command line as a person would type it, for logs and `read_errors`. */
 export function commandLine(result: Pick<CommandResult, 'command' | 'args'>): string {
@@ -89,7 +100,11 @@ export interface ExecaRunnerOptions<Tool extends string> {
   paths: Readonly<Record<Tool, string>>;
   timeoutMs: number;
   maxConcurrent: number;
-  /** Per stream; a tool printing more is killed and the command fails. */
+  /**
+   * Per stream collected whole; a tool printing more is killed and the command fails. Output taken
+   * line by line is not held and has no such limit: only what waits to be parsed counts, and
+   * past this many characters the tool is killed as well (it prints far faster than any tool).
+   */
   maxOutputBytes?: number;
   env?: NodeJS.ProcessEnv;
 }
@@ -125,18 +140,18 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   }
 
-  async run(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>> {
+  async run(command: Tool, args: readonly string[], signal?: AbortSignal, lines?: OutputLines): Promise<CommandResult<Tool>> {
     const release = await this.semaphore.acquire();
     try {
-      return await this.spawn(command, args, signal);
+      return await this.spawn(command, args, signal, lines);
     } finally {
       release();
     }
   }
 
-  private async spawn(command: Tool, args: readonly string[], signal?: AbortSignal): Promise<CommandResult<Tool>> {
+  private async spawn(command: Tool, args: readonly string[], signal?: AbortSignal, lines?: OutputLines): Promise<CommandResult<Tool>> {
     const started = performance.now();
-    const base = { command, args, stdout: '', stderr: '' };
+    const base = { command, args, stdout: '', stderr: '', ...(lines && { streamed: true as const }) };
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: 0 };
     const { execa } = await loadExeca();
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: performance.now() - started };
@@ -146,6 +161,8 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       stdin: 'ignore',
       encoding: 'utf8',
       stripFinalNewline: false,
+      // Output taken line by line is handed over as it comes, never collected.
+      buffer: { stdout: lines === undefined },
       maxBuffer: this.maxOutputBytes,
       env: this.options.env,
       extendEnv: this.options.env === undefined,
@@ -155,14 +172,28 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       killedFor ??= reason;
       killGroup(subprocess.pid);
     };
-    const timer = setTimeout(() => kill('timeout'), this.options.timeoutMs);
+    const exited = (): boolean => subprocess.exitCode !== null || subprocess.signalCode !== null;
+    // A tool that ended while this process was busy is not killed for it: its exit is taken up
+    // first, in the same turn of the event loop, before the time limit is held against it.
+    const timer = setTimeout(() => setImmediate(() => {
+      if (!exited()) kill('timeout');
+    }), this.options.timeoutMs);
     // Whatever the tool left behind in its group is an orphan (and may hold its output pipes
     // open, e.g. after execa stopped it for too much output): end it with the tool.
     subprocess.once('exit', () => killGroup(subprocess.pid));
     // execa's maxBuffer stops collecting but leaves the tool running: stop it here at once.
+    let head = '';
     for (const stream of [subprocess.stdout, subprocess.stderr]) {
+      const streamed = lines !== undefined && stream === subprocess.stdout;
       let bytes = 0;
       stream?.on('data', (chunk: Buffer | string) => {
+        if (streamed) {
+          lines.write(chunk);
+          const room = STDOUT_HEAD_CHARACTERS - head.length;
+          if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');
+          if (lines.backlog > this.maxOutputBytes) kill('output-limit');
+          return;
+        }
         bytes += chunk.length;
         if (bytes > this.maxOutputBytes) kill('output-limit');
       });
@@ -172,7 +203,10 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     try {
       const result = await subprocess;
       const durationMs = performance.now() - started;
-      const output = { stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? '') };
+      clearTimeout(timer);
+      // The tool's time is over; what it printed may still be waiting to be parsed.
+      if (lines !== undefined) await (killedFor ? lines.discard() : lines.end());
+      const output = { stdout: lines === undefined ? String(result.stdout ?? '') : head, stderr: String(result.stderr ?? '') };
       if (killedFor === 'output-limit' || result.isMaxBuffer) return { ...base, outcome: 'output-limit', exitCode: undefined, durationMs };
       if (killedFor) return { ...base, ...output, outcome: killedFor, exitCode: undefined, durationMs };
       if (result.failed && result.exitCode === undefined) {

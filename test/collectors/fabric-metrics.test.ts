@@ -76,16 +76,16 @@ describe('the fabric exposition', () => {
   it('renders a part again only when its data changed, and gives the same part objects back otherwise', async () => {
     const { snapshot, settings } = await fabricSnapshot(['healthy'], []);
     const exposition = new Exposition(COLLECTORS, settings, buildInfo());
-    const before = exposition.parts(snapshot);
+    const before = await exposition.parts(snapshot);
     // A new snapshot from a host reading: the fabric's parts are the same objects, not rendered again.
     const hostReading: Snapshot = { ...snapshot, devices: [...snapshot.devices], reports: [...snapshot.reports] };
-    const after = exposition.parts(hostReading);
+    const after = await exposition.parts(hostReading);
     expect(after.slice(-3)).toEqual(before.slice(-3));
     after.slice(-3).forEach((part, i) => expect(part).toBe(before.slice(-3)[i]));
     // A new SA cycle: only the SA's part is rendered again.
     const sa = { subnetManagers: [], multicastGroups: FABRIC_SA.of(snapshot)!.multicastGroups };
     const saCycle: Snapshot = { ...snapshot, parts: new Map([...snapshot.parts, [FABRIC_SA.name, sa]]) };
-    const [nodes, ports, saPart] = exposition.parts(saCycle).slice(-3);
+    const [nodes, ports, saPart] = (await exposition.parts(saCycle)).slice(-3);
     expect(nodes).toBe(before.at(-3));
     expect(ports).toBe(before.at(-2));
     expect(saPart).not.toBe(before.at(-1));

@@ -5,6 +5,7 @@ import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ExpositionBuffer } from '../../src/exposition/buffer.js';
 import { EncodedPart, RenderedPart, crc32Combine, joinParts } from '../../src/metrics/exposition-parts.js';
+import { countTurns } from '../support/event-loop-turns.js';
 
 /** A part's compressed text, inflated on its own. */
 const inflated = (part: EncodedPart): string => inflateRawSync(part.deflated.blocks, { finishFlush: 2 }).toString();
@@ -57,17 +58,55 @@ describe('a part rendered from a snapshot', () => {
     expect(rendered).toEqual(['first', 'second']);
   });
 
-  it('is rendered again, once, into a buffer of its own when a client asks for the plain text', () => {
+  it('has its plain text inflated from the compressed one, once, when a client asks for it: not rendered again', async () => {
     const { part, buffers, rendered } = renderedPart();
     const first = { name: 'first', lines: 3000 };
     const a = part.of(first, [first])!;
-    part.of({ name: 'second', lines: 10 }, [{ name: 'second', lines: 10 }])!;
+    const b = part.of({ name: 'second', lines: 10 }, [{ name: 'second', lines: 10 }])!;
     expect(a.plain.toString()).toBe(textOf(first));
     expect(a.plain).toBe(a.plain);
-    expect(rendered).toEqual(['first', 'second', 'first']);
-    expect(buffers[2]).not.toBe(buffers[0]);
+    // Off the event loop, by zlib's threads: the same text.
+    await b.loadPlain();
+    expect(b.plain.toString()).toBe(textOf({ name: 'second', lines: 10 }));
+    expect(rendered).toEqual(['first', 'second']);
     // The kept buffer still holds the second snapshot's text.
     expect(buffers[0]!.view().toString()).toBe(textOf({ name: 'second', lines: 10 }));
+  });
+
+  it('is rendered in time slices and compressed aside when asked with render(): the same bytes, the event loop turning meanwhile', async () => {
+    const rendered: string[] = [];
+    const part = new RenderedPart<Source>(
+      (source, out) => out.write(textOf(source)),
+      function* (source, out) {
+        rendered.push(source.name);
+        const text = textOf(source).split('\n');
+        for (let i = 0; i < text.length; i++) {
+          out.write(i === text.length - 1 ? text[i]! : `${text[i]}\n`);
+          // About 5 µs a line: 40 000 lines, 200 ms or more.
+          const until = process.hrtime.bigint() + 5000n;
+          while (process.hrtime.bigint() < until);
+          if (i % 256 === 255) yield;
+        }
+      },
+    );
+    const big = { name: 'big', lines: 40_000 };
+    const turns = countTurns();
+    // Asked twice while under way (a scrape during the render after a publish): rendered once.
+    const [a, again] = await Promise.all([part.render(big, [big]), part.render(big, [big])]);
+    expect(turns.stop()).toBeGreaterThanOrEqual(5);
+    expect(again).toBe(a);
+    expect(rendered).toEqual(['big']);
+    expect(inflated(a!)).toBe(textOf(big));
+    expect(a!.deflated.crc).toBe(crc32(textOf(big)));
+    expect(a!.deflated.length).toBe(Buffer.byteLength(textOf(big)));
+    expect(await part.render(big, [big])).toBe(a);
+    // A new source while one renders: they run one after the other into the one buffer, each its own text.
+    const small = { name: 'small', lines: 100 };
+    const [b, c] = await Promise.all([part.render(big, [big, 1]), part.render(small, [small])]);
+    expect(inflated(b!)).toBe(textOf(big));
+    expect(inflated(c!)).toBe(textOf(small));
+    expect(await part.render(small, [small])).toBe(c);
+    expect(gunzipped([a!, c!])).toBe(`${textOf(big)}\n${textOf(small)}`);
   });
 
   it('keeps compressed blocks of their own size, not zlib\'s 16 KiB output chunk', () => {

@@ -3,7 +3,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecaRunner, Semaphore, commandFailure, locateTools } from '../../src/sources/command-runner.js';
+import { ExecaRunner, STDOUT_HEAD_CHARACTERS, Semaphore, commandFailure, locateTools } from '../../src/sources/command-runner.js';
+import { OutputLines } from '../../src/sources/output-lines.js';
 
 let dir: string;
 
@@ -103,6 +104,34 @@ describe('ExecaRunner', () => {
       peak = Math.max(peak, running);
     }
     expect(peak).toBe(2);
+  });
+
+  it('hands the output over line by line as it arrives, keeping only its beginning in the result', async () => {
+    const file = await script('lines', 'i=0; while [ $i -lt 3000 ]; do echo "line $i"; i=$((i+1)); done');
+    const lines: string[] = [];
+    const result = await runnerFor(file).run('perfquery', [], undefined, new OutputLines((line) => lines.push(line)));
+    expect(result).toMatchObject({ outcome: 'exited', exitCode: 0, streamed: true });
+    expect(lines).toEqual([...Array.from({ length: 3000 }, (_, i) => `line ${i}`), '']);
+    expect(result.stdout.length).toBe(STDOUT_HEAD_CHARACTERS);
+    expect(result.stdout.startsWith('line 0\nline 1\n')).toBe(true);
+  });
+
+  it('does not kill a tool that ended while the exporter was busy past its time limit', async () => {
+    const file = await script('quick', 'echo started; sleep 0.1');
+    let held = false;
+    // Once the tool has started, a turn of the event loop holds it for 1.5 s (a slice of work gone
+    // long): the tool ends meanwhile, and its 300 ms limit passes before its exit is taken up.
+    const lines = new OutputLines(() => {
+      if (held) return;
+      held = true;
+      setImmediate(() => {
+        const until = Date.now() + 1500;
+        while (Date.now() < until);
+      });
+    });
+    const result = await runnerFor(file, { timeoutMs: 300 }).run('perfquery', [], undefined, lines);
+    expect(held).toBe(true);
+    expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
   });
 
   it('reports a tool that cannot be started', async () => {

@@ -6,13 +6,14 @@ import { STATUS_CODES } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
+import { inSlices } from '../../event-loop/time-slices.js';
 import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collectors/collector.js';
 import { capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';
-import { landingPage } from './landing-page.js';
+import { landingPageSteps } from './landing-page.js';
 import { guardSlowClients } from './slow-clients.js';
 
 export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -177,13 +178,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.get('/', async (_request, reply) => {
-    const page = landingPage({
+    // In fabric mode the findings walk every port: judged in slices, the loop turning meanwhile.
+    const page = await inSlices(landingPageSteps({
       telemetryPath: options.telemetryPath,
       version: options.version,
       snapshot: options.currentSnapshot?.(),
       ...(options.collectors && { collectors: options.collectors }),
       takenAt: options.source.takenAt(),
-    });
+    }));
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   });
 
@@ -198,6 +200,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const gzip = acceptsGzip(request.headers['accept-encoding']);
     const last = gzip ? joined.gzip : joined.plain;
     if (last.parts.length !== parts.length || last.parts.some((part, i) => part !== parts[i])) {
+      // A fabric's parts are kept compressed: their plain text is inflated aside, not on the event loop.
+      if (!gzip) await Promise.all(parts.map((part) => part.loadPlain()));
       last.parts = parts;
       last.body = joinParts(parts, gzip);
     }
@@ -211,7 +215,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   const fabricPage = new FabricPage(options.collectors ?? COLLECTORS);
   app.get('/fabric', async (_request, reply) => {
-    const page = fabricPage.of(options.currentSnapshot?.(), options.source.takenAt());
+    const page = await fabricPage.of(options.currentSnapshot?.(), options.source.takenAt());
     if ('missing' in page) return reply.code(404).type('text/plain; charset=utf-8').send(`${page.missing}\n`);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.html);
   });

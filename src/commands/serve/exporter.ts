@@ -72,12 +72,17 @@ export class Exporter {
         await this.collectors.fresh();
         const snapshot = this.collectors.snapshot;
         const server = serverMetrics.current();
-        const parts: EncodedPart[] = snapshot ? exposition.parts(snapshot, server ? [server] : []) : [];
+        const parts: EncodedPart[] = snapshot ? await exposition.parts(snapshot, server ? [server] : []) : [];
         if (ownPart) parts.push(await ownPart.current());
         return parts;
       },
       takenAt: () => this.collectors.lastReadingAt(),
     };
+    // A fabric cycle's parts are rendered (in time slices) as it publishes, not by the scrape that
+    // comes next: at 120 000 ports that is seconds of a 10 s scrape timeout.
+    this.collectors.store.subscribe((snapshot) => {
+      exposition.prepare(snapshot).catch((error: unknown) => logger.error({ err: error }, 'rendering the fabric\'s metrics failed'));
+    });
     this.app = buildApp({
       source,
       telemetryPath: settings.get(TELEMETRY_PATH),

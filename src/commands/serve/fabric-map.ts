@@ -14,7 +14,8 @@
 // (18 spines, 100 leaves, 1 800 hosts) the page is a few hundred kilobytes.
 import { runbookUrl, severityRank, type Finding, type Severity } from '../../model/finding.js';
 import { PHYSICAL_STATE_LINK_UP, PORT_STATE_INIT } from '../../model/port-state.js';
-import { compareNames, currentCabling, nodeLabel, planPortKey, PLANNED_LINK_STATUS, type CablingReport } from '../../model/cabling.js';
+import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
+import { compareNames, currentCablingSteps, nodeLabel, planPortKey, PLANNED_LINK_STATUS, type CablingReport } from '../../model/cabling.js';
 import { fabricPortKey, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
 import { assessLink } from '../../model/link-degradation.js';
 import type { LinkExpectation } from '../../model/link-rate.js';
@@ -94,7 +95,8 @@ function shortLabel(name: string): string {
 }
 
 /** Every link to draw, by the sorted keys of its ends, with the states that apply to it. */
-function collectLinks(input: FabricMapInput): Map<string, MapLink> {
+function* collectLinks(input: FabricMapInput): Work<Map<string, MapLink>> {
+  const pace = pacer();
   const { topology, readings, expectations, cabling } = input;
   const links = new Map<string, MapLink>();
   const add = (a: string, b: string, state: LinkState, present = false): MapLink => {
@@ -106,8 +108,9 @@ function collectLinks(input: FabricMapInput): Map<string, MapLink> {
     link.states.add(state);
     return link;
   };
-  const cables = currentCabling(topology, readings);
+  const cables = yield* currentCablingSteps(topology, readings);
   for (const [key, peer] of cables) {
+    if (pace()) yield;
     const peerKey = keyOf(peer);
     if (key > peerKey) continue;
     const link = add(key, peerKey, 'ok', true);
@@ -133,6 +136,7 @@ function collectLinks(input: FabricMapInput): Map<string, MapLink> {
   // A cable discovery saw on a port that is read without a link now: down, unless the plan says
   // where that cable went (a planned cable connected elsewhere is miswired, not broken).
   for (const [key, port] of topology.ports) {
+    if (pace()) yield;
     const reading = readings.get(key);
     if (!port.peer || !reading || reading.state === undefined || reading.peer || cables.has(key)) continue;
     const known = links.get([key, keyOf(port.peer)].sort().join(' '));
@@ -161,15 +165,20 @@ const HOST_HEIGHT = 16;
 const HOST_GAP = 3;
 
 /** Tiers, rows and boxes. */
-function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Layout {
+function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Work<Layout> {
+  const pace = pacer();
   const { topology } = input;
   const hostsPerLeaf = input.hostsPerLeaf ?? 8;
   const ids = new Set<string>();
-  for (const link of links.values()) for (const node of link.nodes) ids.add(node);
+  for (const link of links.values()) {
+    for (const node of link.nodes) ids.add(node);
+    if (pace()) yield;
+  }
   for (const node of topology.nodes.values()) if (node.type === 'switch') ids.add(node.guid);
   const typeOf = (id: string): FabricNodeType | 'missing' => topology.nodes.get(id)?.type ?? 'missing';
   const neighbours = new Map<string, Set<string>>();
   for (const link of links.values()) {
+    if (pace()) yield;
     const [a, b] = link.nodes;
     if (a === b) continue;
     neighbours.set(a, (neighbours.get(a) ?? new Set()).add(b));
@@ -181,7 +190,11 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
     // A node of the plan the fabric lacks: a switch when it is planned to two switches or more.
     return type === 'missing' && [...(neighbours.get(id) ?? [])].filter((peer) => typeOf(peer) === 'switch').length >= 2;
   };
-  const switches = [...ids].filter(switchLike);
+  const switches: string[] = [];
+  for (const id of ids) {
+    if (switchLike(id)) switches.push(id);
+    if (pace()) yield;
+  }
   const isHost = (id: string): boolean => !switchLike(id);
   // Leaves have hosts; each further tier is one switch hop further from the nearest leaf.
   const tier = new Map<string, number>();
@@ -190,6 +203,7 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
   for (let level = 2; frontier.length > 0; level++) {
     const next: string[] = [];
     for (const id of frontier) {
+      if (pace()) yield;
       for (const peer of neighbours.get(id) ?? []) {
         if (!switchLike(peer) || tier.has(peer)) continue;
         tier.set(peer, level);
@@ -207,7 +221,10 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
   const byName = (a: string, b: string): number => compareNames(name(a), name(b)) || (a < b ? -1 : 1);
   const rows = new Map<number, string[]>();
   for (const [id, level] of tier) rows.set(level, [...(rows.get(level) ?? []), id]);
-  for (const row of rows.values()) row.sort(byName);
+  for (const row of rows.values()) {
+    row.sort(byName);
+    yield;
+  }
   const widest = Math.max(1, ...[...rows.values()].map((row) => row.length));
   const pitch = Math.max(34, Math.min(130, Math.floor(1800 / widest)));
   const width = MARGIN * 2 + widest * pitch + 70;
@@ -223,10 +240,11 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
     const y = MARGIN + (tiers - level) * (switchHeight + TIER_GAP);
     if (row.length > 0) tierNames.push({ tier: level, y, name: tierName(level) });
     const rowPitch = (widest * pitch) / Math.max(1, row.length);
-    row.forEach((id, i) => {
+    for (const [i, id] of row.entries()) {
       const x = MARGIN + 70 + i * rowPitch + (rowPitch - boxWidth) / 2;
       nodes.set(id, { id, type: typeOf(id), name: name(id), label: shortLabel(name(id)), tier: level, x, y, w: boxWidth, h: switchHeight, rotated });
-    });
+      if (pace()) yield;
+    }
   }
 
   // Hosts under the leaf of their first link (a cable there now before a planned one).
@@ -235,7 +253,9 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
   const hostsOf = new Map<string, string[]>();
   const placed = new Set<string>();
   const sortedLinks = [...links.values()].sort((a, b) => Number(b.present) - Number(a.present));
+  yield;
   for (const link of sortedLinks) {
+    if (pace()) yield;
     for (const [host, other] of [[link.nodes[0], link.nodes[1]], [link.nodes[1], link.nodes[0]]] as const) {
       if (placed.has(host) || !isHost(host) || tier.get(other) !== 1) continue;
       placed.add(host);
@@ -243,10 +263,14 @@ function layout(input: FabricMapInput, links: ReadonlyMap<string, MapLink>): Lay
     }
   }
   const problemHosts = new Set<string>();
-  for (const link of links.values()) if (worst(link) !== 'ok') for (const node of link.nodes) if (isHost(node)) problemHosts.add(node);
+  for (const link of links.values()) {
+    if (worst(link) !== 'ok') for (const node of link.nodes) if (isHost(node)) problemHosts.add(node);
+    if (pace()) yield;
+  }
   const counts: Layout['counts'] = new Map();
   let bottom = hostTop;
   for (const [leaf, hosts] of hostsOf) {
+    if (pace()) yield;
     const column = nodes.get(leaf)!;
     hosts.sort(byName);
     const collapsed = hosts.length > hostsPerLeaf;
@@ -352,19 +376,27 @@ function findingPorts(finding: Finding): string[] {
 
 /** The whole page. */
 export function renderFabricMap(input: FabricMapInput): string {
-  const links = collectLinks(input);
-  const map = layout(input, links);
+  return atOnce(renderFabricMapSteps(input));
+}
+
+/** The same, as work that may pause: at 120 000 ports the picture is megabytes. */
+export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
+  const pace = pacer();
+  const links = yield* collectLinks(input);
+  const map = yield* layout(input, links);
   const { nodes } = map;
 
   // Which link each port's findings point at, and the worst finding of each node.
   const linkOfPort = new Map<string, MapLink>();
   for (const link of links.values()) {
+    if (pace()) yield;
     if (worst(link) === 'ok') continue;
     for (const end of link.ends) if (!linkOfPort.has(end) || !linkOfPort.get(end)!.present) linkOfPort.set(end, link);
   }
   const nodeSeverity = new Map<string, Severity>();
   const titles = new Map<MapLink, string[]>();
   for (const finding of input.findings) {
+    if (pace()) yield;
     const ports = findingPorts(finding);
     if (finding.subject.kind === 'fabric-port') {
       const id = finding.subject.node.guid;
@@ -378,10 +410,13 @@ export function renderFabricMap(input: FabricMapInput): string {
   // Links: healthy ones first, thin and without ids; problem ones on top, worst last.
   const parallel = new Map<string, number>();
   const drawn = [...links.values()].filter((link) => nodes.has(link.nodes[0]) && nodes.has(link.nodes[1]));
+  yield;
   drawn.sort((a, b) => LINK_STATES.indexOf(worst(b)) - LINK_STATES.indexOf(worst(a)));
+  yield;
   const healthy: string[] = [];
   const problems: string[] = [];
   for (const link of drawn) {
+    if (pace()) yield;
     const pair = [...link.nodes].sort().join(' ');
     const index = parallel.get(pair) ?? 0;
     parallel.set(pair, index + 1);
@@ -411,7 +446,11 @@ export function renderFabricMap(input: FabricMapInput): string {
     const leafNode = nodes.get(leaf)!;
     buses.push(`<path class="bus" d="M${(leafNode.x + box.w / 2).toFixed(1)},${(leafNode.y + leafNode.h).toFixed(1)}V${box.y.toFixed(1)}"/>`);
   }
-  const boxes = [...nodes.values()].map((node) => nodeElement(node, nodeSeverity.get(node.id)));
+  const boxes: string[] = [];
+  for (const node of nodes.values()) {
+    boxes.push(nodeElement(node, nodeSeverity.get(node.id)));
+    if (pace()) yield;
+  }
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${Math.ceil(map.width)}" height="${Math.ceil(map.height)}" viewBox="0 0 ${Math.ceil(map.width)} ${Math.ceil(map.height)}" role="img" aria-label="InfiniBand fabric map">
 <g class="tiers">${tiers.join('')}</g>
 <g class="links">

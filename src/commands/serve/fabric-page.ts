@@ -1,33 +1,42 @@
 // GET /fabric: the fabric map (fabric-map.ts) of the current snapshot, with the fabric's findings in
 // check's words beside it. Rendered once per snapshot that is viewed (tens of milliseconds at 2 000
-// nodes), never per scrape.
+// nodes, seconds at 120 000 ports: in time slices, the event loop turning meanwhile), never per
+// scrape.
 import type { Collector } from '../../collectors/collector.js';
 import { FABRIC_CABLING } from '../../collectors/fabric-cabling.js';
 import { FABRIC_DISCOVERY } from '../../collectors/fabric-discovery.js';
 import { FABRIC_PORTS } from '../../collectors/fabric-ports.js';
-import { findingsOf, groupOf } from '../../findings/findings.js';
+import { inSlices, type Work } from '../../event-loop/time-slices.js';
+import { findingsSteps, groupOf } from '../../findings/findings.js';
+import type { FabricTopology } from '../../model/fabric.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { renderFabricMap } from './fabric-map.js';
+import { renderFabricMapSteps } from './fabric-map.js';
 
 export class FabricPage {
-  private last: { snapshot: Snapshot; html: string } | undefined;
+  private last: { snapshot: Snapshot; html: Promise<string> } | undefined;
 
   constructor(private readonly collectors: readonly Collector[]) {}
 
   /** The page of `snapshot`, or why there is no fabric to draw. */
-  of(snapshot: Snapshot | undefined, takenAt: number | undefined): { html: string } | { missing: string } {
-    if (snapshot && this.last && this.last.snapshot === snapshot) return { html: this.last.html };
+  async of(snapshot: Snapshot | undefined, takenAt: number | undefined): Promise<{ html: string } | { missing: string }> {
+    if (snapshot && this.last && this.last.snapshot === snapshot) return { html: await this.last.html };
     const discovery = snapshot && FABRIC_DISCOVERY.of(snapshot);
     if (!snapshot || !discovery) return { missing: 'no fabric map: fabric mode is off (--collector.fabric), or its first discovery has not finished' };
     const topology = discovery.topology;
     if (!topology) return { missing: 'no fabric map yet: no fabric discovery has succeeded' };
+    const html = inSlices(this.render(snapshot, topology, takenAt));
+    this.last = { snapshot, html };
+    return { html: await html };
+  }
+
+  private *render(snapshot: Snapshot, topology: FabricTopology, takenAt: number | undefined): Work<string> {
     const ports = FABRIC_PORTS.of(snapshot);
     // The fabric's findings (its ports, the subnet, its collectors, the cabling), not the host's.
-    const findings = findingsOf(snapshot, this.collectors).filter((finding) => {
+    const findings = (yield* findingsSteps(snapshot, this.collectors)).filter((finding) => {
       const group = groupOf(finding.subject, this.collectors).kind;
       return group === 'subnet' || group === 'fabric-node';
     });
-    const html = renderFabricMap({
+    return yield* renderFabricMapSteps({
       topology,
       readings: ports?.ports ?? new Map(),
       expectations: ports?.expectations ?? new Map(),
@@ -36,7 +45,5 @@ export class FabricPage {
       ...(ports && { risingErrors: ports.trend.risingErrors, berOverThreshold: ports.trend.berOverThreshold }),
       ...(takenAt !== undefined && { takenAt }),
     });
-    this.last = { snapshot, html };
-    return { html };
   }
 }

@@ -2,9 +2,10 @@
 // snapshot, worst first), a table of every port, in fabric mode a summary of the fabric, then the
 // links. Plain server-rendered HTML that needs no JavaScript; every string from the host or the
 // fabric is escaped. Nothing grows with the fabric unbounded: long lists are cut and say so.
-import { fabricOf, fabricOverview, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
+import { atOnce, type Work } from '../../event-loop/time-slices.js';
+import { fabricOf, fabricOverviewSteps, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
 import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../../model/finding.js';
-import { findingsOf } from '../../findings/findings.js';
+import { findingsSteps } from '../../findings/findings.js';
 import { portOverview, type PortOverview } from '../../findings/port-overview.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collectors/collector.js';
@@ -68,9 +69,9 @@ interface FindingsSection {
   fabric: FabricOverview | undefined;
 }
 
-function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined, collectors: readonly Collector[] | undefined): FindingsSection {
+function* findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined, collectors: readonly Collector[] | undefined): Work<FindingsSection> {
   if (!snapshot) return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [], fabric: undefined };
-  const findings = findingsOf(snapshot, collectors);
+  const findings = yield* findingsSteps(snapshot, collectors);
   const fabric = fabricOf(snapshot);
   const counts = countBySeverity(findings);
   const when = takenAt === undefined ? '' : ` as of <time datetime="${new Date(takenAt).toISOString()}">${new Date(takenAt).toISOString()}</time>`;
@@ -82,7 +83,7 @@ function findingsSection(snapshot: Snapshot | undefined, takenAt: number | undef
   return {
     html: `${summary}\n${list}`,
     ports: portOverview(snapshot, findings),
-    fabric: fabric && fabricOverview(fabric, findings),
+    fabric: fabric && (yield* fabricOverviewSteps(fabric, findings)),
   };
 }
 
@@ -151,8 +152,13 @@ ${unhealthy}
 }
 
 export function landingPage(options: LandingPageOptions): string {
+  return atOnce(landingPageSteps(options));
+}
+
+/** The same, as work that may pause: in fabric mode the findings and the overview walk every port. */
+export function* landingPageSteps(options: LandingPageOptions): Work<string> {
   const metrics = escapeHtml(options.telemetryPath);
-  const { html, ports, fabric } = findingsSection(options.snapshot, options.takenAt, options.collectors);
+  const { html, ports, fabric } = yield* findingsSection(options.snapshot, options.takenAt, options.collectors);
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>InfiniBand Exporter</title>

@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ItemError } from '../../model/snapshot.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
+import { OutputLines, type LineParser } from '../output-lines.js';
 
 /**
  * The tools fabric mode runs: sminfo asks each subnet manager of the SA's list for its own state;
@@ -68,10 +69,11 @@ export class FabricCycle {
 
   /**
    * Run a command; undefined (recorded) when it could not run, timed out, or exited with a code
-   * `accept` does not take (by default only 0).
+   * `accept` does not take (by default only 0). With `parser`, the output is parsed as it
+   * arrives: its result is the parser's (`result.stdout` keeps only the output's beginning).
    */
-  async run(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero): Promise<CommandResult<FabricCommand> | undefined> {
-    const { result, ok } = await this.attempt(tool, args, accept, false);
+  async run(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, parser?: LineParser): Promise<CommandResult<FabricCommand> | undefined> {
+    const { result, ok } = await this.attempt(tool, args, accept, false, parser);
     return ok ? result : undefined;
   }
 
@@ -79,10 +81,18 @@ export class FabricCycle {
    * Run a command the caller can do without (it has another way): its failure is a read error
    * that does not fail the cycle. The result is returned either way.
    */
-  async attempt(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, optional = true): Promise<{ result: CommandResult<FabricCommand>; ok: boolean }> {
-    const result = await this.options.runner.run(tool, args, this.options.signal);
+  async attempt(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, optional = true, parser?: LineParser): Promise<{ result: CommandResult<FabricCommand>; ok: boolean }> {
+    const lines = parser && new OutputLines((line) => parser.push(line));
+    const result = await this.options.runner.run(tool, args, this.options.signal, lines);
     this.ran.add(commandItem(result));
-    if (result.outcome === 'exited' && accept(result)) return { result, ok: true };
+    if (result.outcome === 'exited' && accept(result)) {
+      // A runner that returned the output whole (a test's recordings): parsed the same way, in slices.
+      if (lines && !result.streamed) {
+        lines.write(result.stdout);
+        await lines.end();
+      }
+      return { result, ok: true };
+    }
     if (result.outcome === 'timeout') this.timeouts.push(tool);
     const message = commandFailure(result, this.options.timeoutMs, '--diag.timeout') ?? 'failed';
     if (optional) this.note(commandItem(result), message);

@@ -6,6 +6,7 @@
 // switches vanished since discovery, a pruned copy is written with `pruneDiscoveryCache`.
 import { decodeEnabledRates, PORT_INFO_BYTES } from '../../model/port-info.js';
 import type { EnabledRates } from '../../model/link-rate.js';
+import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 
 export const CACHE_MAGIC = 0x8fe7832b;
 export const CACHE_VERSION = 1;
@@ -55,6 +56,12 @@ function hexGuid(view: DataView, offset: number): string {
 
 /** Parse a cache file; throws CacheFormatError naming what is wrong (unknown magic or version, truncation). */
 export function parseDiscoveryCache(bytes: Uint8Array): DiscoveryCache {
+  return atOnce(parseDiscoveryCacheSteps(bytes));
+}
+
+/** The same, as work that may pause (a 120 000-port fabric's cache holds 150 000 port records). */
+export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCache> {
+  const pace = pacer();
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const need = (offset: number, length: number, what: string): void => {
     if (offset + length > bytes.byteLength) throw new CacheFormatError(`truncated at byte ${offset}: ${what} needs ${length} bytes, ${bytes.byteLength - offset} left`);
@@ -83,6 +90,7 @@ export function parseDiscoveryCache(bytes: Uint8Array): DiscoveryCache {
     need(offset, stored * PORT_KEY_BYTES, `the port list of node ${guid}`);
     offset += stored * PORT_KEY_BYTES;
     nodes.push({ guid, type, portCount: portCountOfNode, lid, range: [start, offset] });
+    if (pace()) yield;
   }
   const ports: CachedPort[] = [];
   for (let i = 0; i < portCount; i++) {
@@ -99,6 +107,7 @@ export function parseDiscoveryCache(bytes: Uint8Array): DiscoveryCache {
       range: [offset, offset + PORT_RECORD_BYTES],
     });
     offset += PORT_RECORD_BYTES;
+    if (pace()) yield;
   }
   if (offset !== bytes.byteLength) throw new CacheFormatError(`${bytes.byteLength - offset} bytes after the last port record`);
   return { fromNodeGuid, nodes, ports };
@@ -110,11 +119,21 @@ export function parseDiscoveryCache(bytes: Uint8Array): DiscoveryCache {
  * then query only those nodes.
  */
 export function pruneDiscoveryCache(bytes: Uint8Array, cache: DiscoveryCache, keep: (node: CachedNode) => boolean): Uint8Array {
+  return atOnce(pruneDiscoveryCacheSteps(bytes, cache, keep));
+}
+
+/** The same, as work that may pause. */
+export function* pruneDiscoveryCacheSteps(bytes: Uint8Array, cache: DiscoveryCache, keep: (node: CachedNode) => boolean): Work<Uint8Array> {
+  const pace = pacer();
   const kept = new Set(cache.nodes.filter((node) => node.guid === cache.fromNodeGuid || keep(node)).map((node) => node.guid));
   const nodes = cache.nodes.filter((node) => kept.has(node.guid));
   const ports = cache.ports.filter((port) => kept.has(port.nodeGuid));
   // A switch's ports all carry its GUID, so a cable end is found by GUID and port number.
-  const keptPorts = new Set(ports.map((port) => `${port.guid}/${port.port}`));
+  const keptPorts = new Set<string>();
+  for (const port of ports) {
+    keptPorts.add(`${port.guid}/${port.port}`);
+    if (pace()) yield;
+  }
   const size = HEADER_BYTES + nodes.reduce((sum, node) => sum + node.range[1] - node.range[0], 0) + ports.length * PORT_RECORD_BYTES;
   const out = new Uint8Array(size);
   const view = new DataView(out.buffer);
@@ -131,6 +150,7 @@ export function pruneDiscoveryCache(bytes: Uint8Array, cache: DiscoveryCache, ke
     const remoteFlag = offset + 13 + PORT_INFO_BYTES + 8;
     if (port.peer && !keptPorts.has(`${port.peer.guid}/${port.peer.port}`)) out.fill(0, remoteFlag, remoteFlag + 10);
     offset += PORT_RECORD_BYTES;
+    if (pace()) yield;
   }
   return out;
 }

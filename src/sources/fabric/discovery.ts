@@ -3,10 +3,12 @@
 // is kept for the ports cycle's counter sweeps (ibqueryerrors --load-cache), so that they do not
 // discover the fabric again.
 import { readFile } from 'node:fs/promises';
+import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
+import type { LineParser } from '../output-lines.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { CacheFormatError, parseDiscoveryCache, type DiscoveryCache } from './discovery-cache.js';
-import { parseIbnetdiscover, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
+import { CacheFormatError, parseDiscoveryCacheSteps, type DiscoveryCache } from './discovery-cache.js';
+import { IbnetdiscoverParser, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
 
 /** The cache file of a discovery, for the counter sweeps; absent when it could not be read. */
 export interface TopologyCache {
@@ -26,22 +28,45 @@ export interface Discovery {
   complete: boolean;
   /** The command's item, for the caller's own verdicts on this discovery. */
   item: string;
-  /** ibnetdiscover's output as printed (`topology save --format ibnetdiscover` writes it). */
+  /** ibnetdiscover's output as printed (`topology save --format ibnetdiscover` writes it); '' when not kept. */
   text: string;
 }
 
 /** The item of the discovery cache file's errors (its path changes with each discovery). */
 const CACHE_ITEM = 'ibnetdiscover cache file';
 
+/** Every line handed to a parser, also kept: the output as printed. */
+class KeptText<Result> implements LineParser<Result> {
+  private readonly lines: string[] = [];
+
+  constructor(private readonly parser: LineParser<Result>) {}
+
+  push(line: string): void {
+    this.lines.push(line);
+    this.parser.push(line);
+  }
+
+  end(): Result {
+    return this.parser.end();
+  }
+
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
 /**
  * Discover the fabric; undefined when ibnetdiscover failed or printed no node (the caller keeps
- * the previous topology). `names` is the node-name-map.
+ * the previous topology). `names` is the node-name-map. The output is parsed as it arrives, and
+ * the topology built from it in time slices: at 120 000 switch ports each is seconds of work.
+ * `keepText`: keep the output as printed (`topology save`), megabytes that a server does not need.
  */
-export async function discoverFabric(cycle: FabricCycle, cacheFile: string, names: ReadonlyMap<string, string>, now: number): Promise<Discovery | undefined> {
-  const result = await cycle.run('ibnetdiscover', ['--cache', cacheFile]);
+export async function discoverFabric(cycle: FabricCycle, cacheFile: string, names: ReadonlyMap<string, string>, now: number, keepText = true): Promise<Discovery | undefined> {
+  const parser = keepText ? new KeptText(new IbnetdiscoverParser()) : new IbnetdiscoverParser();
+  const result = await cycle.run('ibnetdiscover', ['--cache', cacheFile], undefined, parser);
   if (!result) return undefined;
   const item = commandItem(result);
-  const text = parseIbnetdiscover(result.stdout);
+  const text = parser.end();
   cycle.unparsed(result, text.unparsed);
   if (text.nodes.length === 0) {
     cycle.fail(item, 'no node in the output; keeping the previous topology');
@@ -51,16 +76,24 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
   let cache: TopologyCache | undefined;
   try {
     const bytes = new Uint8Array(await readFile(cacheFile));
-    cache = { file: cacheFile, bytes, parsed: parseDiscoveryCache(bytes) };
+    cache = { file: cacheFile, bytes, parsed: await inSlices(parseDiscoveryCacheSteps(bytes)) };
   } catch (error) {
     // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
     cycle.note(CACHE_ITEM, `not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
   }
-  const gaps = discoveryGaps(text, cache?.parsed);
+  const gaps = await inSlices(discoveryGapsSteps(text, cache?.parsed));
   if (gaps.length > 0) cycle.fail(item, `the output is incomplete, cut short or garbled on its way: ${gaps.join('; ')}`);
-  const topology = buildTopology(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr));
-  return { topology, cache, complete: gaps.length === 0 && text.unparsed.length === 0, item, text: result.stdout };
+  const topology = await inSlices(buildTopologySteps(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)));
+  // Each ports cycle looks ports up by port GUID: made once per topology, here.
+  await inSlices(nodesByPortGuidSteps(topology));
+  return {
+    topology,
+    cache,
+    complete: gaps.length === 0 && text.unparsed.length === 0,
+    item,
+    text: parser instanceof KeptText ? parser.text : '',
+  };
 }
 
 /**
@@ -70,10 +103,24 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
  * text and checked byte by byte when parsed, holds every node the tool found.
  */
 export function discoveryGaps(text: IbnetdiscoverTopology, cache: DiscoveryCache | undefined): string[] {
+  return atOnce(discoveryGapsSteps(text, cache));
+}
+
+/** The same, as work that may pause. */
+export function* discoveryGapsSteps(text: IbnetdiscoverTopology, cache: DiscoveryCache | undefined): Work<string[]> {
+  const pace = pacer();
   const gaps: string[] = [];
-  const cables = new Map(text.ports.map((port) => [fabricPortKey(port.nodeGuid, port.port), fabricPortKey(port.peer.nodeGuid, port.peer.port)]));
+  const cables = new Map<string, string>();
+  for (const port of text.ports) {
+    cables.set(fabricPortKey(port.nodeGuid, port.port), fabricPortKey(port.peer.nodeGuid, port.peer.port));
+    if (pace()) yield;
+  }
   const described = new Set(text.nodes.map((node) => node.guid));
-  const oneSided = text.ports.filter((port) => cables.get(fabricPortKey(port.peer.nodeGuid, port.peer.port)) !== fabricPortKey(port.nodeGuid, port.port));
+  const oneSided: IbnetdiscoverTopology['ports'] = [];
+  for (const port of text.ports) {
+    if (cables.get(fabricPortKey(port.peer.nodeGuid, port.peer.port)) !== fabricPortKey(port.nodeGuid, port.port)) oneSided.push(port);
+    if (pace()) yield;
+  }
   if (oneSided.length > 0) {
     const first = oneSided[0]!;
     const why = described.has(first.peer.nodeGuid) ? 'which does not list it' : 'a node the output never describes';
@@ -94,6 +141,18 @@ export function buildTopology(
   now: number,
   reportedDuplicates: readonly string[] = [],
 ): FabricTopology {
+  return atOnce(buildTopologySteps(text, cache, names, now, reportedDuplicates));
+}
+
+/** The same, as work that may pause. */
+export function* buildTopologySteps(
+  text: IbnetdiscoverTopology,
+  cache: DiscoveryCache | undefined,
+  names: ReadonlyMap<string, string>,
+  now: number,
+  reportedDuplicates: readonly string[] = [],
+): Work<FabricTopology> {
+  const pace = pacer();
   const nodes = new Map<string, FabricNode>();
   const duplicateGuids = new Set<string>(reportedDuplicates);
   for (const node of text.nodes) {
@@ -108,6 +167,7 @@ export function buildTopology(
       vendorId: node.vendorId,
       deviceId: node.deviceId,
     });
+    if (pace()) yield;
   }
 
   const ports = new Map<string, DiscoveredPort>();
@@ -131,6 +191,7 @@ export function buildTopology(
     // A CA or router answers at the LID of its first port that has one.
     const node = nodes.get(port.nodeGuid);
     if (node && node.lid === undefined && port.lid !== undefined && port.lid > 0) nodes.set(node.guid, { ...node, lid: port.lid });
+    if (pace()) yield;
   }
 
   if (cache) {
@@ -146,14 +207,16 @@ export function buildTopology(
       ports.set(key, known
         ? { ...known, enabled: cached.enabled }
         : { nodeGuid: cached.nodeGuid, port: cached.port, portGuid: cached.guid, lid: undefined, peer: undefined, enabled: cached.enabled });
+      if (pace()) yield;
     }
   }
 
-  return { nodes, ports, duplicateGuids: duplicateGuids.size, duplicateLids: countDuplicateLids(nodes, ports), discoveredAt: now };
+  return { nodes, ports, duplicateGuids: duplicateGuids.size, duplicateLids: yield* countDuplicateLids(nodes, ports), discoveredAt: now };
 }
 
 /** LIDs held by more than one port: a switch holds one for all its ports, a CA port its own. */
-function countDuplicateLids(nodes: ReadonlyMap<string, FabricNode>, ports: ReadonlyMap<string, DiscoveredPort>): number {
+function* countDuplicateLids(nodes: ReadonlyMap<string, FabricNode>, ports: ReadonlyMap<string, DiscoveredPort>): Work<number> {
+  const pace = pacer();
   const owners = new Map<number, Set<string>>();
   const claim = (lid: number | undefined, owner: string): void => {
     if (lid === undefined || lid === 0) return;
@@ -164,15 +227,33 @@ function countDuplicateLids(nodes: ReadonlyMap<string, FabricNode>, ports: Reado
   for (const node of nodes.values()) if (node.type === 'switch') claim(node.lid, node.guid);
   for (const port of ports.values()) {
     if (nodes.get(port.nodeGuid)?.type !== 'switch') claim(port.lid, port.portGuid ?? fabricPortKey(port.nodeGuid, port.port));
+    if (pace()) yield;
   }
   return [...owners.values()].filter((set) => set.size > 1).length;
 }
 
-/** Port GUID (as iblinkinfo and ibqueryerrors print it) → node GUID, for every port of the topology. */
-export function nodesByPortGuid(topology: FabricTopology): Map<string, string> {
+const portGuidIndex = new WeakMap<FabricTopology, ReadonlyMap<string, string>>();
+
+/**
+ * Port GUID (as iblinkinfo and ibqueryerrors print it) → node GUID, for every port of the
+ * topology; made once per topology.
+ */
+export function nodesByPortGuid(topology: FabricTopology): ReadonlyMap<string, string> {
+  return atOnce(nodesByPortGuidSteps(topology));
+}
+
+/** The same, as work that may pause. */
+export function* nodesByPortGuidSteps(topology: FabricTopology): Work<ReadonlyMap<string, string>> {
+  const known = portGuidIndex.get(topology);
+  if (known) return known;
+  const pace = pacer();
   const byPort = new Map<string, string>();
   for (const node of topology.nodes.values()) byPort.set(node.guid, node.guid);
-  for (const port of topology.ports.values()) if (port.portGuid !== undefined) byPort.set(port.portGuid, port.nodeGuid);
+  for (const port of topology.ports.values()) {
+    if (port.portGuid !== undefined) byPort.set(port.portGuid, port.nodeGuid);
+    if (pace()) yield;
+  }
+  portGuidIndex.set(topology, byPort);
   return byPort;
 }
 

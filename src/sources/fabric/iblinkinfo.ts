@@ -7,6 +7,7 @@
 // everywhere); expectations come from what the ends enable.
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
+import { parseWhole, type LineParser } from '../output-lines.js';
 import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../model/port-state.js';
 
 export interface LinkinfoPort {
@@ -33,17 +34,26 @@ const LINK = /^\s*(?:(\S+)\s+(.+?)\s+)?(\S+)\/\s*(\S+)\s*$/;
 const REMOTE = /^(0x[0-9a-f]{1,16})\s+\d{1,5}\s+(\d{1,3})\[[^\]]*\]\s+".*$/;
 const NO_REMOTE = /^(?:\[\s*\]\s+""\s+\(\s*\)|"Port not available")\s*$/;
 
-export function parseIblinkinfo(text: string): LinkinfoReading {
-  const ports: LinkinfoPort[] = [];
-  const unparsed: string[] = [];
-  for (const raw of text.split('\n')) {
+/** The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text. */
+export class IblinkinfoParser implements LineParser<LinkinfoReading> {
+  private readonly ports: LinkinfoPort[] = [];
+  private readonly unparsed: string[] = [];
+
+  push(raw: string): void {
     const line = raw.trimEnd();
-    if (line === '') continue;
+    if (line === '') return;
     const parsed = parseLine(line);
-    if (parsed) ports.push(parsed);
-    else unparsed.push(line);
+    if (parsed) this.ports.push(parsed);
+    else this.unparsed.push(line);
   }
-  return { ports, unparsed };
+
+  end(): LinkinfoReading {
+    return { ports: this.ports, unparsed: this.unparsed };
+  }
+}
+
+export function parseIblinkinfo(text: string): LinkinfoReading {
+  return parseWhole(text, new IblinkinfoParser());
 }
 
 // One reading object per state text, shared by every line and run (5 400 lines per scan at 1 900

@@ -6,6 +6,7 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import type { FabricNodeType } from '../../model/fabric.js';
+import { parseWhole, type LineParser } from '../output-lines.js';
 
 export interface IbnetdiscoverNode {
   guid: string;
@@ -68,65 +69,74 @@ function guid(hex: string | undefined): string | undefined {
   return hex === undefined ? undefined : normaliseGuid(hex.startsWith('0x') ? hex : `0x${hex}`);
 }
 
-export function parseIbnetdiscover(text: string): IbnetdiscoverTopology {
-  const nodes: IbnetdiscoverNode[] = [];
-  const ports: IbnetdiscoverPort[] = [];
-  const unparsed: string[] = [];
-  let attributes = new Map<string, string>();
-  let pendingPortGuid: string | undefined;
-  let current: IbnetdiscoverNode | undefined;
+/** The output a line at a time, as it arrives (see OutputLines); `parseIbnetdiscover` for a whole text. */
+export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
+  private readonly nodes: IbnetdiscoverNode[] = [];
+  private readonly ports: IbnetdiscoverPort[] = [];
+  private readonly unparsed: string[] = [];
+  private attributes = new Map<string, string>();
+  private pendingPortGuid: string | undefined;
+  private current: IbnetdiscoverNode | undefined;
+  private lines = 0;
 
-  const lines = text.split('\n');
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!.trimEnd();
+  push(raw: string): void {
+    const line = raw.trimEnd();
+    const number = ++this.lines;
     let match: RegExpExecArray | null;
     if (line === '') {
       // Records end with a blank line.
-      current = undefined;
-      attributes = new Map();
-      pendingPortGuid = undefined;
+      this.current = undefined;
+      this.attributes = new Map();
+      this.pendingPortGuid = undefined;
     } else if ((match = ATTRIBUTE.exec(line))) {
-      attributes.set(match[1]!.toLowerCase(), match[2]!);
+      this.attributes.set(match[1]!.toLowerCase(), match[2]!);
     } else if ((match = GUID_LINE.exec(line))) {
-      current = undefined;
-      pendingPortGuid = guid(match[3]);
+      this.current = undefined;
+      this.pendingPortGuid = guid(match[3]);
     } else if ((match = SWITCH_LINE.exec(line))) {
-      current = node('switch', match[3]!, Number(match[1]), match[4]!, Number(match[5]));
+      this.current = this.node('switch', match[3]!, Number(match[1]), match[4]!, Number(match[5]));
     } else if ((match = CA_LINE.exec(line))) {
-      current = node(TYPE_BY_KEYWORD[match[1]!]!, match[4]!, Number(match[2]), match[5]!, undefined);
-    } else if ((match = PORT_LINE.exec(line)) && current) {
+      this.current = this.node(TYPE_BY_KEYWORD[match[1]!]!, match[4]!, Number(match[2]), match[5]!, undefined);
+    } else if ((match = PORT_LINE.exec(line)) && this.current) {
       const rate = PORT_RATE.exec(line);
-      ports.push({
-        nodeGuid: current.guid,
+      this.ports.push({
+        nodeGuid: this.current.guid,
         port: Number(match[1]),
         portGuid: guid(match[2]),
         lid: match[7] === undefined ? undefined : Number(match[7]),
         peer: { nodeGuid: guid(match[4])!, type: TYPE_BY_PREFIX[match[3]!]!, port: Number(match[5]), portGuid: guid(match[6]) },
-        line: index + 1,
+        line: number,
         width: rate ? parseLinkWidth(Number(rate[1])) : undefined,
         speed: rate ? parseLinkSpeed(rate[2]!) : undefined,
       });
     } else if (!IGNORED.test(line)) {
-      unparsed.push(line);
+      this.unparsed.push(line);
     }
   }
-  return { nodes, ports, unparsed };
+
+  end(): IbnetdiscoverTopology {
+    return { nodes: this.nodes, ports: this.ports, unparsed: this.unparsed };
+  }
 
   /** The node line of a record: the node takes the record's attributes. */
-  function node(type: FabricNodeType, hexGuid: string, portCount: number, description: string, lid: number | undefined): IbnetdiscoverNode {
+  private node(type: FabricNodeType, hexGuid: string, portCount: number, description: string, lid: number | undefined): IbnetdiscoverNode {
     const found: IbnetdiscoverNode = {
       guid: guid(hexGuid)!,
       type,
       description,
       portCount,
-      portGuid: type === 'switch' ? pendingPortGuid : undefined,
+      portGuid: type === 'switch' ? this.pendingPortGuid : undefined,
       lid,
-      vendorId: hexNumber(attributes.get('vendid')),
-      deviceId: hexNumber(attributes.get('devid')),
+      vendorId: hexNumber(this.attributes.get('vendid')),
+      deviceId: hexNumber(this.attributes.get('devid')),
     };
-    nodes.push(found);
+    this.nodes.push(found);
     return found;
   }
+}
+
+export function parseIbnetdiscover(text: string): IbnetdiscoverTopology {
+  return parseWhole(text, new IbnetdiscoverParser());
 }
 
 // libibnetdisc reaching a GUID it already holds through another path (two devices share it: one of

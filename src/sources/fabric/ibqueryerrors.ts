@@ -16,6 +16,7 @@
 // absence means the sweep did not finish.
 import { normaliseGuid } from '../../model/guid.js';
 import { parseCounterValue } from '../../model/pma-counters.js';
+import { parseWhole, type LineParser } from '../output-lines.js';
 
 export interface SweepValue {
   value: bigint;
@@ -54,38 +55,54 @@ const ITEM = /\[([A-Za-z0-9]+) == (\d{1,20})(?: \(([^)]*)\))?\]/g;
 const FAILURE = /^ibwarn: \[[^\]]*\] \w+: (.* query failed on .*), Lid (\d{1,5}) port (\d{1,3})$/;
 const IGNORED = /^(?:\s+Link info:.*|##.*|)$/;
 
-export function parseIbqueryerrors(stdout: string, stderr: string): SweepReading {
-  const ports: SweepPort[] = [];
-  const unparsed: string[] = [];
-  let complete = false;
-  for (const raw of stdout.split('\n')) {
+/** The standard output a line at a time, as it arrives (see OutputLines); `end(stderr)` adds the failed queries. */
+export class IbqueryerrorsParser implements LineParser<SweepReading> {
+  private readonly ports: SweepPort[] = [];
+  private readonly unparsed: string[] = [];
+  private complete = false;
+  private stderr = '';
+
+  push(raw: string): void {
     const line = raw.trimEnd();
-    if (line.startsWith('## Summary:')) complete = true;
-    if (HEADER.test(line) || IGNORED.test(line)) continue;
+    if (line.startsWith('## Summary:')) this.complete = true;
+    if (HEADER.test(line) || IGNORED.test(line)) return;
     const match = PORT.exec(line);
     const guid = match && normaliseGuid(match[1]!);
     if (!match || !guid) {
-      unparsed.push(line);
-      continue;
+      this.unparsed.push(line);
+      return;
     }
     // A port line is nothing but its `[Name == value]` items: anything else (a line cut or
     // garbled half-way) would lose counters without a word.
     if (match[3]!.replace(ITEM, '').trim() !== '') {
-      unparsed.push(line);
-      continue;
+      this.unparsed.push(line);
+      return;
     }
-    if (match[2] === 'ALL') continue;
+    if (match[2] === 'ALL') return;
     const values = new Map<string, SweepValue>();
     for (const item of match[3]!.matchAll(ITEM)) {
       const value = parseCounterValue(item[2]!);
       if (value !== undefined) values.set(item[1]!, { value, suffixed: item[3] !== undefined });
     }
-    ports.push({ guid, port: Number(match[2]), values });
+    this.ports.push({ guid, port: Number(match[2]), values });
   }
-  const failures: SweepFailure[] = [];
-  for (const line of stderr.split('\n')) {
-    const match = FAILURE.exec(line.trimEnd());
-    if (match) failures.push({ lid: Number(match[2]), port: Number(match[3]), message: match[1]! });
+
+  /** The sweep's standard error, where its failed queries are. */
+  failures(stderr: string): this {
+    this.stderr = stderr;
+    return this;
   }
-  return { complete, ports, failures, unparsed };
+
+  end(): SweepReading {
+    const failures: SweepFailure[] = [];
+    for (const line of this.stderr.split('\n')) {
+      const match = FAILURE.exec(line.trimEnd());
+      if (match) failures.push({ lid: Number(match[2]), port: Number(match[3]), message: match[1]! });
+    }
+    return { complete: this.complete, ports: this.ports, failures, unparsed: this.unparsed };
+  }
+}
+
+export function parseIbqueryerrors(stdout: string, stderr: string): SweepReading {
+  return parseWhole(stdout, new IbqueryerrorsParser().failures(stderr));
 }

@@ -18,17 +18,18 @@
 // prints. A scan that lacks any of them fails the cycle.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
 import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
 import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { pruneDiscoveryCache } from './discovery-cache.js';
+import { pruneDiscoveryCacheSteps } from './discovery-cache.js';
 import { readCountersByNode } from './perfquery-counters.js';
-import { nodesByPortGuid, type TopologyCache } from './discovery.js';
-import { parseIblinkinfo, type LinkinfoPort } from './iblinkinfo.js';
-import { parseIbqueryerrors, type SweepReading, type SweepValue } from './ibqueryerrors.js';
+import { nodesByPortGuid, nodesByPortGuidSteps, type TopologyCache } from './discovery.js';
+import { IblinkinfoParser, type LinkinfoPort } from './iblinkinfo.js';
+import { IbqueryerrorsParser, type SweepReading, type SweepValue } from './ibqueryerrors.js';
 
 /** Where counters come from: the two ibqueryerrors sweeps, or perfquery node by node. */
 export type CounterSource = 'sweep' | 'perfquery';
@@ -66,7 +67,7 @@ const TRAFFIC_COUNTERS = PMA_COUNTERS.filter((counter) => counter.tableDependent
 
 export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions): Promise<PortsReading> {
   const { topology } = options;
-  const nodeOfPort = nodesByPortGuid(topology);
+  const nodeOfPort = await inSlices(nodesByPortGuidSteps(topology));
   const wanted = (node: FabricNode | undefined): node is FabricNode => node !== undefined && (options.hcaPorts || node.type === 'switch') && options.covers(node);
 
   // The scan and the counter sweeps run side by side; the sweeps leave out the nodes the previous
@@ -85,7 +86,13 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
     counters = await readCountersByNode(cycle, swept.filter(seen), topology.ports);
   }
   const unreachable = scan ? new Set([...topology.nodes.values()].filter(wanted).filter((node) => !seen(node)).map((node) => node.guid)) : new Set(options.unreachable);
+  const ports = await inSlices(portReadings(topology, wanted, scan, counters));
+  return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
+}
 
+/** Every port of the nodes this instance reports, from the scan and the counters. */
+function* portReadings(topology: FabricTopology, wanted: (node: FabricNode) => boolean, scan: Scan | undefined, counters: ReadonlyMap<string, PortCounter[]>): Work<Map<string, FabricPortReading>> {
+  const pace = pacer(64);
   const ports = new Map<string, FabricPortReading>();
   for (const node of topology.nodes.values()) {
     if (!wanted(node)) continue;
@@ -108,8 +115,9 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
         counters: portCounters,
       });
     }
+    if (pace()) yield;
   }
-  return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
+  return ports;
 }
 
 interface Scan {
@@ -121,14 +129,32 @@ interface Scan {
 }
 
 async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Promise<Scan | undefined> {
-  const result = await cycle.run('iblinkinfo', ['--line', ...(options.hcaPorts ? [] : ['--switches-only'])]);
+  const parser = new IblinkinfoParser();
+  const result = await cycle.run('iblinkinfo', ['--line', ...(options.hcaPorts ? [] : ['--switches-only'])], undefined, parser);
   if (!result) return undefined;
-  const parsed = parseIblinkinfo(result.stdout);
+  const parsed = parser.end();
   cycle.unparsed(result, parsed.unparsed);
   if (parsed.ports.length === 0) {
     cycle.fail(commandItem(result), 'no port in the output');
     return undefined;
   }
+  const scan = await inSlices(scanOf(parsed.ports, options, nodeOfPort));
+  const gaps = await inSlices(scanGapsSteps(parsed.ports, options, nodeOfPort));
+  if (gaps.cutShort.length > 0) {
+    cycle.fail(commandItem(result), `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`);
+  } else if (gaps.missingSwitches.length > 0) {
+    // Consistent but without some switches: they left the fabric (their cables are down at the
+    // other ends) or were renumbered; a new discovery says which. Their ports' states are unknown meanwhile.
+    scan.stale = true;
+    const [first] = gaps.missingSwitches;
+    cycle.fail(commandItem(result), `the scan did not reach ${gaps.missingSwitches.length === 1 ? 'a switch' : `${gaps.missingSwitches.length} switches`} of the topology (first: ${first!.guid} "${first!.description}"): their ports are reported without a state until a new discovery`);
+  }
+  return scan;
+}
+
+/** The scanned ports of the topology's nodes, by port key, and what they say of the topology. */
+function* scanOf(printed: readonly LinkinfoPort[], options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Work<Scan> {
+  const pace = pacer();
   const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false };
   const peerOf = (peer: LinkinfoPort['peer']): PortAddress | undefined => {
     if (!peer) return undefined;
@@ -136,7 +162,8 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
     if (nodeGuid === undefined) scan.stale = true;
     return nodeGuid === undefined ? undefined : { nodeGuid, port: peer.port };
   };
-  for (const port of parsed.ports) {
+  for (const port of printed) {
+    if (pace()) yield;
     const nodeGuid = nodeOfPort.get(port.portGuid);
     const node = nodeGuid === undefined ? undefined : options.topology.nodes.get(nodeGuid);
     if (!node) {
@@ -166,16 +193,6 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
       peer,
     });
   }
-  const gaps = scanGaps(parsed.ports, options, nodeOfPort);
-  if (gaps.cutShort.length > 0) {
-    cycle.fail(commandItem(result), `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`);
-  } else if (gaps.missingSwitches.length > 0) {
-    // Consistent but without some switches: they left the fabric (their cables are down at the
-    // other ends) or were renumbered; a new discovery says which. Their ports' states are unknown meanwhile.
-    scan.stale = true;
-    const [first] = gaps.missingSwitches;
-    cycle.fail(commandItem(result), `the scan did not reach ${gaps.missingSwitches.length === 1 ? 'a switch' : `${gaps.missingSwitches.length} switches`} of the topology (first: ${first!.guid} "${first!.description}"): their ports are reported without a state until a new discovery`);
-  }
   return scan;
 }
 
@@ -194,9 +211,16 @@ export interface ScanGaps {
  * such a break, because of it; without, it left the fabric or was renumbered.
  */
 export function scanGaps(printed: readonly LinkinfoPort[], options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>, nodeOfPort: ReadonlyMap<string, string> = nodesByPortGuid(options.topology)): ScanGaps {
+  return atOnce(scanGapsSteps(printed, options, nodeOfPort));
+}
+
+/** The same, as work that may pause. */
+function* scanGapsSteps(printed: readonly LinkinfoPort[], options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>, nodeOfPort: ReadonlyMap<string, string>): Work<ScanGaps> {
+  const pace = pacer();
   const { topology } = options;
   const printedPorts = new Map<string, Set<number>>();
   for (const port of printed) {
+    if (pace()) yield;
     const guid = nodeOfPort.get(port.portGuid);
     if (guid === undefined || !topology.nodes.has(guid)) continue;
     let ports = printedPorts.get(guid);
@@ -207,6 +231,7 @@ export function scanGaps(printed: readonly LinkinfoPort[], options: Pick<PortsOp
   const printedTypes = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
   const beyond = new Set<string>();
   for (const port of printed) {
+    if (pace()) yield;
     const peer = port.peer && topology.nodes.get(nodeOfPort.get(port.peer.portGuid) ?? '');
     if (peer && printedTypes.has(peer.type) && !printedPorts.has(peer.guid)) beyond.add(peer.guid);
   }
@@ -217,6 +242,9 @@ export function scanGaps(printed: readonly LinkinfoPort[], options: Pick<PortsOp
   return { cutShort, missingSwitches };
 }
 
+/** The last pruned cache written, by discovery cache: written again only for another set of nodes. */
+const prunedCaches = new WeakMap<TopologyCache, { file: string; swept: ReadonlySet<string> }>();
+
 /** `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be swept. */
 async function sweepCache(options: PortsOptions, swept: ReadonlySet<string>): Promise<string[]> {
   const { cache } = options;
@@ -225,8 +253,18 @@ async function sweepCache(options: PortsOptions, swept: ReadonlySet<string>): Pr
   const sweepable = cache.parsed.nodes.filter((node) => node.type !== undefined && types.has(node.type));
   if (sweepable.every((node) => swept.has(node.guid))) return ['--load-cache', cache.file];
   const file = path.join(options.scratch, 'sweep.cache');
-  await writeFile(file, pruneDiscoveryCache(cache.bytes, cache.parsed, (node) => swept.has(node.guid)));
+  const last = prunedCaches.get(cache);
+  if (last?.file !== file || !sameMembers(last.swept, swept)) {
+    await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, cache.parsed, (node) => swept.has(node.guid))));
+    prunedCaches.set(cache, { file, swept });
+  }
   return ['--load-cache', file];
+}
+
+function sameMembers<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  if (a.size !== b.size) return false;
+  for (const member of a) if (!b.has(member)) return false;
+  return true;
 }
 
 /**
@@ -247,8 +285,20 @@ async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: r
   // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
   const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
   if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
-  const errorValues = valuesByPort(errors, nodeOfPort);
-  const trafficValues = valuesByPort(traffic, nodeOfPort);
+  return inSlices(sweptCounters(swept, failed, errors, traffic, nodeOfPort));
+}
+
+/** The counters of each port of the swept nodes from the two sweeps' values, by port key. */
+function* sweptCounters(
+  swept: readonly FabricNode[],
+  failed: ReadonlySet<string>,
+  errors: SweepReading | undefined,
+  traffic: SweepReading | undefined,
+  nodeOfPort: ReadonlyMap<string, string>,
+): Work<Map<string, PortCounter[]>> {
+  const errorValues = yield* valuesByPort(errors, nodeOfPort);
+  const trafficValues = yield* valuesByPort(traffic, nodeOfPort);
+  const pace = pacer(16);
   const counters = new Map<string, PortCounter[]>();
   for (const node of swept) {
     const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
@@ -264,22 +314,25 @@ async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: r
       if (values) portCounters.push(...trafficCounters(values));
       if (portCounters.length > 0) counters.set(key, portCounters);
     }
+    if (pace()) yield;
   }
   return counters;
 }
 
 /**
- * One sweep. 'unusable': it failed outright (not installed, or exited at once with an error other
- * than "ports with errors found"); undefined: it ran but was killed or cut short (recorded).
+ * One sweep, its output parsed as it arrives. 'unusable': it failed outright (not installed, or
+ * exited at once with an error other than "ports with errors found"); undefined: it ran but was
+ * killed or cut short (recorded).
  */
 async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | 'unusable' | undefined> {
-  const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep);
+  const parser = new IbqueryerrorsParser();
+  const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep, true, parser);
   if (!ok) {
     if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
     cycle.fail(commandItem(result), 'the sweep did not finish');
     return undefined;
   }
-  const parsed = parseIbqueryerrors(result.stdout, result.stderr);
+  const parsed = parser.failures(result.stderr).end();
   cycle.unparsed(result, parsed.unparsed);
   if (!parsed.complete) cycle.fail(commandItem(result), 'output ends before its summary: the sweep did not finish');
   return parsed;
@@ -290,10 +343,12 @@ async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading |
  * query), `<node>/<port>` for one port. Each is a read error; the others' values stand.
  */
 function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: readonly (SweepReading | undefined)[]): Set<string> {
+  const failed = new Set<string>();
+  // Every LID of the fabric: looked up only when a query failed.
+  if (sweeps.every((reading) => !reading?.failures.length)) return failed;
   const byLid = new Map<number, PortAddress>();
   for (const node of topology.nodes.values()) if (node.type === 'switch' && node.lid !== undefined) byLid.set(node.lid, { nodeGuid: node.guid, port: 0 });
   for (const port of topology.ports.values()) if (port.lid !== undefined && port.lid > 0) byLid.set(port.lid, port);
-  const failed = new Set<string>();
   for (const reading of sweeps) {
     for (const failure of reading?.failures ?? []) {
       cycle.note(queryItem(failure.lid, failure.port), failure.message);
@@ -307,11 +362,13 @@ function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: rea
 }
 
 /** Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node). */
-function valuesByPort(reading: SweepReading | undefined, nodeOfPort: ReadonlyMap<string, string>): Map<string, Map<string, SweepValue>> {
+function* valuesByPort(reading: SweepReading | undefined, nodeOfPort: ReadonlyMap<string, string>): Work<Map<string, Map<string, SweepValue>>> {
+  const pace = pacer();
   const byPort = new Map<string, Map<string, SweepValue>>();
   for (const port of reading?.ports ?? []) {
     const nodeGuid = nodeOfPort.get(port.guid);
     if (nodeGuid !== undefined && port.port > 0) byPort.set(fabricPortKey(nodeGuid, port.port), port.values);
+    if (pace()) yield;
   }
   return byPort;
 }

@@ -16,7 +16,7 @@ import type { SubnetManagerInfo } from '../../model/host.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../diag/sminfo.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from './saquery.js';
+import { memberCountsParser, multicastGroupsParser, smInfoRecordsParser } from './saquery.js';
 
 export interface SubnetAdministration {
   subnetManagers: FabricSubnetManager[];
@@ -37,9 +37,10 @@ export async function readSubnetAdministration(cycle: FabricCycle, before = NOTH
 }
 
 async function readSubnetManagers(cycle: FabricCycle, before: readonly FabricSubnetManager[]): Promise<FabricSubnetManager[]> {
-  const result = await cycle.run('saquery', ['SMIR']);
+  const parser = smInfoRecordsParser();
+  const result = await cycle.run('saquery', ['SMIR'], undefined, parser);
   if (!result) return [];
-  const { subnetManagers, unparsed } = parseSmInfoRecords(result.stdout);
+  const { subnetManagers, unparsed } = parser.end();
   cycle.unparsed(result, unparsed);
   if (unparsed.length > 0) return [];
   if (subnetManagers.length === 0) {
@@ -73,14 +74,16 @@ async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager
 }
 
 async function readMulticastGroups(cycle: FabricCycle, groupsBefore: number): Promise<MulticastGroup[]> {
-  const [groupsResult, membersResult] = await Promise.all([cycle.run('saquery', ['-g']), cycle.run('saquery', ['-m'])]);
+  // A record per membership: tens of thousands on an AI cluster, parsed as they arrive.
+  const [groupsParser, membersParser] = [multicastGroupsParser(), memberCountsParser()];
+  const [groupsResult, membersResult] = await Promise.all([cycle.run('saquery', ['-g'], undefined, groupsParser), cycle.run('saquery', ['-m'], undefined, membersParser)]);
   if (!groupsResult) return [];
-  const { groups, unparsed } = parseMulticastGroups(groupsResult.stdout);
+  const { groups, unparsed } = groupsParser.end();
   cycle.unparsed(groupsResult, unparsed);
   if (groups.length === 0 && unparsed.length === 0 && groupsBefore > 0) {
     cycle.fail(commandItem(groupsResult), `no multicast group in the output, where the last cycle read ${groupsBefore}: the output is incomplete`);
   }
-  const members = membersResult ? parseMemberCounts(membersResult.stdout) : undefined;
+  const members = membersResult ? membersParser.end() : undefined;
   if (members && membersResult) cycle.unparsed(membersResult, members.unparsed);
   const counted = members && members.unparsed.length === 0 ? members.members : undefined;
   return groups.map((group) => ({ ...group, members: counted ? (counted.get(group.mgid) ?? 0) : undefined }));

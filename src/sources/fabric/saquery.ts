@@ -7,6 +7,7 @@ import { normaliseGuid } from '../../model/guid.js';
 import { saMtuBytes, saRateGbps } from '../../model/subnet-administration.js';
 import { SUBNET_MANAGER_STATES } from '../../model/host.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
+import { parseWhole, type LineParser } from '../output-lines.js';
 
 interface Records {
   records: Map<string, string>[];
@@ -16,27 +17,39 @@ interface Records {
 const FIELD = /^\s+([A-Za-z_]+)\.{2,}(.*)$/;
 const BARE_FIELD = /^\s+(RID|SMInfo dump:)\s*$/;
 
-/** Split output into records starting at `<kind> dump:` lines. */
-function records(stdout: string, kind: RegExp): Records {
-  const all: Map<string, string>[] = [];
-  const unparsed: string[] = [];
-  let current: Map<string, string> | undefined;
-  for (const raw of stdout.split('\n')) {
+/**
+ * Output split into records starting at `<kind> dump:` lines, a line at a time; `end` makes the
+ * result of the records (`read`).
+ */
+class RecordsParser<Result> implements LineParser<Result> {
+  private readonly all: Map<string, string>[] = [];
+  private readonly unparsed: string[] = [];
+  private current: Map<string, string> | undefined;
+
+  constructor(
+    private readonly kind: RegExp,
+    private readonly read: (records: Records) => Result,
+  ) {}
+
+  push(raw: string): void {
     const line = raw.trimEnd();
-    if (line === '') continue;
-    if (kind.test(line)) {
-      current = new Map();
-      all.push(current);
-      continue;
+    if (line === '') return;
+    if (this.kind.test(line)) {
+      this.current = new Map();
+      this.all.push(this.current);
+      return;
     }
     const field = FIELD.exec(line);
-    if (field && current) {
-      if (!current.has(field[1]!)) current.set(field[1]!, field[2]!.trim());
+    if (field && this.current) {
+      if (!this.current.has(field[1]!)) this.current.set(field[1]!, field[2]!.trim());
     } else if (!BARE_FIELD.test(line)) {
-      unparsed.push(line);
+      this.unparsed.push(line);
     }
   }
-  return { records: all, unparsed };
+
+  end(): Result {
+    return this.read({ records: this.all, unparsed: this.unparsed });
+  }
 }
 
 function integer(text: string | undefined): number | undefined {
@@ -51,8 +64,14 @@ export interface SmInfoRecords {
   unparsed: string[];
 }
 
+/** `saquery SMIR`, a line at a time. */
+export const smInfoRecordsParser = (): LineParser<SmInfoRecords> => new RecordsParser(/^SMInfoRecord dump:$/, smInfoRecords);
+
 export function parseSmInfoRecords(stdout: string): SmInfoRecords {
-  const { records: found, unparsed } = records(stdout, /^SMInfoRecord dump:$/);
+  return parseWhole(stdout, smInfoRecordsParser());
+}
+
+function smInfoRecords({ records: found, unparsed }: Records): SmInfoRecords {
   const subnetManagers: FabricSubnetManager[] = [];
   for (const record of found) {
     const guid = normaliseGuid(record.get('GUID') ?? '');
@@ -74,9 +93,14 @@ export interface MulticastGroups {
   unparsed: string[];
 }
 
-/** `saquery -g`; members are left undefined (see parseMemberCounts). */
+/** `saquery -g`, a line at a time; members are left undefined (see parseMemberCounts). */
+export const multicastGroupsParser = (): LineParser<MulticastGroups> => new RecordsParser(/^MCMemberRecord group dump:$/, multicastGroups);
+
 export function parseMulticastGroups(stdout: string): MulticastGroups {
-  const { records: found, unparsed } = records(stdout, /^MCMemberRecord group dump:$/);
+  return parseWhole(stdout, multicastGroupsParser());
+}
+
+function multicastGroups({ records: found, unparsed }: Records): MulticastGroups {
   const groups: MulticastGroup[] = [];
   for (const record of found) {
     const mgid = record.get('MGID');
@@ -106,11 +130,17 @@ export interface MemberCounts {
 }
 
 /**
- * `saquery -m`. opensm also answers with a record whose PortGid is `::` for a group it created
- * itself and nobody joined (the IPoIB broadcast group before any host came up): that is no member.
+ * `saquery -m`, a line at a time (a record per membership: tens of thousands on an AI cluster).
+ * opensm also answers with a record whose PortGid is `::` for a group it created itself and nobody
+ * joined (the IPoIB broadcast group before any host came up): that is no member.
  */
+export const memberCountsParser = (): LineParser<MemberCounts> => new RecordsParser(/^MCMemberRecord member dump:$/, memberCounts);
+
 export function parseMemberCounts(stdout: string): MemberCounts {
-  const { records: found, unparsed } = records(stdout, /^MCMemberRecord member dump:$/);
+  return parseWhole(stdout, memberCountsParser());
+}
+
+function memberCounts({ records: found, unparsed }: Records): MemberCounts {
   const members = new Map<string, number>();
   for (const record of found) {
     const mgid = record.get('MGID')?.toLowerCase();

@@ -1,0 +1,121 @@
+// A tool's standard output taken line by line as it arrives, instead of whole when the tool ends:
+// fabric mode's tools print tens of megabytes (an iblinkinfo scan of 120 000 ports is 22 MB, a
+// counters sweep 45 MB), which parsed at once would hold the event loop for seconds and the whole
+// text in memory. The chunks are kept as they come (the tool is never kept waiting on its pipe, so
+// its time limit measures the tool, not this process) and handed to `onLine` in time slices. The
+// lines are those of `text.split('\n')`: the last one is what follows the last newline, '' when
+// the output ends with one.
+import { StringDecoder } from 'node:string_decoder';
+import { nextTurn, pacer, sliceSpent } from '../event-loop/time-slices.js';
+import { performance } from 'node:perf_hooks';
+
+export class OutputLines {
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly pending: string[] = [];
+  private next = 0;
+  /** Characters written and not yet handed over. */
+  private waiting = 0;
+  /** The start of a line whose end has not come yet. */
+  private partial = '';
+  private draining: Promise<void> | undefined;
+  private ended = false;
+  private discarded = false;
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  /** Characters written and not yet taken up (what a tool printed faster than it is parsed). */
+  get backlog(): number {
+    return this.waiting;
+  }
+
+  /** More output; a string is taken as decoded text (a runner that collected the output whole). */
+  write(chunk: Buffer | string): void {
+    if (this.ended) return;
+    this.push(typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
+  }
+
+  /** The output is complete: resolves once every line, the last one included, was handed over. */
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.push(this.decoder.end());
+    while (this.draining || this.next < this.pending.length) await (this.draining ?? this.startDrain());
+    this.onLine(this.partial);
+    this.partial = '';
+  }
+
+  /** The tool was stopped: what it printed is not parsed any further. */
+  discard(): void {
+    this.ended = true;
+    this.discarded = true;
+    this.pending.length = 0;
+    this.next = 0;
+    this.waiting = 0;
+  }
+
+  private push(text: string): void {
+    if (text === '') return;
+    this.pending.push(text);
+    this.waiting += text.length;
+    if (!this.draining) this.startDrain();
+  }
+
+  private startDrain(): Promise<void> {
+    const draining = this.drain().finally(() => {
+      if (this.draining === draining) this.draining = undefined;
+    });
+    this.draining = draining;
+    return draining;
+  }
+
+  private async drain(): Promise<void> {
+    let sliceStart = performance.now();
+    const pace = pacer();
+    while (this.next < this.pending.length) {
+      const text = this.pending[this.next]!;
+      this.pending[this.next++] = '';
+      this.waiting -= text.length;
+      let from = 0;
+      for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', from)) {
+        const line = text.slice(from, newline);
+        from = newline + 1;
+        if (this.partial === '') {
+          this.onLine(line);
+        } else {
+          this.onLine(this.partial + line);
+          this.partial = '';
+        }
+        // A string collected whole is megabytes: it pauses within, not only between chunks.
+        if (pace() && sliceSpent(sliceStart)) {
+          await nextTurn();
+          if (this.discarded) break;
+          sliceStart = performance.now();
+        }
+      }
+      this.partial += text.slice(from);
+      if (sliceSpent(sliceStart)) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
+    }
+    this.pending.length = 0;
+    this.next = 0;
+  }
+}
+
+/** A parser of a tool's output that takes it a line at a time (as OutputLines hands it over), then says what it read. */
+export interface LineParser<Result = unknown> {
+  push(line: string): void;
+  end(): Result;
+}
+
+/** Parse a whole text with an incremental parser: the lines of `text.split('\n')`, then its result. */
+export function parseWhole<Result>(text: string, parser: LineParser<Result>): Result {
+  let from = 0;
+  for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', from)) {
+    parser.push(text.slice(from, newline));
+    from = newline + 1;
+  }
+  parser.push(text.slice(from));
+  return parser.end();
+}
