@@ -27,7 +27,10 @@
 // so that at a scrape every 15 s RSS rose from 54 to 59 MiB in the first 15 minutes, towards the
 // limit. With the flag V8 grows the heap in steps of 2 MiB: RSS stayed at 54-55 MiB over 30
 // minutes, for 0-9 % more CPU in the runs measured, about 0.2 s an hour at 8 devices: the full
-// collections come more often (docs/benchmarks.md, "Memory over time").
+// collections come more often (docs/benchmarks.md, "Memory over time"). Not in fabric mode: at
+// 30 000 switch ports those collections held the event loop for 0.2-0.3 s and cost 50 % more CPU
+// (5.7 against 3.8 s an interval) for 10 % less RSS (655 against 729 MiB; docs/benchmarks.md,
+// "Fabric at AI-cluster scale").
 // --liftoff-only: the one WebAssembly module the exporter runs is bcrypt (hash-wasm, for basic
 // auth's password checks, commands/serve/password-checks.ts). V8's baseline WebAssembly compiler
 // checks a password as fast as TurboFan's tier-up does (51 against 52 ms at cost 10), and without
@@ -66,7 +69,7 @@ export function chooseV8Flags(given: readonly string[], program: Program = { fab
   if (!compilersChosen && !program.fabric) flags.push('--no-opt', '--no-sparkplug');
   flags.push('--semi-space-growth-factor=1');
   if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push('--memory-reducer-single-gc');
-  if (!given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
+  if (!program.fabric && !given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
   if (!given.some((flag) => /^--(no-)?(liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)([-_]only)?$/.test(flag))) flags.push('--liftoff-only');
   return flags;
 }
