@@ -177,16 +177,31 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(405).header('allow', ALLOWED_METHODS).type('text/plain; charset=utf-8').send(`method not allowed: ${ALLOWED_METHODS} only\n`);
   });
 
+  // The landing page of the current snapshot, made once per snapshot that is viewed: in fabric mode
+  // its findings walk every port (judged in slices, the loop turning meanwhile).
+  let landing: { snapshot: Snapshot | undefined; takenAt: number | undefined; page: Promise<string> } | undefined;
   app.get('/', async (_request, reply) => {
-    // In fabric mode the findings walk every port: judged in slices, the loop turning meanwhile.
-    const page = await inSlices(landingPageSteps({
-      telemetryPath: options.telemetryPath,
-      version: options.version,
-      snapshot: options.currentSnapshot?.(),
-      ...(options.collectors && { collectors: options.collectors }),
-      takenAt: options.source.takenAt(),
-    }));
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+    const snapshot = options.currentSnapshot?.();
+    const takenAt = options.source.takenAt();
+    if (landing === undefined || landing.snapshot !== snapshot || landing.takenAt !== takenAt) {
+      const made = {
+        snapshot,
+        takenAt,
+        page: inSlices(landingPageSteps({
+          telemetryPath: options.telemetryPath,
+          version: options.version,
+          snapshot,
+          ...(options.collectors && { collectors: options.collectors }),
+          takenAt,
+        })),
+      };
+      landing = made;
+      // A page that could not be made is made again at the next request.
+      made.page.catch(() => {
+        if (landing === made) landing = undefined;
+      });
+    }
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(await landing.page);
   });
 
   // The parts are encoded once each; the last body joined from them (plain and gzip) is kept, so

@@ -10,6 +10,8 @@ import { parseServeCommandLine, parseServeCommandLine as parseCommandLine } from
 import { FABRIC_DISCOVERY } from '../../../src/collectors/fabric-discovery.js';
 import { FABRIC_PORTS } from '../../../src/collectors/fabric-ports.js';
 import { IPOIB } from '../../../src/collectors/ipoib.js';
+import { defineCollector } from '../../../src/collectors/collector.js';
+import { HOST_READING } from '../../../src/collectors/host.js';
 import { COLLECTORS } from '../../../src/collectors/registry.js';
 import { SMPQUERY } from '../../../src/collectors/smpquery.js';
 import { Exporter } from '../../../src/commands/serve/exporter.js';
@@ -189,5 +191,34 @@ describe('landing page in fabric mode', () => {
     const fabric = page.slice(page.indexOf('id="fabric"'));
     expect([...fabric.matchAll(/<tr class="(critical|warning)">/g)]).toHaveLength(LANDING_PAGE_LIST_LIMIT);
     expect(fabric).toContain(`… and ${151 - LANDING_PAGE_LIST_LIMIT} more unhealthy ports`);
+  });
+
+  it('is made once per snapshot viewed: the findings are judged again only for a new reading', async () => {
+    let judged = 0;
+    // A collector that only counts how often the findings are judged.
+    const counted = defineCollector<number>({
+      name: 'counted',
+      checks: 'nothing',
+      flags: [],
+      scope: 'host',
+      schedule: { cycle: HOST_READING },
+      onOverrun: 'keep',
+      setUp: () => ({ read: async () => ({ part: 1 }) }),
+      findings: () => {
+        judged += 1;
+        return [];
+      },
+      failure: { consequence: 'nothing is counted', meaning: 'nothing', cause: 'nothing' },
+    });
+    const made = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag'], undefined, { collectors: [...COLLECTORS, counted] });
+    exporters.push(made);
+    await made.collectOnce();
+    const first = await made.app.inject({ method: 'GET', url: '/' });
+    const second = await made.app.inject({ method: 'GET', url: '/' });
+    expect(second.body).toBe(first.body);
+    expect(judged).toBe(1);
+    await made.collectOnce();
+    expect((await made.app.inject({ method: 'GET', url: '/' })).statusCode).toBe(200);
+    expect(judged).toBe(2);
   });
 });
