@@ -7,7 +7,6 @@ import type { Settings } from '../config/flags.js';
 import type { Collector } from '../collectors/collector.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { BuildInfo } from './build-info.js';
-import { ExpositionBuffer } from '../exposition/buffer.js';
 import { RenderedPart, type EncodedPart } from './exposition-parts.js';
 import { writeExporterMetrics } from './exporter-metrics.js';
 
@@ -42,19 +41,26 @@ export class Exposition {
    * by `prepare` when the cycle published.
    */
   async parts(snapshot: Snapshot, others: readonly EncodedPart[] = []): Promise<EncodedPart[]> {
-    const host = this.host.flatMap(({ collector, part }) => {
-      const inputs = inputsOf(collector, snapshot);
-      const rendered = inputs && part.of(snapshot, inputs);
-      return rendered ? [rendered] : [];
-    });
-    const own = this.own.of(snapshot, [snapshot.reports, snapshot.totals]);
-    const fabric = await this.fabricParts(snapshot);
-    return [...host, ...(own ? [own] : []), ...others, ...fabric];
+    return this.assemble(snapshot, others, await this.fabricParts(snapshot));
+  }
+
+  /**
+   * The same with the fabric's parts rendered at once too: for a program that renders one snapshot
+   * and is done (tests, the bench), never beside `parts` on one instance (they share its buffers).
+   */
+  partsAtOnce(snapshot: Snapshot, others: readonly EncodedPart[] = []): EncodedPart[] {
+    return this.assemble(snapshot, others, this.fabric.flatMap((entry) => renderedNow(entry, snapshot)));
   }
 
   /** Render the fabric's parts of a snapshot just published, before a scrape asks for them. */
   async prepare(snapshot: Snapshot): Promise<void> {
     await this.fabricParts(snapshot);
+  }
+
+  /** In the registry's order: the host's, the exporter's own, `others`, the fabric's. */
+  private assemble(snapshot: Snapshot, others: readonly EncodedPart[], fabric: readonly EncodedPart[]): EncodedPart[] {
+    const own = this.own.of(snapshot, [snapshot.reports, snapshot.totals]);
+    return [...this.host.flatMap((entry) => renderedNow(entry, snapshot)), ...(own ? [own] : []), ...others, ...fabric];
   }
 
   private async fabricParts(snapshot: Snapshot): Promise<EncodedPart[]> {
@@ -68,6 +74,13 @@ export class Exposition {
   }
 }
 
+/** A collector's part rendered at once, when it has one. */
+function renderedNow({ collector, part }: CollectorPart, snapshot: Snapshot): EncodedPart[] {
+  const inputs = inputsOf(collector, snapshot);
+  const rendered = inputs && part.of(snapshot, inputs);
+  return rendered ? [rendered] : [];
+}
+
 /** What a collector's part is made of in a snapshot; undefined when it has not read yet (or is off): no series. */
 function inputsOf(collector: Collector, snapshot: Snapshot): unknown[] | undefined {
   const own = collector.of(snapshot);
@@ -76,12 +89,5 @@ function inputsOf(collector: Collector, snapshot: Snapshot): unknown[] | undefin
 
 /** A snapshot's whole exposition as text (tests, the bench), rendered afresh. */
 export function exposition(collectors: readonly Collector[], settings: Settings, build: BuildInfo, snapshot: Snapshot, others: readonly EncodedPart[] = []): string {
-  const text = (write: (out: ExpositionBuffer) => void): string[] => {
-    const out = new ExpositionBuffer();
-    write(out);
-    return out.view().length === 0 ? [] : [out.view().toString('utf8')];
-  };
-  const of = (scope: Collector['scope']): string[] =>
-    collectors.flatMap((collector) => (collector.scope === scope && collector.metrics && collector.of(snapshot) !== undefined ? text((out) => collector.metrics!.write(snapshot, out, settings)) : []));
-  return [...of('host'), ...text((out) => writeExporterMetrics(snapshot, build, out)), ...others.map((part) => part.plain.toString('utf8')), ...of('fabric')].join('\n');
+  return new Exposition(collectors, settings, build).partsAtOnce(snapshot, others).map((part) => part.plain.toString('utf8')).join('\n');
 }
