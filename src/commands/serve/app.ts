@@ -14,6 +14,7 @@ import { capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';
 import { landingPageSteps } from './landing-page.js';
+import { PageCache } from './page-cache.js';
 import { guardSlowClients } from './slow-clients.js';
 
 export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -177,31 +178,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.code(405).header('allow', ALLOWED_METHODS).type('text/plain; charset=utf-8').send(`method not allowed: ${ALLOWED_METHODS} only\n`);
   });
 
-  // The landing page of the current snapshot, made once per snapshot that is viewed: in fabric mode
-  // its findings walk every port (judged in slices, the loop turning meanwhile).
-  let landing: { snapshot: Snapshot | undefined; takenAt: number | undefined; page: Promise<string> } | undefined;
+  // The landing page of the current snapshot, made once per snapshot viewed: in fabric mode its
+  // findings walk every port (judged in slices, the loop turning meanwhile).
+  const landing = new PageCache();
   app.get('/', async (_request, reply) => {
     const snapshot = options.currentSnapshot?.();
     const takenAt = options.source.takenAt();
-    if (landing === undefined || landing.snapshot !== snapshot || landing.takenAt !== takenAt) {
-      const made = {
-        snapshot,
-        takenAt,
-        page: inSlices(landingPageSteps({
-          telemetryPath: options.telemetryPath,
-          version: options.version,
-          snapshot,
-          ...(options.collectors && { collectors: options.collectors }),
-          takenAt,
-        })),
-      };
-      landing = made;
-      // A page that could not be made is made again at the next request.
-      made.page.catch(() => {
-        if (landing === made) landing = undefined;
-      });
-    }
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(await landing.page);
+    const page = await landing.get([snapshot, takenAt], () => inSlices(landingPageSteps({
+      telemetryPath: options.telemetryPath,
+      version: options.version,
+      snapshot,
+      ...(options.collectors && { collectors: options.collectors }),
+      takenAt,
+    })));
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
   });
 
   // The parts are encoded once each; the last body joined from them (plain and gzip) is kept, so

@@ -11,22 +11,20 @@ import { findingsSteps, groupOf } from '../../findings/findings.js';
 import type { FabricTopology } from '../../model/fabric.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { renderFabricMapSteps } from './fabric-map.js';
+import { PageCache } from './page-cache.js';
 
 export class FabricPage {
-  private last: { snapshot: Snapshot; html: Promise<string> } | undefined;
+  private readonly cache = new PageCache();
 
   constructor(private readonly collectors: readonly Collector[]) {}
 
   /** The page of `snapshot`, or why there is no fabric to draw. */
   async of(snapshot: Snapshot | undefined, takenAt: number | undefined): Promise<{ html: string } | { missing: string }> {
-    if (snapshot && this.last && this.last.snapshot === snapshot) return { html: await this.last.html };
     const discovery = snapshot && FABRIC_DISCOVERY.of(snapshot);
     if (!snapshot || !discovery) return { missing: 'no fabric map: fabric mode is off (--collector.fabric), or its first discovery has not finished' };
     const topology = discovery.topology;
     if (!topology) return { missing: 'no fabric map yet: no fabric discovery has succeeded' };
-    const html = inSlices(this.render(snapshot, topology, takenAt));
-    this.last = { snapshot, html };
-    return { html: await html };
+    return { html: await this.cache.get([snapshot], () => inSlices(this.render(snapshot, topology, takenAt))) };
   }
 
   private *render(snapshot: Snapshot, topology: FabricTopology, takenAt: number | undefined): Work<string> {
