@@ -81,9 +81,7 @@ export function extSpeedText(bit: number): string {
 
 /** ibnetdiscover's speed: dump_linkspeed_compat, or dump_linkspeedext_compat beside an extended speed. */
 export function speedCompat(legacy: number, ext: number): string {
-  if (legacy !== 4 && ext === 0) return LEGACY_COMPAT[legacy] ?? '???';
-  if (ext === 0) return LEGACY_COMPAT[legacy] ?? '???';
-  return EXT_COMPAT[ext] ?? '???';
+  return ext === 0 ? (LEGACY_COMPAT[legacy] ?? '???') : (EXT_COMPAT[ext] ?? '???');
 }
 
 const PORT_STATES: Readonly<Record<number, string>> = { 0: 'NoChange', 1: 'Down', 2: 'Initialize', 3: 'Armed', 4: 'Active' };
