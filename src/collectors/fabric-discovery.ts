@@ -11,7 +11,7 @@ import { parseNodeNameMap } from '../config/node-name-map.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import { gauge } from '../exposition/metric-spec.js';
 import { Samples } from '../exposition/samples.js';
-import { composeFabric, inShard, type FabricTopology, type Shard } from '../model/fabric.js';
+import { composeFabric, inShard, sameNodes, type FabricTopology, type Shard } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { FabricCycle } from '../sources/fabric/commands.js';
 import type { Discovery, TopologyCache } from '../sources/fabric/discovery.js';
@@ -114,7 +114,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const previous = this.current?.topology;
     if (!found.complete) return previous ? 'keep' : 'provisional';
     const nodes = new Set(found.topology.nodes.keys());
-    if (previous && nodes.size < previous.nodes.size / 2 && !sameSet(nodes, this.shrunkTo)) {
+    if (previous && nodes.size < previous.nodes.size / 2 && !sameNodes(nodes, this.shrunkTo)) {
       this.shrunkTo = nodes;
       cycle.fail(found.item, `found ${nodes.size} nodes where the topology in use has ${previous.nodes.size}: kept until the next discovery finds the same`);
       return 'confirm';
@@ -142,10 +142,6 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
   async close(): Promise<void> {
     if (this.scratch) await rm(await this.scratch, { recursive: true, force: true });
   }
-}
-
-function sameSet<T>(a: ReadonlySet<T>, b: ReadonlySet<T> | undefined): boolean {
-  return b !== undefined && a.size === b.size && [...a].every((value) => b.has(value));
 }
 
 export const NODE_METRICS = {

@@ -126,6 +126,13 @@ export function inShard(guid: string, shard: Shard): boolean {
   return (hash % shard.count) + 1 === shard.index;
 }
 
+/** Whether two sets of node GUIDs hold the same nodes (undefined holds none to compare). */
+export function sameNodes(a: ReadonlySet<string>, b: ReadonlySet<string> | undefined): boolean {
+  if (b === undefined || a.size !== b.size) return false;
+  for (const guid of a) if (!b.has(guid)) return false;
+  return true;
+}
+
 export function fabricPortKey(nodeGuid: string, port: number): string {
   return `${nodeGuid}/${port}`;
 }

@@ -20,7 +20,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
-import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import { fabricPortKey, sameNodes, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
 import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
@@ -254,17 +254,11 @@ async function sweepCache(options: PortsOptions, swept: ReadonlySet<string>): Pr
   if (sweepable.every((node) => swept.has(node.guid))) return ['--load-cache', cache.file];
   const file = path.join(options.scratch, 'sweep.cache');
   const last = prunedCaches.get(cache);
-  if (last?.file !== file || !sameMembers(last.swept, swept)) {
+  if (last?.file !== file || !sameNodes(swept, last.swept)) {
     await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, cache.parsed, (node) => swept.has(node.guid))));
     prunedCaches.set(cache, { file, swept });
   }
   return ['--load-cache', file];
-}
-
-function sameMembers<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
-  if (a.size !== b.size) return false;
-  for (const member of a) if (!b.has(member)) return false;
-  return true;
 }
 
 /**
