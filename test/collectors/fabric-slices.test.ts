@@ -12,6 +12,7 @@ import { inSlices } from '../../src/event-loop/time-slices.js';
 import { ExpositionBuffer } from '../../src/exposition/buffer.js';
 import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
 import { samplesOf, scrape } from '../support/exposition.js';
+import { waitFor } from '../support/processes.js';
 import { fakeFabricTools, fakeToolFlags, generateFabric, writeScenario } from '../support/fabric-generator/index.js';
 
 const dirs: string[] = [];
@@ -35,10 +36,6 @@ async function fabricWithGate() {
   return { tools: { ...tools, iblinkinfo: gated }, gate, started };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
-}
-
 describe('fabric mode and its event loop', () => {
   it('answers /metrics (the last cycle\'s ports) and /ready while a ports cycle waits on iblinkinfo', async () => {
     const { tools, gate, started } = await fabricWithGate();
@@ -52,7 +49,7 @@ describe('fabric mode and its event loop', () => {
 
       await mkdir(gate);
       const cycle = exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
-      await until(() => existsSync(started));
+      await waitFor('iblinkinfo to start', () => (existsSync(started) ? true : undefined), 30_000, 10);
       // The cycle is under way, its scan not done: the server answers, with what the last cycle read.
       const during = await exporter.app.inject({ method: 'GET', url: '/metrics' });
       expect(during.statusCode).toBe(200);
