@@ -247,6 +247,37 @@ describe.skipIf(tools.skipReason !== undefined)('TLS handshake timeout', () => {
     });
     expect(answer).toBe(200);
   });
+
+  it('at the connection cap, a connection in its handshake is closed for a newcomer, and one in a request is not', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const server = app({
+      maxConnections: 2,
+      serverOptions: { https: { cert, key } },
+      source: { parts: async () => { waiting += 1; await gate; return [new EncodedPart('up 1\n')]; }, takenAt: () => Date.now() },
+    });
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.server.address() as net.AddressInfo).port;
+    const scrape = () => new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path: '/metrics', ca: cert, servername: 'localhost', agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // One request held in the app (its headers arrived over TLS), one connection silent in its handshake.
+    const busy = scrape();
+    await waitFor('the request to be in the app', () => (waiting === 1 ? true : undefined));
+    const silent = await connect(port);
+    await waitFor('both connections to be accepted', () => new Promise<true | undefined>((resolve) => server.server.getConnections((_error, count) => resolve(count === 2 ? true : undefined))));
+    const next = scrape();
+    expect(await silent.closed).toBe('');
+    await waitFor('the second request to be in the app', () => (waiting === 2 ? true : undefined));
+    release();
+    expect(await Promise.all([busy, next])).toEqual([200, 200]);
+  });
 });
 
 describe('the connection cap', () => {
