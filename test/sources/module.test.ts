@@ -38,6 +38,7 @@ describe('measurements as mlxlink prints them', () => {
     ['N/A,N/A,-3.1,N/A', { values: [undefined, undefined, -3.1, undefined], low: undefined, high: undefined }],
     ['1.5, ,x,2', { values: [1.5, undefined, undefined, 2], low: undefined, high: undefined }],
     ['0x10,1e400', undefined],
+    ['0,,0 [0..0]', undefined], // no sensor, with a gap
     ['54 [N/A..75]', { values: [54], low: undefined, high: undefined }],
   ])('%j', (text, expected) => {
     expect(parseMeasurement(text)).toEqual(expected);

@@ -110,7 +110,7 @@ export function parseMeasurement(text: string | undefined): Measurement | undefi
   const low = decimal(range?.[1]);
   const high = decimal(range?.[2]);
   const noRange = low === undefined || high === undefined || (low === 0 && high === 0);
-  if (noRange && values.every((value) => value === 0)) return undefined;
+  if (noRange && values.every((value) => value === 0 || value === undefined)) return undefined;
   return { values, low: noRange ? undefined : low, high: noRange ? undefined : high };
 }
 
