@@ -45,12 +45,11 @@ const peerKey = (socket: Socket): string => `${socket.remoteAddress}|${socket.re
 
 export function capConnections(server: Server, max: number, options: ConnectionCapOptions): void {
   const now = options.now ?? Date.now;
-  // Insertion order is the order in which connections started waiting for headers: the oldest
-  // first. A connection whose response ends is moved to the end (it waits for its next request).
-  const waiting = new Map<Socket, Connection>();
+  // Every open connection, in the order in which they started waiting for request headers, the
+  // oldest first: a connection whose response ends is moved to the end (it waits for its next).
+  const connections = new Map<Socket, Connection>();
   const byPeer = new Map<string, Connection>();
   const perAddress = new Map<string, Map<Socket, Connection>>();
-  let open = 0;
   let loggedAt: number | undefined;
   let unlogged = 0;
 
@@ -74,8 +73,7 @@ export function capConnections(server: Server, max: number, options: ConnectionC
   };
 
   const forget = (connection: Connection): void => {
-    if (!waiting.delete(connection.socket)) return;
-    open -= 1;
+    if (!connections.delete(connection.socket)) return;
     byPeer.delete(connection.peer);
     const fromAddress = perAddress.get(connection.address);
     fromAddress?.delete(connection.socket);
@@ -93,14 +91,13 @@ export function capConnections(server: Server, max: number, options: ConnectionC
     const connection: Connection = { socket, address, peer: peerKey(socket), inRequest: false };
     let fromAddress = perAddress.get(address);
     if (fromAddress === undefined) perAddress.set(address, (fromAddress = new Map()));
-    waiting.set(socket, connection);
+    connections.set(socket, connection);
     fromAddress.set(socket, connection);
     byPeer.set(connection.peer, connection);
-    open += 1;
     socket.once('close', () => forget(connection));
 
     if (fromAddress.size > options.maxPerClient) close(oldestWaiting(fromAddress) ?? connection, 'client');
-    if (open > max && !socket.destroyed) close(oldestWaiting(waiting) ?? connection, 'total');
+    if (connections.size > max && !socket.destroyed) close(oldestWaiting(connections) ?? connection, 'total');
   });
 
   // A request's headers are complete: not a candidate until its response ends. The request comes
@@ -113,8 +110,8 @@ export function capConnections(server: Server, max: number, options: ConnectionC
       connection.inRequest = false;
       if (connection.socket.destroyed) return;
       // Waiting again, from now: to the end of the line.
-      waiting.delete(connection.socket);
-      waiting.set(connection.socket, connection);
+      connections.delete(connection.socket);
+      connections.set(connection.socket, connection);
       const fromAddress = perAddress.get(connection.address);
       fromAddress?.delete(connection.socket);
       fromAddress?.set(connection.socket, connection);
