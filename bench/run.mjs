@@ -26,6 +26,8 @@ const SECTIONS = {
   binary: async (context) => (await import('./sections/binary.mjs')).binary(context),
   // A flood of wrong passwords beside an authorised scrape (`npm run bench -- auth`).
   auth: async (context) => (await import('./sections/auth.mjs')).auth(context),
+  // 1 000 half-sent connections beside an authorised scrape (`npm run bench -- slowloris`).
+  slowloris: async (context) => (await import('./sections/slowloris.mjs')).slowloris(context),
   // Fabric mode on generated fabrics up to 122 880 switch ports, replayed by fake tools: about a
   // quarter of an hour, run when named (`npm run bench -- fabric-scale [--cpu-prof]`).
   'fabric-scale': async (context) => (await import('./sections/fabric-scale.mjs')).fabricScale(context),

@@ -177,12 +177,13 @@ export async function prepare() {
   return generateTree;
 }
 
-export function machineFacts(loadBefore, loadAfter, extra = []) {
+/** The machine, for a section's footer; `nodeExporter: false` for sections that do not run it. */
+export function machineFacts(loadBefore, loadAfter, extra = [], { nodeExporter = true } = {}) {
   const cpus = os.cpus();
   return [
     `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores`,
     `- Memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; kernel ${os.release()}; sysfs trees on ${execFileSync('df', ['--output=fstype', os.tmpdir()], { encoding: 'utf8' }).split('\n')[1]?.trim()} (${os.tmpdir()})`,
-    `- Node.js ${process.version}; ${nodeExporterVersion()} (Debian package, \`--collector.disable-defaults --collector.infiniband\`)`,
+    nodeExporter ? `- Node.js ${process.version}; ${nodeExporterVersion()} (Debian package, \`--collector.disable-defaults --collector.infiniband\`)` : `- Node.js ${process.version}`,
     ...extra,
     `- Load average (1 min) at the start / end of the section: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`,
     `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,

@@ -126,7 +126,7 @@ export function moduleSamples(readings: readonly ModuleReading[]): Samples {
   }
   for (const r of readings) samples.add(M.temperature, id(r), r.temperatureCelsius);
   for (const r of readings) samples.add(M.voltage, id(r), r.voltageVolts);
-  const lanes = (spec: MetricSpec, values: (r: ModuleReading) => readonly number[]) => {
+  const lanes = (spec: MetricSpec, values: (r: ModuleReading) => readonly (number | undefined)[]) => {
     for (const r of readings) values(r).forEach((value, i) => samples.add(spec, { ...id(r), lane: String(i + 1) }, value));
   };
   lanes(M.rxPower, (r) => r.rxPowerDbm);

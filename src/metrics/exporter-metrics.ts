@@ -25,7 +25,7 @@ export const EXPORTER_METRICS = {
  */
 export const SERVER_METRICS = {
   connectionsRefused: counter('infiniband_exporter_http_connections_refused_total', [],
-    'Connections closed as soon as they were accepted because --web.max-connections connections were open (the log says when it starts).'),
+    'Connections closed because --web.max-connections (or --web.max-connections-per-client from one address) were open: the one waiting longest for its request headers, or the newcomer when all were in requests (the log says when it starts).'),
   webConfigReloadSuccessful: gauge('infiniband_exporter_web_config_last_reload_successful', [],
     '1 when the web config file (--web.config.file) as last read is in force; 0 when its last change could not be used and the previous configuration is kept (the log says why). Only with --web.config.file.'),
   webConfigReloadSuccessTimestamp: gauge('infiniband_exporter_web_config_last_reload_success_timestamp_seconds', [],

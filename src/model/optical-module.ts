@@ -18,6 +18,20 @@ export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
 
 export type ModuleThresholds = Partial<Record<ModuleMeasure, Partial<Record<ThresholdLevel, number>>>>;
 
+/** Lanes of one module at most: an OSFP or QSFP-DD has 8 (CMIS), a QSFP 4, an SFP 1. */
+export const MAX_MODULE_LANES = 8;
+
+/**
+ * Whether one measure's levels are in their order: low alarm below high alarm, and each warning
+ * within the alarms (low alarm ≤ low warning ≤ high warning ≤ high alarm, where present). Levels
+ * out of order are an EEPROM that cannot be believed, and would judge every reading wrong.
+ */
+export function thresholdsInOrder(levels: Partial<Record<ThresholdLevel, number>>): boolean {
+  const ordered = (['low_alarm', 'low_warning', 'high_warning', 'high_alarm'] as const).map((level) => levels[level]).filter((value) => value !== undefined);
+  if (levels.low_alarm !== undefined && levels.high_alarm !== undefined && !(levels.low_alarm < levels.high_alarm)) return false;
+  return ordered.every((value, i) => i === 0 || ordered[i - 1]! <= value);
+}
+
 /** Units of the exported values: temperature °C, voltage V, power dBm, bias A. */
 export interface ModuleIdentity {
   /** SFF-8024 identifier as the tool names it: QSFP28, QSFP-DD, OSFP, SFP28. */
@@ -47,10 +61,10 @@ export interface ModuleReading {
   /** Measurements the module reports; absent ones (copper, no diagnostics) are undefined or empty. */
   temperatureCelsius: number | undefined;
   voltageVolts: number | undefined;
-  /** Per lane, lane 1 first. */
-  rxPowerDbm: readonly number[];
-  txPowerDbm: readonly number[];
-  txBiasAmperes: readonly number[];
+  /** Per lane, lane 1 first (at most MAX_MODULE_LANES); undefined for a lane the tool printed no value for. */
+  rxPowerDbm: readonly (number | undefined)[];
+  txPowerDbm: readonly (number | undefined)[];
+  txBiasAmperes: readonly (number | undefined)[];
   thresholds: ModuleThresholds;
   /** Where the tool reported them (link up). */
   ber: Partial<Record<PhyBerKind, number>>;
@@ -83,6 +97,6 @@ export function moduleTooHot(reading: ModuleReading): { celsius: number; thresho
 export function lanesWithLowRxPower(reading: ModuleReading): { lanes: { lane: number; dbm: number }[]; threshold: { level: ThresholdLevel; value: number } } | undefined {
   const threshold = judgingThreshold(reading.thresholds, 'rx_power', 'low');
   if (!threshold) return undefined;
-  const lanes = reading.rxPowerDbm.map((dbm, i) => ({ lane: i + 1, dbm })).filter(({ dbm }) => dbm <= threshold.value);
+  const lanes = reading.rxPowerDbm.flatMap((dbm, i) => (dbm !== undefined && dbm <= threshold.value ? [{ lane: i + 1, dbm }] : []));
   return lanes.length > 0 ? { lanes, threshold } : undefined;
 }

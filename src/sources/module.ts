@@ -29,6 +29,7 @@ export type ModuleReadError = ItemError;
 export interface ModuleSourceReading {
   /** One per port the tool answered for, in the order of the targets. */
   readings: ModuleReading[];
+  /** Ports not read, and what was refused in the readings (more lanes than a module has, thresholds out of order). */
   errors: ModuleReadError[];
   /** Commands killed at the time limit (for infiniband_exporter_command_timeouts_total{command}). */
   timeouts: number;
@@ -43,7 +44,8 @@ export function moduleToolArguments(target: ModuleTarget): string[] {
 
 const ACCESS_DENIED = /Permission denied|Operation not permitted|must be root|root privileges/i;
 
-type PortOutcome = { reading: ModuleReading } | { error: ModuleReadError; timeout: boolean; accessDenied: boolean };
+/** A reading, with what was refused in it (each a read error of the port), or why there is none. */
+type PortOutcome = { reading: ModuleReading; refused: ModuleReadError[] } | { error: ModuleReadError; timeout: boolean; accessDenied: boolean };
 
 /** Judge one command's result: a reading, or why there is none. Pure (exported for the tests). */
 export function judgeModuleResult(target: ModuleTarget, result: CommandResult): PortOutcome {
@@ -61,7 +63,9 @@ export function judgeModuleResult(target: ModuleTarget, result: CommandResult): 
   if (!sections.has('Module Info') && !sections.has('Physical Counters and BER Info')) {
     return { error: { item, message: `no module or counters section in the output (${result.stdout.length} bytes)` }, timeout: false, accessDenied: false };
   }
-  return { reading: { device: target.device, port: target.port, ...interpretMlxlink(sections) } };
+  const problems: string[] = [];
+  const reading: ModuleReading = { device: target.device, port: target.port, ...interpretMlxlink(sections, problems) };
+  return { reading, refused: problems.map((message) => ({ item, message })) };
 }
 
 /**
@@ -84,6 +88,8 @@ export async function readModules(runner: CommandRunner<ModuleTool>, tool: Modul
   for (const outcome of outcomes) {
     if ('reading' in outcome) {
       reading.readings.push(outcome.reading);
+      // Counted, and logged once per port while it lasts (log/recurring-errors.ts), not every cycle.
+      reading.errors.push(...outcome.refused);
       continue;
     }
     reading.errors.push(outcome.error);

@@ -69,6 +69,7 @@ describe('command line', () => {
       'web.telemetry-path': '/metrics',
       'web.config.file': undefined,
       'web.max-connections': 512,
+      'web.max-connections-per-client': 64,
       'web.disable-exporter-metrics': false,
       'config.file': undefined,
       'path.sysfs': '/sys',

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../src/model/optical-module.js';
+import { lanesWithLowRxPower, moduleTooHot, thresholdsInOrder, type ModuleReading } from '../../src/model/optical-module.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { interpretMlxlink, parseMeasurement, parseMlxlinkJson, parseMlxlinkText } from '../../src/sources/module/mlxlink-output.js';
 import { judgeModuleResult, moduleToolArguments, readModules, type ModuleTool } from '../../src/sources/module.js';
@@ -16,6 +16,7 @@ const BF3_COPPER = 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt';
 const BF3_JSON = 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.json';
 const OPTICAL = 'mlxlink-osfp-optical-excerpt.txt';
 const EMPTY_CAGE = 'derived-empty-cage.txt';
+const HOSTILE = 'derived-osfp-optical-hostile.txt';
 
 describe('measurements as mlxlink prints them', () => {
   it.each([
@@ -30,6 +31,15 @@ describe('measurements as mlxlink prints them', () => {
     ['N/A', undefined],
     ['', undefined],
     ['hot [1..2]', undefined],
+    // lanes the tool printed without a value have none: never 0, which reads as healthy light
+    ['8.380,,8.380 [2..15]', { values: [8.38, undefined, 8.38], low: 2, high: 15 }],
+    [',,,', undefined],
+    [',,, [-10.41..6]', undefined],
+    ['N/A,N/A,-3.1,N/A', { values: [undefined, undefined, -3.1, undefined], low: undefined, high: undefined }],
+    ['1.5, ,x,2', { values: [1.5, undefined, undefined, 2], low: undefined, high: undefined }],
+    ['0x10,1e400', undefined],
+    ['0,,0 [0..0]', undefined], // no sensor, with a gap
+    ['54 [N/A..75]', { values: [54], low: undefined, high: undefined }],
   ])('%j', (text, expected) => {
     expect(parseMeasurement(text)).toEqual(expected);
   });
@@ -124,6 +134,75 @@ describe('interpretation of recorded outputs', () => {
   });
 });
 
+describe('values a broken or hostile module reports', () => {
+  const line = (key: string, value: string) => `Module Info\n-----------\nIdentifier : OSFP\n${key} : ${value}\n`;
+  const read = (key: string, value: string) => {
+    const problems: string[] = [];
+    return { facts: interpretMlxlink(parseMlxlinkText(line(key, value)), problems), problems };
+  };
+
+  it.each([
+    ['an empty lane', 'Bias Current [mA]', '8.380,,8.380', { txBiasAmperes: [0.00838, undefined, 0.00838] }, []],
+    ['every lane empty', 'Rx Power Current [dBm]', ',,,', { rxPowerDbm: [] }, []],
+    ['every lane N/A', 'Rx Power Current [dBm]', 'N/A,N/A,N/A,N/A [-10.41..6]', { rxPowerDbm: [], thresholds: {} }, []],
+    ['8 lanes (OSFP)', 'Rx Power Current [dBm]', '1,2,3,4,5,6,7,8', { rxPowerDbm: [1, 2, 3, 4, 5, 6, 7, 8] }, []],
+    ['9 lanes', 'Rx Power Current [dBm]', '1,2,3,4,5,6,7,8,9 [-10..6]', { rxPowerDbm: [], thresholds: {} }, ['Rx Power Current [dBm]: 9 lanes, more than a module has (8); refused']],
+    ['1 000 lanes', 'Tx Power Current [dBm]', Array(1000).fill('1.5').join(','), { txPowerDbm: [] }, ['Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused']],
+    ['low alarm above high alarm', 'Temperature [C]', '54 [75..-5]', { temperatureCelsius: 54, thresholds: {} }, ['Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped']],
+    ['low alarm at high alarm', 'Voltage [mV]', '3300 [3300..3300]', { voltageVolts: 3.3, thresholds: {} }, ['Voltage [mV]: thresholds out of order (low alarm 3.3, high alarm 3.3); dropped']],
+  ])('%s', (_name, key, value, expected, problems) => {
+    const read_ = read(key, value);
+    expect(read_.facts).toMatchObject(expected);
+    expect(read_.problems).toEqual(problems);
+  });
+
+  it.each([
+    ['100 KB', 'V'.repeat(100_000), 'V'.repeat(64)],
+    ['control characters', 'C\tL\u0007T\u001b[2J\u009b', 'CLT[2J'],
+    ['only control characters', '\u0001\u0002', undefined],
+    ['64 characters beyond the first 64 emoji cut whole', '🔥'.repeat(70), '🔥'.repeat(64)],
+  ])('a vendor name with %s is capped and cleaned', (_name, vendor, expected) => {
+    expect(read('Vendor Name', vendor).facts.identity?.vendor).toBe(expected);
+  });
+
+  it('caps the part number, the serial, the cable type and the link-down reason too', () => {
+    const long = 'x'.repeat(1000);
+    const text = `Troubleshooting Info\n--------------------\nStatus Opcode : 23\nRecommendation : ${long}\nModule Info\n-----------\nIdentifier : ${long}\nVendor Part Number : ${long}\nVendor Serial Number : ${long}\nCable Type : ${long}\n`;
+    const facts = interpretMlxlink(parseMlxlinkText(text));
+    expect(facts.identity).toEqual({ identifier: 'x'.repeat(64), vendor: undefined, partNumber: 'x'.repeat(64), serial: 'x'.repeat(64), cableType: 'x'.repeat(64), lengthMeters: undefined });
+    expect(facts.linkDownReason).toEqual({ opcode: 23, reason: 'x'.repeat(256) });
+  });
+
+  it('thresholds are in order only with the low alarm below the high one and each warning within the alarms', () => {
+    expect(thresholdsInOrder({ low_alarm: -5, low_warning: 0, high_warning: 70, high_alarm: 75 })).toBe(true);
+    expect(thresholdsInOrder({ low_alarm: -5, high_alarm: 75 })).toBe(true);
+    expect(thresholdsInOrder({ high_warning: 70 })).toBe(true);
+    expect(thresholdsInOrder({ low_alarm: 75, high_alarm: -5 })).toBe(false);
+    expect(thresholdsInOrder({ low_alarm: -5, high_warning: 80, high_alarm: 75 })).toBe(false); // warning outside the alarm
+    expect(thresholdsInOrder({ low_alarm: -5, low_warning: -10, high_alarm: 75 })).toBe(false);
+    expect(thresholdsInOrder({ low_warning: 10, high_warning: 5 })).toBe(false);
+  });
+
+  it('a recording with all of it: what can be believed is read, the rest is absent or refused', () => {
+    const problems: string[] = [];
+    const facts = interpretMlxlink(parseMlxlinkText(fixture(HOSTILE)), problems);
+    expect(facts).toMatchObject({
+      identity: { identifier: 'OSFP', vendor: 'CLT[2J', partNumber: 'T-F4GS-BV0' },
+      temperatureCelsius: 54,
+      voltageVolts: 3.2612,
+      rxPowerDbm: [],
+      txPowerDbm: [],
+      txBiasAmperes: [0.00838, undefined, 0.00838, 0.00838],
+    });
+    // Rx without a value on any lane is not measured at all, its thresholds with it.
+    expect(facts.thresholds).toEqual({ voltage: { low_alarm: 2.97, high_alarm: 3.63 }, tx_bias: { low_alarm: 0.002, high_alarm: 0.015 } });
+    expect(problems).toEqual([
+      'Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped',
+      'Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused',
+    ]);
+  });
+});
+
 const reading = (facts: Partial<ModuleReading>): ModuleReading => ({
   device: 'mlx5_0', port: 1, identity: undefined, temperatureCelsius: undefined, voltageVolts: undefined, rxPowerDbm: [], txPowerDbm: [], txBiasAmperes: [],
   thresholds: {}, ber: {}, symbolErrors: undefined, minutesSinceClear: undefined, linkDownReason: undefined, ...facts,
@@ -187,6 +266,16 @@ describe('module source through the real command runner and a fake mstlink', () 
     expect(result.readings.map((r) => r.device)).toEqual(['mlx5_1']);
     expect(result).toMatchObject({ timeouts: 1, accessDenied: false });
     expect(result.errors[0]!.message).toContain('time limit');
+  });
+
+  it('reports what it refused in a reading as read errors of the port, and keeps the reading', async () => {
+    tool = await fakeModuleTool({ mlx5_0: { stdout: HOSTILE }, mlx5_1: { stdout: OPTICAL } });
+    const result = await readModules(runner(tool.path), 'mstlink', [{ device: 'mlx5_0', port: 1 }, { device: 'mlx5_1', port: 1 }]);
+    expect(result.readings.map((r) => r.device)).toEqual(['mlx5_0', 'mlx5_1']);
+    expect(result.errors).toEqual([
+      { item: 'mstlink -d mlx5_0 -p 1 -m -c --json', message: 'Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped' },
+      { item: 'mstlink -d mlx5_0 -p 1 -m -c --json', message: 'Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused' },
+    ]);
   });
 
   it('runs mlxlink with the same arguments where NVIDIA\'s MFT is installed', async () => {

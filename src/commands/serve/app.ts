@@ -10,7 +10,7 @@ import { inSlices } from '../../event-loop/time-slices.js';
 import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collectors/collector.js';
-import { capConnections } from './connection-cap.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';
 import { landingPageSteps } from './landing-page.js';
@@ -42,9 +42,14 @@ export interface AppOptions {
    * the URL's decoding, so that a request without credentials learns nothing but 401.
    */
   authenticate?: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-  /** Connections open at once; more are closed as soon as they are accepted (connection-cap.ts). */
+  /**
+   * Connections open at once; at the limit, the one waiting longest for its request headers is
+   * closed, or the newcomer when all are in requests (connection-cap.ts).
+   */
   maxConnections?: number;
-  /** Called for each connection refused at maxConnections. */
+  /** The same from one remote address (DEFAULT_MAX_CONNECTIONS_PER_CLIENT by default). */
+  maxConnectionsPerClient?: number;
+  /** Called for each connection closed at maxConnections or maxConnectionsPerClient. */
   onConnectionRefused?: () => void;
   /** The current snapshot, for the findings of the landing page; undefined before the first collection. */
   currentSnapshot?: () => Snapshot | undefined;
@@ -163,7 +168,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     refuse: (socket) => refuseConnection(Object.assign(new Error('request headers took too long'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
   });
   if (options.maxConnections !== undefined) {
-    capConnections(app.server, options.maxConnections, { logger: options.logger, onRefused: options.onConnectionRefused ?? (() => undefined) });
+    capConnections(app.server, options.maxConnections, {
+      maxPerClient: options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+      logger: options.logger,
+      onRefused: options.onConnectionRefused ?? (() => undefined),
+    });
   }
 
   // Authentication before anything that depends on the method or the path (exporter-toolkit's

@@ -19,7 +19,7 @@ import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
-import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
 import { ServerMetrics } from './server-metrics.js';
 import { WebSecurity } from './web-config.js';
 
@@ -93,6 +93,7 @@ export class Exporter {
       currentSnapshot: () => this.collectors.snapshot,
       collectors: registry,
       maxConnections: settings.get(MAX_CONNECTIONS),
+      maxConnectionsPerClient: settings.get(MAX_CONNECTIONS_PER_CLIENT),
       onConnectionRefused: () => serverMetrics.connectionRefused(),
       ...(web && { serverOptions: web.serverOptions(), authenticate: web.authenticate }),
     });

@@ -1,4 +1,5 @@
 // The server's own flags (node_exporter's names): where and how it serves.
+import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-cap.js';
 import { ADDRESS, BOOLEAN, COUNT, HTTP_PATH, STRING, flag, optionalFlag } from '../../config/flags.js';
 
 export const LISTEN_ADDRESS = flag(ADDRESS, { name: 'web.listen-address', key: 'web.listen_address', default: ':10460', help: 'Address to serve on, host:port (":10460" = every interface).' });
@@ -8,7 +9,13 @@ export const MAX_CONNECTIONS = flag(COUNT, {
   name: 'web.max-connections',
   key: 'web.max_connections',
   default: '512',
-  help: 'Connections open at once (idle, in TLS handshake or in a request); more are closed at once, counted and logged.',
+  help: 'Connections open at once (idle, in TLS handshake or in a request); past it the one waiting longest for its request headers is closed (the newcomer when all are in requests), counted and logged.',
+});
+export const MAX_CONNECTIONS_PER_CLIENT = flag(COUNT, {
+  name: 'web.max-connections-per-client',
+  key: 'web.max_connections_per_client',
+  default: String(DEFAULT_MAX_CONNECTIONS_PER_CLIENT),
+  help: 'Connections open at once from one remote address; past it that address\'s connection waiting longest for its request headers is closed, counted and logged.',
 });
 export const DISABLE_EXPORTER_METRICS = flag(BOOLEAN, {
   name: 'web.disable-exporter-metrics',
@@ -17,4 +24,4 @@ export const DISABLE_EXPORTER_METRICS = flag(BOOLEAN, {
   help: 'Leave out the process_* and nodejs_* metrics of the exporter itself.',
 });
 
-export const SERVE_FLAGS = [LISTEN_ADDRESS, TELEMETRY_PATH, WEB_CONFIG_FILE, MAX_CONNECTIONS, DISABLE_EXPORTER_METRICS];
+export const SERVE_FLAGS = [LISTEN_ADDRESS, TELEMETRY_PATH, WEB_CONFIG_FILE, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, DISABLE_EXPORTER_METRICS];

@@ -1,7 +1,7 @@
 // The HTTP server's own metrics (SERVER_METRICS, declared with the exporter's families in
-// metrics/exporter-metrics.ts): connections refused at --web.max-connections and the web config's
-// reloads. One part of /metrics after the exporter's own families, rendered again only when one of
-// these values changed, which is seldom.
+// metrics/exporter-metrics.ts): connections closed at --web.max-connections or
+// --web.max-connections-per-client, and the web config's reloads. One part of /metrics after the
+// exporter's own families, rendered again only when one of these values changed, which is seldom.
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { Samples } from '../../exposition/samples.js';
 import { RenderedPart, type EncodedPart } from '../../metrics/exposition-parts.js';

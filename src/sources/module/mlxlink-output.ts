@@ -4,7 +4,7 @@
 // (mlxlink/modules/printutil/mlxlink_cmd_print.cpp: the same keys and value strings, per-lane
 // values split into arrays). Both become the same sections, read by one interpretation. Pure
 // functions, table-tested on recorded outputs (test/fixtures/module/).
-import type { ModuleIdentity, ModuleReading, ModuleThresholds, PhyBerKind } from '../../model/optical-module.js';
+import { MAX_MODULE_LANES, thresholdsInOrder, type ModuleIdentity, type ModuleReading, type ModuleThresholds, type PhyBerKind } from '../../model/optical-module.js';
 
 /** Section title → key → value, as the tool printed them (per-lane values joined with commas). */
 export type MlxlinkSections = ReadonlyMap<string, ReadonlyMap<string, string>>;
@@ -79,36 +79,58 @@ const NOT_AVAILABLE = 'N/A';
 
 /** A measurement as mlxlink prints it: "54 [-5..75]", "8.380,8.380,8.380,8.380 [2..15]", "N/A". */
 export interface Measurement {
-  values: number[];
+  /** Per lane; undefined where the tool printed nothing, N/A or something that is not a number. */
+  values: (number | undefined)[];
   /** The module's thresholds printed in brackets: its alarm thresholds (see optical-module.ts). */
   low: number | undefined;
   high: number | undefined;
 }
 
+/** A decimal number as the tool prints one, nothing else: Number('') and Number(' ') are 0. */
+const DECIMAL = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/;
+
+function decimal(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  if (trimmed === undefined || !DECIMAL.test(trimmed)) return undefined;
+  const value = Number(trimmed);
+  return Number.isFinite(value) ? value : undefined;
+}
+
 /**
- * Parse a measurement. Undefined for "N/A" and for what a module without the sensor reports: every
- * value 0 and the range [0..0] (a passive copper cable's "0,0,0,0 [0..0]").
+ * Parse a measurement. A lane printed empty ("8.380,,8.380"), N/A or unreadable has no value, never
+ * 0 (0 dBm is a healthy receiver). Undefined when no lane has a value, and for what a module
+ * without the sensor reports: every value 0 and the range [0..0] (a passive copper cable's
+ * "0,0,0,0 [0..0]").
  */
 export function parseMeasurement(text: string | undefined): Measurement | undefined {
   if (text === undefined) return undefined;
-  const match = /^\s*([-+0-9.eE,\s]+?)\s*(?:\[\s*([-+0-9.eE]+)\s*\.\.\s*([-+0-9.eE]+)\s*\])?\s*$/.exec(text);
-  if (!match) return undefined;
-  const values = match[1]!.split(',').map((part) => Number(part.trim()));
-  if (values.length === 0 || values.some((value) => !Number.isFinite(value))) return undefined;
-  const low = match[2] === undefined ? undefined : Number(match[2]);
-  const high = match[3] === undefined ? undefined : Number(match[3]);
-  const noRange = low === undefined || high === undefined || !Number.isFinite(low) || !Number.isFinite(high) || (low === 0 && high === 0);
-  if (noRange && values.every((value) => value === 0)) return undefined;
+  const range = /\[([^\]]*?)\.\.([^\]]*)\]\s*$/.exec(text);
+  const values = (range ? text.slice(0, range.index) : text).split(',').map(decimal);
+  if (values.every((value) => value === undefined)) return undefined;
+  const low = decimal(range?.[1]);
+  const high = decimal(range?.[2]);
+  const noRange = low === undefined || high === undefined || (low === 0 && high === 0);
+  if (noRange && values.every((value) => value === 0 || value === undefined)) return undefined;
   return { values, low: noRange ? undefined : low, high: noRange ? undefined : high };
 }
 
-const text = (value: string | undefined): string | undefined => (value === undefined || value === '' || value === NOT_AVAILABLE ? undefined : value);
+/** Strings a module or the firmware reports are untrusted: this long at most, no control characters. */
+export const MAX_STRING_LENGTH = 64;
+/** The firmware's recommendations are sentences. */
+export const MAX_REASON_LENGTH = 256;
+// C0, DEL and C1 controls: a vendor field is written by whoever programmed the EEPROM.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+function text(value: string | undefined, max = MAX_STRING_LENGTH): string | undefined {
+  const cleaned = value?.replace(CONTROL, '').trim();
+  if (cleaned === undefined || cleaned === '' || cleaned === NOT_AVAILABLE) return undefined;
+  // By code points, so that a cut never splits a character.
+  const characters = Array.from(cleaned);
+  return characters.length > max ? characters.slice(0, max).join('').trimEnd() : cleaned;
+}
 
 function number(value: string | undefined): number | undefined {
-  const known = text(value);
-  if (known === undefined) return undefined;
-  const parsed = Number(known);
-  return Number.isFinite(parsed) ? parsed : undefined;
+  return decimal(value === NOT_AVAILABLE ? undefined : value);
 }
 
 /** The reading of one port from the tool's sections, without device and port. */
@@ -118,20 +140,33 @@ export type ModuleFacts = Omit<ModuleReading, 'device' | 'port'>;
 const SCALE = { temperature: 1, voltage: 1e-3, rx_power: 1, tx_power: 1, tx_bias: 1e-3 } as const;
 const KEYS = { temperature: 'Temperature [C]', voltage: 'Voltage [mV]', rx_power: 'Rx Power Current [dBm]', tx_power: 'Tx Power Current [dBm]', tx_bias: 'Bias Current [mA]' } as const;
 
-/** Read what the contract exports from the sections of one port's output. */
-export function interpretMlxlink(sections: MlxlinkSections): ModuleFacts {
+/**
+ * Read what the contract exports from the sections of one port's output. What is refused on the
+ * way (more lanes than a module has, thresholds out of order) is said in `problems`: the source
+ * reports each as a read error of the port.
+ */
+export function interpretMlxlink(sections: MlxlinkSections, problems: string[] = []): ModuleFacts {
   const module = sections.get('Module Info');
   const counters = sections.get('Physical Counters and BER Info');
   const trouble = sections.get('Troubleshooting Info');
 
   const thresholds: ModuleThresholds = {};
-  const measured = {} as Record<keyof typeof KEYS, number[]>;
+  const measured = {} as Record<keyof typeof KEYS, (number | undefined)[]>;
   for (const measure of Object.keys(KEYS) as (keyof typeof KEYS)[]) {
     const measurement = parseMeasurement(module?.get(KEYS[measure]));
     // A rounding-free scale: 3261.2 mV is 3.2612 V, not 3.2611999999999997.
     const scale = (value: number): number => (SCALE[measure] === 1 ? value : Number((value * SCALE[measure]).toPrecision(12)));
-    measured[measure] = measurement?.values.map(scale) ?? [];
-    if (measurement?.low !== undefined && measurement.high !== undefined) thresholds[measure] = { low_alarm: scale(measurement.low), high_alarm: scale(measurement.high) };
+    if (measurement && measurement.values.length > MAX_MODULE_LANES) {
+      // Not a module's: a series per lane would let one port make thousands.
+      problems.push(`${KEYS[measure]}: ${measurement.values.length} lanes, more than a module has (${MAX_MODULE_LANES}); refused`);
+      measured[measure] = [];
+      continue;
+    }
+    measured[measure] = measurement?.values.map((value) => (value === undefined ? undefined : scale(value))) ?? [];
+    if (measurement?.low === undefined || measurement.high === undefined) continue;
+    const levels = { low_alarm: scale(measurement.low), high_alarm: scale(measurement.high) };
+    if (thresholdsInOrder(levels)) thresholds[measure] = levels;
+    else problems.push(`${KEYS[measure]}: thresholds out of order (low alarm ${levels.low_alarm}, high alarm ${levels.high_alarm}); dropped`);
   }
 
   const ber: Partial<Record<PhyBerKind, number>> = {};
@@ -142,7 +177,7 @@ export function interpretMlxlink(sections: MlxlinkSections): ModuleFacts {
   }
 
   const opcode = number(trouble?.get('Status Opcode'));
-  const reason = text(trouble?.get('Recommendation'));
+  const reason = text(trouble?.get('Recommendation'), MAX_REASON_LENGTH);
   return {
     identity: identityOf(module),
     temperatureCelsius: measured.temperature[0],

@@ -16,7 +16,6 @@ import { EncodedPart } from '../../../src/metrics/exposition-parts.js';
 import { buildApp, TLS_LIMITS, type AppOptions } from '../../../src/commands/serve/app.js';
 import { loadBcrypt, type BcryptCompare, type PasswordChecks } from '../../../src/commands/serve/password-checks.js';
 import { WebSecurity } from '../../../src/commands/serve/web-config.js';
-import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { waitFor } from '../../support/processes.js';
 import { requireSystemTools } from '../../support/system.js';
@@ -248,49 +247,120 @@ describe.skipIf(tools.skipReason !== undefined)('TLS handshake timeout', () => {
     });
     expect(answer).toBe(200);
   });
-});
 
-describe('the connection cap', () => {
-  it('refuses connections past --web.max-connections, counts each, logs one line, and serves again once some close', async () => {
-    const logged: { msg: string; refused: number; maxConnections: number }[] = [];
-    let refused = 0;
+  it('at the connection cap, a connection in its handshake is closed for a newcomer, and one in a request is not', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
     const server = app({
       maxConnections: 2,
-      onConnectionRefused: () => (refused += 1),
-      logger: pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) }),
+      serverOptions: { https: { cert, key } },
+      source: { parts: async () => { waiting += 1; await gate; return [new EncodedPart('up 1\n')]; }, takenAt: () => Date.now() },
     });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const port = (server.server.address() as net.AddressInfo).port;
-    const held = [await connect(port), await connect(port)];
+    const scrape = () => new Promise<number>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path: '/metrics', ca: cert, servername: 'localhost', agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    // One request held in the app (its headers arrived over TLS), one connection silent in its handshake.
+    const busy = scrape();
+    await waitFor('the request to be in the app', () => (waiting === 1 ? true : undefined));
+    const silent = await connect(port);
     await waitFor('both connections to be accepted', () => new Promise<true | undefined>((resolve) => server.server.getConnections((_error, count) => resolve(count === 2 ? true : undefined))));
-    for (let i = 0; i < 5; i++) {
-      const { socket, closed } = await connect(port);
-      socket.write('GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n');
-      expect(await closed).toBe('');
-    }
-    expect(refused).toBe(5);
-    expect(logged).toEqual([expect.objectContaining({ msg: 'refusing connections: --web.max-connections are open', refused: 1, maxConnections: 2 })]);
-    held[0]!.socket.destroy();
-    await waitFor('a connection to be free', () => new Promise<true | undefined>((resolve) => server.server.getConnections((_error, count) => resolve(count < 2 ? true : undefined))));
+    const next = scrape();
+    expect(await silent.closed).toBe('');
+    await waitFor('the second request to be in the app', () => (waiting === 2 ? true : undefined));
+    release();
+    expect(await Promise.all([busy, next])).toEqual([200, 200]);
+  });
+});
+
+describe('the connection cap', () => {
+  type Line = { msg: string; refused: number; maxConnections: number; maxConnectionsPerClient: number };
+  const logTo = (logged: Line[]) => pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const halfSent = async (port: number) => {
+    const connection = await connect(port);
+    connection.socket.write('GET /metrics HTTP/1.1\r\nHost: a\r\n');
+    return connection;
+  };
+  const connections = (server: FastifyInstance) => new Promise<number>((resolve) => server.server.getConnections((_error, count) => resolve(count)));
+
+  it('at --web.max-connections closes the connection waiting longest for its headers, not the newcomer; counts and logs it', async () => {
+    const logged: Line[] = [];
+    let refused = 0;
+    const server = app({ maxConnections: 2, maxConnectionsPerClient: 100, onConnectionRefused: () => (refused += 1), logger: logTo(logged) });
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.server.address() as net.AddressInfo).port;
+    const first = await halfSent(port);
+    await waitFor('the first connection to be accepted', async () => ((await connections(server)) === 1 ? true : undefined));
+    const second = await halfSent(port);
+    await waitFor('both connections to be accepted', async () => ((await connections(server)) === 2 ? true : undefined));
+    expect((await ask(port, 'GET', '/metrics')).status).toBe(200);
+    expect(await first.closed).toBe('');
+    expect(second.socket.destroyed).toBe(false);
+    expect(refused).toBe(1);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'closing connections: --web.max-connections are open', refused: 1, maxConnections: 2 })]);
+  });
+
+  it('refuses the newcomer when every open connection is in a request, and serves again once they end', async () => {
+    let refused = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    const server = app({
+      maxConnections: 2,
+      onConnectionRefused: () => (refused += 1),
+      source: { parts: async () => { waiting += 1; await gate; return [new EncodedPart('up 1\n')]; }, takenAt: () => Date.now() },
+    });
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.server.address() as net.AddressInfo).port;
+    const busy = [ask(port, 'GET', '/metrics'), ask(port, 'GET', '/metrics')];
+    await waitFor('both requests to be in the app', () => (waiting === 2 ? true : undefined));
+    const newcomer = await connect(port);
+    newcomer.socket.write('GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n');
+    expect(await newcomer.closed).toBe('');
+    expect(refused).toBe(1);
+    release();
+    expect((await Promise.all(busy)).map((answer) => answer.status)).toEqual([200, 200]);
     expect((await ask(port, 'GET', '/metrics')).status).toBe(200);
   });
 
-  it('is on by default, and its refusals are in /metrics', async () => {
-    let exporter: Exporter | undefined = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics']);
-    cleanups.push(() => exporter?.stop());
-    expect(exporter.app.server.maxConnections).toBe(512);
-    await exporter.stop();
-    exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', '--web.max-connections=1']);
+  it('at --web.max-connections-per-client closes that address\'s connection waiting longest for its headers', async () => {
+    const logged: Line[] = [];
+    let refused = 0;
+    const server = app({ maxConnections: 100, maxConnectionsPerClient: 3, onConnectionRefused: () => (refused += 1), logger: logTo(logged) });
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    const port = (server.server.address() as net.AddressInfo).port;
+    const held = [];
+    for (let i = 0; i < 3; i++) {
+      held.push(await halfSent(port));
+      await waitFor('the connection to be accepted', async () => ((await connections(server)) === i + 1 ? true : undefined));
+    }
+    expect((await ask(port, 'GET', '/metrics')).status).toBe(200);
+    expect(await held[0]!.closed).toBe('');
+    expect(held.slice(1).map((connection) => connection.socket.destroyed)).toEqual([false, false]);
+    expect(refused).toBe(1);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'closing connections: --web.max-connections-per-client are open from one address', refused: 1, maxConnectionsPerClient: 3 })]);
+  });
+
+  it('its closings are in /metrics', async () => {
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', '--web.max-connections=1']);
+    cleanups.push(() => exporter.stop());
     await exporter.collectOnce();
-    const value = async () => Number(/^infiniband_exporter_http_connections_refused_total (\d+)$/m.exec((await exporter!.app.inject({ url: '/metrics' })).body)?.[1]);
+    const value = async () => Number(/^infiniband_exporter_http_connections_refused_total (\d+)$/m.exec((await exporter.app.inject({ url: '/metrics' })).body)?.[1]);
     expect(await value()).toBe(0);
     await exporter.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (exporter.app.server.address() as net.AddressInfo).port;
     const held = await connect(port);
-    await waitFor('the connection to be accepted', () => new Promise<true | undefined>((resolve) => exporter!.app.server.getConnections((_error, count) => resolve(count === 1 ? true : undefined))));
-    const refused = await connect(port);
-    expect(await refused.closed).toBe('');
-    held.socket.destroy();
+    await waitFor('the connection to be accepted', () => new Promise<true | undefined>((resolve) => exporter.app.server.getConnections((_error, count) => resolve(count === 1 ? true : undefined))));
+    const newcomer = await connect(port);
+    expect(await held.closed).toBe('');
+    newcomer.socket.destroy();
     expect(await value()).toBe(1);
   });
 });
