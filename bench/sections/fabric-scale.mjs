@@ -112,7 +112,7 @@ async function timedScrape(url, plain) {
 }
 
 const sampleLines = (text) => text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
-const valueOf = (text, series) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1]);
+const sampleValue = (text, series) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1]);
 
 /** Series by metric family (histogram/summary suffixes folded into their family). */
 function families(text) {
@@ -217,7 +217,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     const plainStart = Date.now();
     const plain = await timedScrape(`${url}/metrics`, true);
     scrapes.push([plainStart, Date.now(), 'plain scrape']);
-    const firstCycleS = valueOf(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
+    const firstCycleS = sampleValue(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
 
     // One interval, from the start of a ports cycle (its iblinkinfo) to the start of the next.
     const cycleStarts = async () => (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('iblinkinfo')).map((run) => run.start);
@@ -236,12 +236,12 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
 
     const switchPorts = sampleLines(plain.text).filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length;
     const timeouts = sampleLines(final.text).filter((line) => line.startsWith('infiniband_exporter_command_timeouts_total{') && !line.endsWith(' 0'));
-    const success = Object.fromEntries(['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [collector, valueOf(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`)]));
+    const success = Object.fromEntries(['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [collector, sampleValue(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`)]));
     return {
       testCase, switchPorts, firstCycleS,
-      discoveryS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
-      portsS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_ports"}'),
-      saS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_sa"}'),
+      discoveryS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
+      portsS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_ports"}'),
+      saS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_sa"}'),
       cpuPerInterval: ((cpuAfter.own - cpuBefore.own) / CLK_TCK) * (INTERVAL_S / windowS), windowS, hwm,
       series: sampleLines(plain.text).length, families: families(plain.text),
       plainBytes: plain.bytes, plainMs: plain.ms, gzipBytes: gzip.bytes, gzipMs: gzip.ms, gzipped: gzip.gzip,

@@ -386,9 +386,9 @@ describe('the check path', () => {
 });
 
 describe('the real process', () => {
-  beforeAll(() => buildOnce());
   let dir: string;
   beforeAll(async () => {
+    buildOnce();
     dir = await mkdtemp(path.join(tmpdir(), 'ibx-check-process-'));
   });
   afterAll(async () => {
