@@ -2,7 +2,7 @@
 // what it prints (held against outputs of the real tools recorded on ibsim), that the exporter's
 // parsers read every generated output whole and get back the fabric that was generated, and that
 // the fake tools replay it through the exporter's real command runner, shards included. That the
-// outputs are those of the real tools, byte for byte, is test/fabric/generated-ibsim.test.ts.
+// outputs are those of the real tools, byte for byte, is test/e2e/generated-fabric-ibsim.test.ts.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
