@@ -70,10 +70,10 @@ module.exports = {
     },
     {
       name: 'src-imports-test',
-      comment: 'The program never imports the tests or their harnesses.',
+      comment: 'The program never imports the tests, their harnesses or the synthetic fabrics.',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: '^(test|bench|scripts)/' },
+      to: { path: '^(test|bench|scripts|synthetic)/' },
     },
     {
       name: 'room-not-in-ranks',

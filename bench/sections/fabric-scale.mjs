@@ -1,4 +1,4 @@
-// Fabric mode at AI-cluster scale, on generated fabrics (test/support/fabric-generator/) replayed
+// Fabric mode at AI-cluster scale, on generated fabrics (synthetic/fabric-generator/) replayed
 // by fake tools through the exporter's real command runner: the 1 918-node fat tree of the ibsim
 // section, a three-tier fat tree of 24 576 hosts on 64-port switches (1 920 switches, 122 880
 // switch ports) whole, and one shard of four of it, each at --fabric.interval 60s and every other
@@ -13,13 +13,11 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
+import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
 const MONITOR = path.join(PROJECT, 'bench/event-loop-monitor.cjs');
-const BUNDLE = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric-scale/harness.mjs');
 
 /** The fabrics: the ibsim section's, as it is there (healthy, ibsim's port profile), and the AI cluster with a few faults. */
 const FABRICS = {
@@ -41,25 +39,10 @@ const CASES = [
   { name: '24 576 hosts, shard 1 of 4, `--diag.timeout 30s`', fabric: 'large', shard: '1/4', flags: ['--diag.timeout', '30s'] },
 ];
 
-/** The generator, the fake tools and the ibsim harness, bundled once from their TypeScript. */
+/** The generator, the fake tools and the ibsim harness, from their TypeScript. */
 async function harness() {
-  await mkdir(path.dirname(BUNDLE), { recursive: true });
-  await build({
-    stdin: {
-      contents: "export * from './test/support/fabric-generator/index.ts';\nexport { Lab } from './test/support/ibsim-lab.ts';\n",
-      resolveDir: PROJECT,
-      sourcefile: 'fabric-scale-harness.ts',
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    outfile: BUNDLE,
-    logLevel: 'warning',
-  });
-  return import(`${pathToFileURL(BUNDLE).href}?${Date.now()}`);
+  const [generator, { Lab }] = await Promise.all([importTypeScript('synthetic/fabric-generator/index.ts'), importTypeScript('test/support/ibsim-lab.ts')]);
+  return { ...generator, Lab };
 }
 
 /**
@@ -273,7 +256,7 @@ async function eventLoop(result) {
 
 export async function fabricScale({ quick, cpuProf }) {
   const loadBefore = os.loadavg()[0];
-  log('fabric-scale: bundling the fabric generator and the fake tools');
+  log('fabric-scale: loading the fabric generator and the fake tools');
   const g = await harness();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-scale-'));
   const results = [];

@@ -11,7 +11,7 @@ import { linkElementId, renderFabricMap } from '../../../src/commands/serve/fabr
 import { fabricPortKey } from '../../../src/model/fabric.js';
 import { startBrowser, type HeadlessBrowser } from '../../support/browser.js';
 import { railTreeMapInput } from '../../support/cabling.js';
-import { fatTreeFabric, leafGuid, spineGuid } from '../../support/fat-tree.js';
+import { fatTreeFabric, leafGuid, spineGuid } from '../../../synthetic/fat-tree.js';
 import { decodePng } from '../../support/png.js';
 import { requireSystemTools } from '../../support/system.js';
 import { PROJECT_ROOT } from '../../support/trees.js';
