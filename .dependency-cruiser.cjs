@@ -32,19 +32,21 @@ const layerRules = RANKS.flatMap((names, rank) => {
   }));
 });
 
-// A collector module is a file that defines a collector; when it is the only one in its folder
-// (src/collectors/fabric/ports/…), the folder is the module. Found by reading the files, so the
-// rule follows the collectors wherever they move under src/collectors/.
+// A collector module is a file that defines a collector, or the folder named for the collector
+// that holds its definition (src/collectors/fabric/ports/ for fabric_ports). Found by reading the
+// files, so the rule follows the collectors wherever they move under src/collectors/.
 function collectorModules(directory = 'src/collectors') {
-  const files = readdirSync(directory, { withFileTypes: true, recursive: true })
+  const defining = readdirSync(directory, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
     .map((entry) => path.posix.join(entry.parentPath.split(path.sep).join('/'), entry.name))
-    .filter((file) => /=\s*defineCollector\s*[<(]/.test(readFileSync(file, 'utf8')));
-  const perFolder = new Map();
-  for (const file of files) perFolder.set(path.posix.dirname(file), (perFolder.get(path.posix.dirname(file)) ?? 0) + 1);
-  return files.map((file) => {
+    .flatMap((file) => {
+      const name = /=\s*defineCollector\s*(?:<[^>]*>)?\(\{\s*name:\s*'(\w+)'/.exec(readFileSync(file, 'utf8'))?.[1];
+      return name ? [{ file, name }] : [];
+    });
+  return defining.map(({ file, name }) => {
     const folder = path.posix.dirname(file);
-    return folder !== directory && perFolder.get(folder) === 1 ? `${folder}/` : file;
+    const named = folder !== directory && name.endsWith(path.posix.basename(folder).replaceAll('-', '_'));
+    return named && defining.filter((other) => path.posix.dirname(other.file) === folder).length === 1 ? `${folder}/` : file;
   });
 }
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
