@@ -1,4 +1,4 @@
-// One process that measures, on the 1 918-node fat tree of test/support/fat-tree.ts (18 spines, 100
+// One process that measures, on the 1 918-node fat tree of synthetic/fat-tree.ts (18 spines, 100
 // leaves x 18 hosts) miswired against the plan saved from it (two host cables swapped, one moved to
 // a spare port, one inter-switch cable pulled), with the exporter's own modules from dist/ under the
 // V8 flags it sets for itself: judging the cabling (conformance, rails, findings: once per ports
@@ -6,9 +6,7 @@
 // same fabric's infiniband_fabric_* text (/metrics, once per ports cycle). Prints JSON; run by
 // bench/sections/fabric-map.mjs.
 import '../dist/startup/set-v8-flags.js';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { cablingFindings } from '../dist/collectors/fabric-cabling-findings.js';
 import { FABRIC_DISCOVERY } from '../dist/collectors/fabric-discovery.js';
@@ -21,10 +19,10 @@ import { currentCabling } from '../dist/model/cabling.js';
 import { judgeConformance } from '../dist/model/cabling-conformance.js';
 import { judgeRails } from '../dist/model/rails.js';
 import { formatPlan, parsePlan, resolvePlan } from '../dist/sources/fabric/cabling-plan.js';
+import { importTypeScript } from './typescript.mjs';
 
-const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const { rounds, tree } = JSON.parse(process.argv[2]);
-const { fatTreeFabric, leafGuid, spineGuid, hostGuid } = await import(pathToFileURL(path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench/test/support/fat-tree.js')).href);
+const { fatTreeFabric, leafGuid, spineGuid, hostGuid } = await importTypeScript('synthetic/fat-tree.ts');
 
 const fabric = fatTreeFabric({ ...tree, spareLeafPorts: 2 });
 const plan = parsePlan(formatPlan(fabric.topology, fabric.readings), 'plan.txt').plan;

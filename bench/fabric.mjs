@@ -12,13 +12,13 @@ import http from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
+import { importTypeScript } from './typescript.mjs';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
-const COMPILED = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric/test/support');
 const TREE = { spines: 18, leaves: 100, hostsPerLeaf: 18 };
 const ROUNDS = { discovery: 3, ports: 5, sequential: 5 };
 const MAX_CONCURRENT = 8;
@@ -27,7 +27,7 @@ const SM_HOST = 'H1_1';
 // The exporter process is measured as the systemd unit, the image and npm start run it (with the
 // Node.js flags of src/startup/v8-flags.ts) and as a plain `node dist/main.js`.
 const NODE_OPTIONS = [NODE_FLAGS, []];
-// From the compiled test harness (test/support/processes.ts), loaded by fabricBenchmark().
+// From the test harness (test/support/processes.ts), loaded by fabricBenchmark().
 let freePort;
 let waitFor;
 
@@ -117,13 +117,11 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
 export async function fabricBenchmark() {
   const loadBefore = os.loadavg()[0];
   if (loadBefore > 1) log(`load average is ${loadBefore.toFixed(2)}: results will be noisy (the doc says so)`);
-  // dist/ is built by bench/run.mjs; the lab harness is compiled here.
-  log('building the lab harness');
-  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.fabric.json')], 300_000);
-  const { generateFabric, shapeSize } = await import(pathToFileURL(path.join(COMPILED, 'fabric-generator/topology.js')).href);
-  const { ibsimNet } = await import(pathToFileURL(path.join(COMPILED, 'fabric-generator/net.js')).href);
-  const { FABRIC_TOOLS, Lab } = await import(pathToFileURL(path.join(COMPILED, 'ibsim-lab.js')).href);
-  ({ freePort, waitFor } = await import(pathToFileURL(path.join(COMPILED, 'processes.js')).href));
+  // dist/ is built by bench/run.mjs.
+  const { generateFabric, shapeSize } = await importTypeScript('synthetic/fabric-generator/topology.ts');
+  const { ibsimNet } = await importTypeScript('synthetic/fabric-generator/net.ts');
+  const { FABRIC_TOOLS, Lab } = await importTypeScript('test/support/ibsim-lab.ts');
+  ({ freePort, waitFor } = await importTypeScript('test/support/processes.ts'));
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-bench-fabric-'));
   const net = path.join(dir, 'fat-tree.net');

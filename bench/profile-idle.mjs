@@ -8,7 +8,6 @@
 //   4. RSS of processes that only import the dependencies, one at a time and all together.
 // Usage: [PROF_INTERVAL=µs] node bench/profile-idle.mjs [devices] [seconds] [exporter flags…]
 // (PROF_INTERVAL: the CPU profile's sampling interval, default 1000 µs; 100 gives finer figures.)
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { importTypeScript } from './typescript.mjs';
 
 export const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 export const MAIN = path.join(PROJECT, 'dist/main.js');
@@ -168,12 +169,11 @@ export function startNodeExporter(root, port, options) {
   return startServer('node_exporter', 'prometheus-node-exporter', ['--collector.disable-defaults', '--collector.infiniband', `--path.sysfs=${root}`, `--web.listen-address=127.0.0.1:${port}`], port, '/metrics', options);
 }
 
-/** Build dist/ and the tree generator; returns generateTree(root, devices, portsPerDevice). */
+/** Build dist/; returns the tree generator, generateTree(root, devices, portsPerDevice). */
 export async function prepare() {
-  log('building dist/ and the tree generator');
+  log('building dist/');
   await run('npm', ['run', 'build', '--silent'], { limitMs: 300_000 });
-  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'bench/tsconfig.json')], { limitMs: 300_000 });
-  const { generateTree } = await import(path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench/test/support/generate-tree.js'));
+  const { generateTree } = await importTypeScript('synthetic/generate-tree.ts');
   return generateTree;
 }
 

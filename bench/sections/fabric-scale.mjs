@@ -1,4 +1,4 @@
-// Fabric mode at AI-cluster scale, on generated fabrics (test/support/fabric-generator/) replayed
+// Fabric mode at AI-cluster scale, on generated fabrics (synthetic/fabric-generator/) replayed
 // by fake tools through the exporter's real command runner: the 1 918-node fat tree of the ibsim
 // section, a three-tier fat tree of 24 576 hosts on 64-port switches (1 920 switches, 122 880
 // switch ports) whole, and one shard of four of it, each at --fabric.interval 60s and every other
@@ -13,13 +13,11 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
+import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
 const MONITOR = path.join(PROJECT, 'bench/event-loop-monitor.cjs');
-const BUNDLE = path.join(PROJECT, 'node_modules/.cache/infiniband-exporter-bench-fabric-scale/harness.mjs');
 
 /** The fabrics: the ibsim section's, as it is there (healthy, ibsim's port profile), and the AI cluster with a few faults. */
 const FABRICS = {
@@ -41,25 +39,10 @@ const CASES = [
   { name: '24 576 hosts, shard 1 of 4, `--diag.timeout 30s`', fabric: 'large', shard: '1/4', flags: ['--diag.timeout', '30s'] },
 ];
 
-/** The generator, the fake tools and the ibsim harness, bundled once from their TypeScript. */
+/** The generator, the fake tools and the ibsim harness, from their TypeScript. */
 async function harness() {
-  await mkdir(path.dirname(BUNDLE), { recursive: true });
-  await build({
-    stdin: {
-      contents: "export * from './test/support/fabric-generator/index.ts';\nexport { Lab } from './test/support/ibsim-lab.ts';\n",
-      resolveDir: PROJECT,
-      sourcefile: 'fabric-scale-harness.ts',
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    outfile: BUNDLE,
-    logLevel: 'warning',
-  });
-  return import(`${pathToFileURL(BUNDLE).href}?${Date.now()}`);
+  const [generator, { Lab }] = await Promise.all([importTypeScript('synthetic/fabric-generator/index.ts'), importTypeScript('test/support/ibsim-lab.ts')]);
+  return { ...generator, Lab };
 }
 
 /**
@@ -112,7 +95,7 @@ async function timedScrape(url, plain) {
 }
 
 const sampleLines = (text) => text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
-const valueOf = (text, series) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1]);
+const sampleValue = (text, series) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1]);
 
 /** Series by metric family (histogram/summary suffixes folded into their family). */
 function families(text) {
@@ -217,7 +200,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     const plainStart = Date.now();
     const plain = await timedScrape(`${url}/metrics`, true);
     scrapes.push([plainStart, Date.now(), 'plain scrape']);
-    const firstCycleS = valueOf(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
+    const firstCycleS = sampleValue(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
 
     // One interval, from the start of a ports cycle (its iblinkinfo) to the start of the next.
     const cycleStarts = async () => (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('iblinkinfo')).map((run) => run.start);
@@ -236,12 +219,12 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
 
     const switchPorts = sampleLines(plain.text).filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length;
     const timeouts = sampleLines(final.text).filter((line) => line.startsWith('infiniband_exporter_command_timeouts_total{') && !line.endsWith(' 0'));
-    const success = Object.fromEntries(['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [collector, valueOf(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`)]));
+    const success = Object.fromEntries(['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [collector, sampleValue(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`)]));
     return {
       testCase, switchPorts, firstCycleS,
-      discoveryS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
-      portsS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_ports"}'),
-      saS: valueOf(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_sa"}'),
+      discoveryS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
+      portsS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_ports"}'),
+      saS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_sa"}'),
       cpuPerInterval: ((cpuAfter.own - cpuBefore.own) / CLK_TCK) * (INTERVAL_S / windowS), windowS, hwm,
       series: sampleLines(plain.text).length, families: families(plain.text),
       plainBytes: plain.bytes, plainMs: plain.ms, gzipBytes: gzip.bytes, gzipMs: gzip.ms, gzipped: gzip.gzip,
@@ -273,7 +256,7 @@ async function eventLoop(result) {
 
 export async function fabricScale({ quick, cpuProf }) {
   const loadBefore = os.loadavg()[0];
-  log('fabric-scale: bundling the fabric generator and the fake tools');
+  log('fabric-scale: loading the fabric generator and the fake tools');
   const g = await harness();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-scale-'));
   const results = [];

@@ -1,5 +1,5 @@
 // Every dashboard of dashboards/, by the name of its generated JSON file.
-// Regenerate the JSON with `npm run generate:dashboards`; test/dashboards/generated.test.ts fails
+// Regenerate the JSON with `npm run generate`; test/dashboards/generated.test.ts fails
 // when a committed file differs from what these sources build.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { fabric } from './fabric.js';

@@ -1,4 +1,4 @@
-// The cabling plan's and the rails' metrics, from a cabling report (snapshot/cabling.ts): one part of
+// The cabling plan's and the rails' metrics, from a cabling report (model/cabling.ts): one part of
 // the exposition of their own, rendered again only when the report changes (once per ports cycle
 // or discovery, never per scrape). Without a plan and without rails the report is undefined and
 // nothing is written: no series exists. Node and port series are those of this instance's shard

@@ -86,7 +86,7 @@ export class Samples {
    * The exposition text of the metrics of `order` that have samples, in that order, as UTF-8, laid
    * out as prom-client lays out a registry (families apart by an empty line, label order as given,
    * values as JavaScript prints them): byte for byte what a prom-client registry renders for the
-   * same samples (test/metrics/render-oracle.test.ts), written straight into one buffer, without a
+   * same samples (test/exposition/samples.test.ts), written straight into one buffer, without a
    * metric object per label set. Empty when no metric has samples.
    */
   encode(order: readonly MetricSpec[]): Buffer {

@@ -147,6 +147,7 @@ export class RenderedPart<Source> {
 }
 
 /** Work that does not pause: a part without `steps`. */
+// biome-ignore lint/correctness/useYield: a part that never pauses is still Work, so callers run every part alike
 function* atOnceAsWork(run: () => void): Work<void> {
   run();
 }

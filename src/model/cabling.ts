@@ -1,6 +1,6 @@
 // The cabling plan (--fabric.topology-file) and what the fabric does against it: plain data, made
-// by pure functions (sources/fabric/cabling-plan.ts reads a plan, snapshot/cabling-conformance.ts
-// and snapshot/rails.ts judge the fabric against it) and read by the metrics, the findings and the
+// by pure functions (sources/fabric/cabling-plan.ts reads a plan, model/cabling-conformance.ts
+// and model/rails.ts judge the fabric against it) and read by the metrics, the findings and the
 // fabric map. docs/fabric.md, "Cabling plan, rails and the fabric map", says what each field means
 // for a person.
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';

@@ -1,6 +1,6 @@
 // The offload source: whether TCP segmentation offload is on for an IPoIB interface, from
 // `ethtool -k <interface>`. Asked only where it matters (adapters with the TSO erratum, see
-// infiniband/tso-erratum.ts) and only through the command runner, with its time and output limits.
+// model/tso-erratum.ts) and only through the command runner, with its time and output limits.
 import type { TsoReading } from '../model/host.js';
 import type { ItemError } from '../model/snapshot.js';
 import { commandFailure, commandLine, type CommandRunner } from './command-runner.js';

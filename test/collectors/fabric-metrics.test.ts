@@ -2,26 +2,17 @@
 // files (test/fixtures/golden/fabric-*.metrics): every family, label and value, in order, as the
 // three fabric collectors write it. The ports part is written straight into bytes rather than
 // through `Samples`; these files were first made by the `Samples` rendering and hold the two to the
-// same text. Regenerate with `UPDATE_GOLDEN=1 npx vitest run test/collectors/fabric-metrics.test.ts`
-// and review the diff like code.
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import pino from 'pino';
+// same text. scripts/generate/golden.ts writes them (`npm run generate`); review the diff like code.
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
-import { Exporter } from '../../src/commands/serve/exporter.js';
+import { FABRIC_GOLDEN_CASES, fabricExposition, fabricGolden, fabricSnapshot as fabricCycle } from '../../scripts/generate/golden.js';
+import { committed, stale } from '../../scripts/generate/generated-file.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
 import type { Settings } from '../../src/config/flags.js';
-import { ExpositionBuffer } from '../../src/exposition/buffer.js';
-import { FABRIC_DISCOVERY } from '../../src/collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../../src/collectors/fabric-ports.js';
 import { FABRIC_SA } from '../../src/collectors/fabric-sa.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import { buildInfo } from '../../src/metrics/build-info.js';
 import { Exposition } from '../../src/metrics/exposition.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
-import { FIXTURES } from '../support/trees.js';
-import { ReplayRunner } from '../support/replay.js';
-import type { FabricCommand } from '../../src/sources/fabric/commands.js';
 
 const exporters: Exporter[] = [];
 afterEach(async () => {
@@ -30,46 +21,15 @@ afterEach(async () => {
 
 /** One discovery, ports and SA cycle on recordings; the snapshot they leave, and the settings. */
 async function fabricSnapshot(scenarios: string[], flags: string[]): Promise<{ snapshot: Snapshot; settings: Settings }> {
-  const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
-  if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
-  exporters.push(exporter);
-  await exporter.collectFabricOnce();
-  const snapshot = exporter.collectors.snapshot;
-  if (!snapshot || !FABRIC_DISCOVERY.of(snapshot)) throw new Error('no fabric snapshot');
-  return { snapshot, settings: command.settings };
+  const cycle = await fabricCycle(scenarios, flags);
+  exporters.push(cycle.exporter);
+  return cycle;
 }
-
-const FABRIC = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA];
-
-/** The fabric collectors' families, each collector's as it writes them, apart by a blank line as in /metrics. */
-function renderFabric({ snapshot, settings }: { snapshot: Snapshot; settings: Settings }): string {
-  return FABRIC.map((collector) => {
-    const out = new ExpositionBuffer();
-    collector.metrics!.write(snapshot, out, settings);
-    return out.finish().toString('utf8');
-  }).filter((text) => text !== '').join('\n');
-}
-
-const CASES: { name: string; scenarios: string[]; flags: string[] }[] = [
-  // A configured expectation (degraded), two SMs, multicast groups, a saturated counter.
-  { name: 'healthy', scenarios: ['healthy'], flags: [] },
-  // CA ports read too: their own series instead of the discovered cables.
-  { name: 'hca-ports', scenarios: ['healthy'], flags: ['--fabric.hca-ports'] },
-  // Cables pulled: down ports without width or speed, links gone.
-  { name: 'pulled', scenarios: ['pulled', 'healthy'], flags: [] },
-  // Counters read switch by switch; some PMA queries failed.
-  { name: 'pma-failure', scenarios: ['pma-failure', 'healthy'], flags: [] },
-  { name: 'shard-2-of-2', scenarios: ['healthy'], flags: ['--fabric.shard', '2/2'] },
-];
 
 describe('the fabric exposition', () => {
-  for (const { name, scenarios, flags } of CASES) {
-    it(`matches test/fixtures/golden/fabric-${name}.metrics`, async () => {
-      const text = renderFabric(await fabricSnapshot(scenarios, flags));
-      const golden = path.join(FIXTURES, `golden/fabric-${name}.metrics`);
-      if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, text);
-      expect(text).toBe(readFileSync(golden, 'utf8'));
+  for (const golden of FABRIC_GOLDEN_CASES) {
+    it(`matches ${fabricGolden(golden.name)}`, async () => {
+      expect(await fabricExposition(golden), stale(fabricGolden(golden.name))).toBe(committed(fabricGolden(golden.name)));
     });
   }
 

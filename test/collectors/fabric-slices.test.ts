@@ -13,7 +13,7 @@ import { ExpositionBuffer } from '../../src/exposition/buffer.js';
 import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
 import { samplesOf, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';
-import { fakeFabricTools, fakeToolFlags, generateFabric, writeScenario } from '../support/fabric-generator/index.js';
+import { fakeFabricTools, fakeToolFlags, generateFabric, writeScenario } from '../../synthetic/fabric-generator/index.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runTopology } from '../../src/commands/topology/command.js';
 import { HOST12, HOST13, LEAF1, LEAF2, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
-import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
+import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../../synthetic/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';

@@ -1,18 +1,16 @@
 // The README lists every metric the code can serve, with the code's type, labels and HELP text.
-// `npm run docs:metrics` rewrites the table; this test fails when someone forgot to.
-import { readFileSync, writeFileSync } from 'node:fs';
+// `npm run generate` rewrites the table (scripts/generate/readme.ts); this test fails when someone forgot to.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { committed, stale } from '../../scripts/generate/generated-file.js';
+import { readmeFiles } from '../../scripts/generate/readme.js';
 import { allMetrics } from '../../src/metrics/catalog.js';
-import { withMetricTable } from '../../src/metrics/metric-table.js';
 
 const README = new URL('../../README.md', import.meta.url);
 
 describe('README metric list', () => {
   it('matches the metric catalog', () => {
-    const readme = readFileSync(README, 'utf8');
-    const expected = withMetricTable(readme);
-    if (process.env.UPDATE_README === '1' && expected !== readme) writeFileSync(README, expected);
-    else expect(readme, 'run `npm run docs:metrics` to regenerate the README metric table').toBe(expected);
+    for (const file of readmeFiles()) expect(committed(file.path), stale(file.path)).toBe(file.content);
   });
 
   it('names every metric exactly once', () => {

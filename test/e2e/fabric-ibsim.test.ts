@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
-import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../support/fabric-generator/index.js';
+import { generateFabric, ibsimNet, leafGuid, spineGuid } from '../../synthetic/fabric-generator/index.js';
 import { FABRIC_LAB_PACKAGES, startLab, type Lab } from '../support/ibsim-lab.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { waitFor } from '../support/processes.js';

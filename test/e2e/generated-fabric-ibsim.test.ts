@@ -1,5 +1,5 @@
 // The generated outputs are those of the real tools: a fabric from the generator
-// (test/support/fabric-generator/), run by ibsim from the net file the generator writes for it,
+// (synthetic/fabric-generator/), run by ibsim from the net file the generator writes for it,
 // with opensm, and the real infiniband-diags tools run on it as fabric mode runs them. What they
 // print parses, with the exporter's own parsers, to what the generated outputs parse to — nodes,
 // LIDs, cables, ports, states, widths, speeds, enabled rates, counters, SMs, multicast groups —
@@ -23,8 +23,8 @@ import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../
 import {
   discoveryCache, generateFabric, ibnetdiscover, iblinkinfo, ibqueryerrorsCounters, ibqueryerrorsErrors, ibsimNet, ibsimProfile, linkUp, perfquery,
   saqueryGroups, saqueryMembers, saquerySmInfo, sminfo, type FabricSpec, type GeneratedFabric, type Sink,
-} from '../support/fabric-generator/index.js';
-import { TRAFFIC_FIELDS, type TrafficField } from '../support/fabric-generator/pma.js';
+} from '../../synthetic/fabric-generator/index.js';
+import { TRAFFIC_FIELDS, type TrafficField } from '../../synthetic/fabric-generator/pma.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
 import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';

@@ -10,7 +10,7 @@ import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { ServerMetrics } from '../../src/commands/serve/server-metrics.js';
 import { exporterFromFlags, settingsFromFlags } from '../support/exporter.js';
 import { renderExposition } from '../support/exposition.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 import { parseExposition } from './support.js';
 
 const SCRAPERS = 200;

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 import { waitFor } from '../support/processes.js';
 import { alive, parseExposition, script } from './support.js';
 

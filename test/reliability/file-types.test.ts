@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IDENTITY_MAX_AGE_MS } from '../../src/collectors/sysfs.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 import { parseExposition } from './support.js';
 
 let dir: string;

@@ -11,7 +11,7 @@ import { HOST_READING } from '../../src/collectors/host.js';
 import { SysfsFiles, type ReadResult } from '../../src/sources/sysfs-files.js';
 import { settingsFromFlags } from '../support/exporter.js';
 import { hostCollectors, renderExposition } from '../support/exposition.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 import { parseExposition } from './support.js';
 
 /** SysfsFiles that runs a hook before every read: the test unplugs devices at exact points. */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, MAIN } from '../support/built.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 import { waitFor } from '../support/processes.js';
 import { alive, childrenOf, script } from './support.js';
 

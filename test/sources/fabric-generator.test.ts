@@ -1,8 +1,8 @@
-// The fabric generator (test/support/fabric-generator/): the fat trees it builds, the formats of
+// The fabric generator (synthetic/fabric-generator/): the fat trees it builds, the formats of
 // what it prints (held against outputs of the real tools recorded on ibsim), that the exporter's
 // parsers read every generated output whole and get back the fabric that was generated, and that
 // the fake tools replay it through the exporter's real command runner, shards included. That the
-// outputs are those of the real tools, byte for byte, is test/fabric/generated-ibsim.test.ts.
+// outputs are those of the real tools, byte for byte, is test/e2e/generated-fabric-ibsim.test.ts.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +27,7 @@ import {
   fakeFabricTools, fakeToolFlags, fixed3, gidText, generateFabric, humanReadable, ibnetdiscover, iblinkinfo, ibqueryerrorsCounters, ibqueryerrorsErrors, NDR_PROFILE,
   perfquery, portCounters, saqueryGroups, saqueryMembers, saquerySmInfo, shapeSize, sminfo, writeScenario, discoveryCache, linkUp,
   type GeneratedFabric, type Sink,
-} from '../support/fabric-generator/index.js';
+} from '../../synthetic/fabric-generator/index.js';
 import { ReplayRunner, result } from '../support/replay.js';
 import { stdout } from '../support/fabric-recordings.js';
 

@@ -9,7 +9,7 @@ import { NO_DEVICE_FILTER } from '../../src/sources/device-filter.js';
 import { readInfinibandClass } from '../../src/sources/infiniband.js';
 import { readIpoib } from '../../src/sources/ipoib.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
-import { generateTree } from '../support/generate-tree.js';
+import { generateTree } from '../../synthetic/generate-tree.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 // The compiled entry point, built once per test file that needs a real process: tsc, then the
 // bundle that dist/main.js runs (scripts/bundle.mjs, without the code-cache runs: the first
-// exporter a test stops writes one; test/build/bundle.test.ts checks the build's own).
+// exporter a test stops writes one; test/startup/bundle.test.ts checks the build's own).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

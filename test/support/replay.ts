@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandResult, CommandRunner } from '../../src/sources/command-runner.js';
-import { replay } from './fabric-replay.js';
+import { replay } from '../../synthetic/fabric-replay.js';
 import { readRecording, type Recording } from './recordings.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));

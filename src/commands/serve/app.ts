@@ -35,7 +35,7 @@ export interface AppOptions {
   version: string;
   logger: Logger;
   now?: () => number;
-  /** TLS and other options of the underlying server (see server/web-config.ts). */
+  /** TLS and other options of the underlying server (see web-config.ts). */
   serverOptions?: Partial<FastifyServerOptions> & Record<string, unknown>;
   /**
    * Runs on every request before anything else (basic auth): before routing, the method check and

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCheck } from '../../../src/commands/check/command.js';
 import type { ToolRunners } from '../../../src/commands/check/one-cycle.js';
 import { buildOnce, MAIN } from '../../support/built.js';
-import { generateTree } from '../../support/generate-tree.js';
+import { generateTree } from '../../../synthetic/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../../support/host-tree.js';
 import { DGX, FIXTURES, NO_INFINIBAND, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../../support/trees.js';
 import { ReplayRunner } from '../../support/replay.js';
@@ -386,9 +386,9 @@ describe('the check path', () => {
 });
 
 describe('the real process', () => {
-  beforeAll(() => buildOnce());
   let dir: string;
   beforeAll(async () => {
+    buildOnce();
     dir = await mkdtemp(path.join(tmpdir(), 'ibx-check-process-'));
   });
   afterAll(async () => {

@@ -1,9 +1,9 @@
 // The fabric map in a real headless browser (Debian's chromium, JavaScript off): the miswired rail
 // tree of test/support/cabling.ts draws every switch and every problem link, the picture's pixels
 // carry each problem's colour, the list beside it points at lines that exist; the 1 918-node fat
-// tree draws every switch. Screenshots go to test-results/; UPDATE_SCREENSHOTS=1 also writes the
-// README's docs/fabric-map.png (`npm run docs:screenshots`).
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+// tree draws every switch. Screenshots go to test-results/; `npm run generate` writes the README's
+// docs/fabric-map.png (scripts/generate/screenshots.ts).
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { linkElementId, renderFabricMap } from '../../../src/commands/serve/fabr
 import { fabricPortKey } from '../../../src/model/fabric.js';
 import { startBrowser, type HeadlessBrowser } from '../../support/browser.js';
 import { railTreeMapInput } from '../../support/cabling.js';
-import { fatTreeFabric, leafGuid, spineGuid } from '../../support/fat-tree.js';
+import { fatTreeFabric, leafGuid, spineGuid } from '../../../synthetic/fat-tree.js';
 import { decodePng } from '../../support/png.js';
 import { requireSystemTools } from '../../support/system.js';
 import { PROJECT_ROOT } from '../../support/trees.js';
@@ -91,7 +91,6 @@ describe.skipIf(skipReason !== undefined)('fabric map in a headless browser', ()
 
     const screenshot = path.join(RESULTS, 'fabric-map.png');
     await page.screenshot({ path: screenshot });
-    if (process.env.UPDATE_SCREENSHOTS === '1') await copyFile(screenshot, README_SCREENSHOT);
     const readme = decodePng(await readFile(README_SCREENSHOT));
     expect([readme.width, readme.height]).toEqual([VIEWPORT.width, VIEWPORT.height]);
     await page.close();

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { linkElementId, renderFabricMap, type FabricMapInput } from '../../../src/commands/serve/fabric-map.js';
 import { fabricPortKey } from '../../../src/model/fabric.js';
 import { fabricFromPlan, railTreeMapInput } from '../../support/cabling.js';
-import { fatTreeFabric, hostGuid, leafGuid, spineGuid } from '../../support/fat-tree.js';
+import { fatTreeFabric, hostGuid, leafGuid, spineGuid } from '../../../synthetic/fat-tree.js';
 
 const LEAF = (n: number): string => `0x0002c90200700${n.toString(16).padStart(3, '0')}`;
 const SPINE1 = '0x0002c90200600001';

@@ -2,7 +2,7 @@
 // v44.0: libibmad/dump.c and fields.c, infiniband-diags/ibdiag_common.c, ibnetdiscover.c): the
 // texts of widths, speeds and states, the human-readable counter values, GIDs as inet_ntop writes
 // them, and the raw SMP attributes (NodeInfo, PortInfo) the discovery cache holds.
-import type { LinkSpeed } from '../../../src/model/link-rate.js';
+import type { LinkSpeed } from '../../src/model/link-rate.js';
 
 /** LinkWidthActive/Enabled/Supported bits (IBA PortInfo): 1 1X, 2 4X, 4 8X, 8 12X, 16 2X. */
 export const WIDTH_BITS = { 1: 1, 4: 2, 8: 4, 12: 8, 2: 16 } as const;

@@ -4,7 +4,7 @@
 // [H+1..H+S] to the spines (one uplink per spine); spine port [l] goes to leaf l. GUIDs as the
 // generator's.
 import { HOST_GUID_BASE, leafGuid, spineGuid } from './fabric-generator/index.js';
-import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/model/fabric.js';
+import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../src/model/fabric.js';
 
 export { leafGuid, spineGuid };
 

@@ -2,7 +2,7 @@
 // little-endian), for a generated fabric: the nodes in the order libibnetdisc lists them, each with
 // its raw NodeInfo and description and the keys of its ports, then every port with its raw PortInfo
 // and the far end of its cable. The real tools load it (`--load-cache`) as they load their own.
-import { CACHE_MAGIC, CACHE_VERSION } from '../../../src/sources/fabric/discovery-cache.js';
+import { CACHE_MAGIC, CACHE_VERSION } from '../../src/sources/fabric/discovery-cache.js';
 import { nodeInfo, portInfo, speedCode } from './mad.js';
 import { linkUp, type GeneratedFabric, type GeneratedNode, type GeneratedPort } from './topology.js';
 

@@ -2,7 +2,7 @@
 // IPoIB interface per port), in the kernel's formats, for scale tests and benchmarks.
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
+import { PMA_COUNTERS } from '../src/model/pma-counters.js';
 
 const HW_COUNTERS = [
   'rx_write_requests', 'rx_read_requests', 'rx_atomic_requests', 'rx_dct_connect', 'out_of_buffer', 'out_of_sequence',

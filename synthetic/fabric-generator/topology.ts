@@ -6,7 +6,7 @@
 // slower than their ends enable, ports with error counters or congestion. Everything is a pure
 // function of the spec, so the outputs (outputs.ts, cache.ts) and ibsim's topology (net.ts) of one
 // spec describe the same fabric.
-import type { LinkSpeed } from '../../../src/model/link-rate.js';
+import type { LinkSpeed } from '../../src/model/link-rate.js';
 import { ERROR_FIELDS, type ErrorField, type PortCounterValues, type TrafficField } from './pma.js';
 import { SPEED_CODES, speedCode } from './mad.js';
 

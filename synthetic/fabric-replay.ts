@@ -9,9 +9,9 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
+import { parseDiscoveryCache } from '../src/sources/fabric/discovery-cache.js';
 
-export const FABRIC_FIXTURES = fileURLToPath(new URL('../fixtures/fabric/', import.meta.url));
+export const FABRIC_FIXTURES = fileURLToPath(new URL('../test/fixtures/fabric/', import.meta.url));
 
 /** The command line as commands.tsv records it: the path after `--cache`/`--load-cache` as `<cache>`. */
 export function normalisedCommand(command: string, args: readonly string[]): string {

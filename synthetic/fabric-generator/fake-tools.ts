@@ -35,7 +35,7 @@ export async function fakeFabricTools(scenarioDir: string, bin: string, options:
   await mkdir(bin, { recursive: true });
   const program = path.join(bin, 'replay-tool.mjs');
   await build({
-    entryPoints: [path.join(projectRoot(), 'test/support/fabric-generator/replay-tool.ts')],
+    entryPoints: [path.join(projectRoot(), 'synthetic/fabric-generator/replay-tool.ts')],
     bundle: true,
     platform: 'node',
     format: 'esm',
