@@ -7,10 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { parseIblinkinfo, type LinkinfoPort } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parseIbqueryerrors } from '../../src/sources/fabric/ibqueryerrors.js';
+import { parseNodeDescription } from '../../src/sources/diag/smpquery.js';
 import { parseLinkWidth, speedFromMadText } from '../../src/model/link-rate.js';
 import { physicalStateFromMadText, portStateFromMadText } from '../../src/model/port-state.js';
 import {
-  cleanNodeDescription, ibnetdiscoverRecord, linkinfoLine, sweepHeader,
+  cleanNodeDescription, ibnetdiscoverRecord, linkinfoLine, smpqueryNodeDescription, sweepHeader,
   type IbnetdiscoverNodeFields, type IbnetdiscoverType, type LinkinfoLineFields,
 } from '../support/fabric-text.js';
 import './arbitraries.js';
@@ -197,6 +198,17 @@ describe('ibqueryerrors', () => {
         expect(reading.ports).toEqual(
           nodes.flatMap((n) => n.ports.map((p) => ({ guid: guidText(p.guid), port: p.port, values: new Map([['SymbolErrorCounter', { value: p.symbolErrors, suffixed: false }]]) }))),
         );
+      }),
+    );
+  });
+});
+
+describe('smpquery nodedesc', () => {
+  it('reads the name back whole, dots, spaces and quotes included (but for leading dots the padding hides)', () => {
+    fc.assert(
+      fc.property(name, (text) => {
+        const read = parseNodeDescription(`# Node Description: DR path slid 65535; dlid 65535; 0,1\n${smpqueryNodeDescription(text)}`);
+        expect(read).toBe(text.length < 32 ? text.replace(/^\.+/, '') : text);
       }),
     );
   });

@@ -118,3 +118,8 @@ export function sweepHeader(mode: 'errors' | 'counters', guid: bigint | undefine
   const lead = mode === 'errors' ? 'Errors for' : 'Data Counters for';
   return guid === undefined ? `${lead} "${name}"` : `${lead} 0x${bare(guid)} "${name}"`;
 }
+
+/** `smpquery nodedesc` (smpquery.c node_desc): the name after dots that pad it to 32, or after one dot. */
+export function smpqueryNodeDescription(name: string): string {
+  return `Node Description:${'.'.repeat(name.length < 32 ? 32 - name.length : 1)}${name}\n`;
+}
