@@ -10,9 +10,10 @@ import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/comman
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
+import { parsePerfqueryLoop } from '../../src/sources/fabric/perfquery-counters.js';
 import { readFabricPorts } from '../../src/sources/fabric/ports.js';
 import { LEAF1, LEAF3, recordedCache, stdout } from '../support/fabric-recordings.js';
-import { ReplayRunner, result } from '../support/replay.js';
+import { ReplayRunner, recording, result } from '../support/replay.js';
 
 const topology = buildTopology(parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')), parseDiscoveryCache(recordedCache()), new Map(), 0);
 const healthy = {
@@ -103,5 +104,17 @@ describe('the counter sweeps (ibqueryerrors)', () => {
       { item: 'ibqueryerrors --skip-sl --threshold-file /dev/null --switch', message: 'the output contradicts itself or the topology once: a node discovery never saw (first: 0x0002c902005f0000); not believed until a new discovery' },
       { item: 'ibqueryerrors --skip-sl --counters --switch', message: `the output contradicts itself or the topology once: a port number beyond the node's port count (first: port 999 of ${LEAF1}, a node of 8 ports); not believed` },
     ]);
+  });
+});
+
+describe('counters switch by switch (perfquery -l)', () => {
+  it('a port block printed twice: the first stands, the second is not understood', () => {
+    const text = recording('fabric', 'per-switch', 'spine-1-basic').stdout;
+    const block = `# Port counters: Lid 2 port 3${text.split('# Port counters: Lid 2 port 3')[1]!.split('# Port counters:')[0]!}`;
+    const changed = block.replace(/^(PortXmitData:\.*)\d+$/m, '$1777');
+    expect(changed).not.toBe(block);
+    const { readings, unparsed } = parsePerfqueryLoop(`${text}${changed}`);
+    expect(readings.get(3)!.values.get('PortXmitData')).toBe(parsePerfqueryLoop(text).readings.get(3)!.values.get('PortXmitData'));
+    expect(unparsed).toEqual(['# Port 3: printed more than once']);
   });
 });
