@@ -201,6 +201,17 @@ describe('ibqueryerrors', () => {
       }),
     );
   });
+  it('reads every failed query from standard error whatever the node names hold', () => {
+    const failure = fc.record({ name, lid: fc.integer({ min: 1, max: 49151 }), port: fc.integer({ min: 0, max: 255 }) });
+    fc.assert(
+      fc.property(fc.array(failure, { maxLength: 4 }), (failures) => {
+        // IBWARN("%s query failed on %s, %s port %d", …) with portid2str's "Lid %u".
+        const stderr = failures.map((f) => `ibwarn: [4242] print_errors: IB_GSI_PORT_COUNTERS query failed on ${f.name}, Lid ${f.lid} port ${f.port}\n`).join('');
+        const reading = parseIbqueryerrors('## Summary: 0 nodes checked, 0 bad nodes found\n', stderr);
+        expect(reading.failures.map(({ lid, port }) => ({ lid, port }))).toEqual(failures.map(({ lid, port }) => ({ lid, port })));
+      }),
+    );
+  });
 });
 
 describe('smpquery nodedesc', () => {
