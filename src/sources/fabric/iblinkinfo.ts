@@ -35,9 +35,10 @@ export interface LinkinfoReading {
 // cleans them). A description must never decide how a line is split, so the line is read from its
 // fixed parts: the GUID prefix from the left, then every place where the fixed middle (from the
 // closing quote of the node name to the opening quote of the remote name) fits with its exact
-// widths, and the fixed tail from the right. A forged middle is at least 78 characters long, more
-// than a description holds, so a description alone never fits a second place; a line that still
-// fits two places with different readings (node-name-map names) is not understood, never guessed.
+// widths, and the fixed tail from the right. A forged middle needs at least 73 characters of a name
+// (borrowing the line's own tail), more than a description holds, so a description alone never fits
+// a second place; a line that still fits two places with different readings (node-name-map names)
+// is not understood, never guessed.
 const PREFIX = /^0x([0-9a-f]{16}) "/;
 const MIDDLE = /" ( *\d{1,5}) ( *\d{1,3})\[( *\d{0,3})\] ==\(([^=]*?)\)==>  /y;
 // After the middle: a remote port, a down port without one, or a port libibnetdisc could not follow.
