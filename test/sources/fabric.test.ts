@@ -157,9 +157,9 @@ describe('iblinkinfo --line', () => {
     ['Armed', line(' 4X          10.0 Gbps  Armed/  LinkUp'), { state: { id: 3, name: 'ARMED' } }],
     ['a disabled port', line('                Down/Disabled', '           [  ] "" ( )'), { state: { id: 1 }, physicalState: { id: 3, name: 'Disabled' }, width: undefined }],
     ['an unnamed state number', line(' 4X          10.0 Gbps   ?(5)/  LinkUp'), { state: { id: 5, name: 'ACTIVE_DEFER' } }],
-    ['an unknown speed', line(' 4X          999.0 Gbps Active/  LinkUp'), { width: 4, speed: undefined }],
+    ['an unknown speed', line(` 4X ${'999.0 Gbps'.padStart(18)} Active/  LinkUp`), { width: 4, speed: undefined }],
     ['"Port not available"', line(' 4X          10.0 Gbps Active/  LinkUp', '    "Port not available"'), { peer: undefined }],
-    ['a name with quotes', '0x0002c90200510000 "     rack "7" sw"      4    1[  ] ==( 4X  10.0 Gbps Active/  LinkUp)==>  0x0002c90300a10011      1    1[  ] "node "11"" ( )', { peer: { portGuid: '0x0002c90300a10011', port: 1 } }],
+    ['a name with quotes', `0x0002c90200510000 "${'rack "7" sw'.padStart(30)}"      4    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>  0x0002c90300a10011      1    1[  ] "node "11"" ( )`, { peer: { portGuid: '0x0002c90300a10011', port: 1 } }],
   ])('reads %s', (_name, text, expected) => {
     const { ports, unparsed } = parseIblinkinfo(text);
     expect(unparsed).toEqual([]);

@@ -102,7 +102,18 @@ export function parseNodeInfo(stdout: string): NodeInfo | undefined {
   };
 }
 
-/** `Node Description:......sw1 IS5030` → `sw1 IS5030`. */
+const NODE_DESCRIPTION = 'Node Description:';
+
+/**
+ * `Node Description:......sw1 IS5030` → `sw1 IS5030`. smpquery.c pads the name with dots to 32
+ * characters, or puts one dot before a name of 32 or more: the name is read by that rule, not by
+ * stripping dots or spaces, so a description made of them is kept as it was set. Only the leading
+ * dots of a name shorter than 32 cannot be told from the padding (the tool prints both alike).
+ */
 export function parseNodeDescription(stdout: string): string | undefined {
-  return parseMadDump(stdout).get('Node Description');
+  const line = stdout.split('\n').find((text) => text.startsWith(NODE_DESCRIPTION));
+  if (line === undefined) return undefined;
+  const value = line.slice(NODE_DESCRIPTION.length).replace(/\r$/, '');
+  if (value.length > 32) return value.startsWith('.') ? value.slice(1) : undefined;
+  return value.length === 32 ? value.replace(/^\.+/, '') : undefined;
 }

@@ -28,11 +28,29 @@ export interface LinkinfoReading {
   unparsed: string[];
 }
 
-const LINE = /^(0x[0-9a-f]{1,16}) "(?:.*?)"\s+(\d{1,5})\s+(\d{1,3})\[[^\]]*\] ==\((.*)\)==>\s+(.*)$/;
-// Inside ==( … ): "4X 10.0 Gbps Active/ LinkUp", "4X 10.0 Gbps (FDR10) Active/ LinkUp" or "Down/ Polling".
-const LINK = /^\s*(?:(\S+)\s+(.+?)\s+)?(\S+)\/\s*(\S+)\s*$/;
-const REMOTE = /^(0x[0-9a-f]{1,16})\s+\d{1,5}\s+(\d{1,3})\[[^\]]*\]\s+".*$/;
-const NO_REMOTE = /^(?:\[\s*\]\s+""\s+\(\s*\)|"Port not available")\s*$/;
+// How iblinkinfo.c prints a `--line` line (rdma-core), fixed parts in their printf widths:
+//   0x%016x "%30s" %6d %4d[%2s] ==(%3s %18s %6s/%8s)==>  0x%016x %6d %4d[%2s] "%s" (%s %s)
+// The two "%s" in quotes are node descriptions (or node-name-map names): any printable ASCII,
+// quotes, brackets, parentheses and arrows included, up to 64 characters (libibnetdisc cuts and
+// cleans them). A description must never decide how a line is split, so the line is read from its
+// fixed parts: the GUID prefix from the left, then every place where the fixed middle (from the
+// closing quote of the node name to the opening quote of the remote name) fits with its exact
+// widths, and the fixed tail from the right. A forged middle needs at least 73 characters of a name
+// (borrowing the line's own tail), more than a description holds, so a description alone never fits
+// a second place; a line that still fits two places with different readings (node-name-map names)
+// is not understood, never guessed.
+const PREFIX = /^0x([0-9a-f]{16}) "/;
+const MIDDLE = /" ( *\d{1,5}) ( *\d{1,3})\[( *\d{0,3})\] ==\(([^=]*?)\)==>  /y;
+// After the middle: a remote port, a down port without one, or a port libibnetdisc could not follow.
+const REMOTE = /^0x([0-9a-f]{16}) ( *\d{1,5}) ( *\d{1,3})\[( *\d{0,3})\] "/;
+// The hints (get_max_msg) after the remote name: "(Could be 12X Could be 53.125 Gbps)", "( )".
+const REMOTE_TAIL = /" \((?:Could be [^ ()"]+)? (?:Could be [^"]+)?\)$/;
+const NO_REMOTE = /^(?: {11}\[ {2}\] "" \( \)| {4}"Port not available")$/;
+// Inside ==( … ): "%3s %18s %6s/%8s" for a port that is up, "              %6s/%8s" for one that is down.
+const LINK_UP = /^( *(?:\d{1,2}X|undefined \(\d{1,3}\))) ( *\S.*?) ( *\S+)\/( *\S+)$/;
+const LINK_DOWN = /^ {14}( *\S+)\/( *\S+)$/;
+// A name printed "%30s" is at least 30 characters between its quotes.
+const NAME_WIDTH = 30;
 
 /** The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text. */
 export class IblinkinfoParser implements LineParser<LinkinfoReading> {
@@ -69,31 +87,86 @@ function interned<Reading>(readings: Map<string, Reading>, text: string, parse: 
   return reading;
 }
 
+/** `text` is `value` right-aligned in `width` (C's "%<width>s"); the value, else undefined. */
+function aligned(text: string, width: number): string | undefined {
+  const value = text.trimStart();
+  return value !== '' && text === value.padStart(width) ? value : undefined;
+}
+
 function parseLine(line: string): LinkinfoPort | undefined {
-  const match = LINE.exec(line);
-  if (!match) return undefined;
-  const link = LINK.exec(match[4]!);
-  const state = link && interned(portStates, link[3]!, portStateFromMadText);
-  const physicalState = link && interned(physicalStates, link[4]!, physicalStateFromMadText);
-  const portGuid = normaliseGuid(match[1]!);
-  if (!state || !physicalState || !portGuid) return undefined;
-  let width: LinkWidth | undefined;
-  let speed: LinkSpeed | undefined;
-  if (link[1] !== undefined) {
-    width = /^(\d{1,2})X$/.test(link[1]) ? parseLinkWidth(Number(link[1].slice(0, -1))) : undefined;
-    speed = speedFromMadText(link[2]!);
-    // A width or speed this exporter does not know is left out, not guessed.
+  const prefix = PREFIX.exec(line);
+  const portGuid = prefix && normaliseGuid(`0x${prefix[1]!}`);
+  if (!portGuid) return undefined;
+  let found: LinkinfoPort | undefined;
+  for (let quote = line.indexOf('"', prefix![0].length + NAME_WIDTH); quote >= 0; quote = line.indexOf('"', quote + 1)) {
+    const reading = readingAt(line, quote, portGuid);
+    if (!reading) continue;
+    // Two places the middle fits that read differently: which one the tool printed is unknown.
+    if (found && !sameReading(found, reading)) return undefined;
+    found = reading;
   }
-  const remote = REMOTE.exec(match[5]!);
-  if (!remote && !NO_REMOTE.test(match[5]!)) return undefined;
-  return {
-    portGuid,
-    lid: Number(match[2]),
-    port: Number(match[3]),
-    state,
-    physicalState,
-    width,
-    speed,
-    peer: remote ? { portGuid: normaliseGuid(remote[1]!)!, port: Number(remote[2]) } : undefined,
-  };
+  return found;
+}
+
+/** The line read with its fixed middle starting at `quote` (the node name's closing quote), if it fits there. */
+function readingAt(line: string, quote: number, portGuid: string): LinkinfoPort | undefined {
+  MIDDLE.lastIndex = quote;
+  const middle = MIDDLE.exec(line);
+  if (!middle) return undefined;
+  const lid = aligned(middle[1]!, 6);
+  const port = aligned(middle[2]!, 4);
+  if (lid === undefined || port === undefined || !extPort(middle[3]!)) return undefined;
+  const link = parseLink(middle[4]!);
+  if (!link) return undefined;
+  const rest = line.slice(MIDDLE.lastIndex);
+  let peer: LinkinfoPort['peer'];
+  const remote = REMOTE.exec(rest);
+  if (remote) {
+    const remotePort = aligned(remote[3]!, 4);
+    if (aligned(remote[2]!, 6) === undefined || remotePort === undefined || !extPort(remote[4]!)) return undefined;
+    // The remote name runs from the quote that ends REMOTE to the quote the tail starts with.
+    const tail = REMOTE_TAIL.exec(rest);
+    if (!tail || tail.index < remote[0].length) return undefined;
+    peer = { portGuid: normaliseGuid(`0x${remote[1]!}`)!, port: Number(remotePort) };
+  } else if (!NO_REMOTE.test(rest)) {
+    return undefined;
+  }
+  return { portGuid, lid: Number(lid), port: Number(port), ...link, peer };
+}
+
+/** `[%2s]`: an external port number, or nothing. */
+function extPort(text: string): boolean {
+  return text === '  ' || aligned(text, 2) !== undefined;
+}
+
+function parseLink(text: string): Pick<LinkinfoPort, 'state' | 'physicalState' | 'width' | 'speed'> | undefined {
+  const up = LINK_UP.exec(text);
+  const down = up ? undefined : LINK_DOWN.exec(text);
+  const fields = up ? { width: up[1]!, speed: up[2]!, state: up[3]!, physical: up[4]! } : down ? { state: down[1]!, physical: down[2]! } : undefined;
+  if (!fields) return undefined;
+  const stateText = aligned(fields.state, 6);
+  const physicalText = aligned(fields.physical, 8);
+  const state = stateText === undefined ? undefined : interned(portStates, stateText, portStateFromMadText);
+  const physicalState = physicalText === undefined ? undefined : interned(physicalStates, physicalText, physicalStateFromMadText);
+  if (!state || !physicalState) return undefined;
+  if (fields.width === undefined) return { state, physicalState, width: undefined, speed: undefined };
+  const widthText = aligned(fields.width, 3);
+  const speedText = aligned(fields.speed!, 18);
+  if (widthText === undefined || speedText === undefined) return undefined;
+  // A width or speed this exporter does not know is left out, not guessed.
+  const width = /^(\d{1,2})X$/.test(widthText) ? parseLinkWidth(Number(widthText.slice(0, -1))) : undefined;
+  return { state, physicalState, width, speed: speedFromMadText(speedText) };
+}
+
+function sameReading(a: LinkinfoPort, b: LinkinfoPort): boolean {
+  return (
+    a.lid === b.lid &&
+    a.port === b.port &&
+    a.state === b.state &&
+    a.physicalState === b.physicalState &&
+    a.width === b.width &&
+    a.speed === b.speed &&
+    a.peer?.portGuid === b.peer?.portGuid &&
+    a.peer?.port === b.peer?.port
+  );
 }

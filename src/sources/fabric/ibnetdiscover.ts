@@ -54,11 +54,12 @@ const GUID_LINE = /^(switch|ca|rt)guid=(0x[0-9a-f]{1,16})(?:\(([0-9a-f]{1,16})\)
 const SWITCH_LINE = new RegExp(String.raw`^Switch\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(.*)"\s+(?:base|enhanced) port 0 lid (\d{1,5}) lmc \d{1,2}\s*$`);
 const CA_LINE = new RegExp(String.raw`^(Ca|Rt)\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(.*)"(?:\s+\(scp\))?\s*$`);
 // `[4]	"S-…"[1]		# "desc" lid 2 1xQDR` (switch) or `[1](portguid) 	"S-…"[1]		# lid 1 lmc 0 "desc" lid 4 4xQDR` (CA).
+// The description (the remote node's, or its node-name-map name) may hold quotes, `#`, `lid`:
+// the fixed head is read from the left up to its opening quote, the fixed tail — `" lid <L> <rate>`,
+// the width (`4x`, `??` unknown) and speed (`QDR`, `???`) ibnetdiscover.c prints — from the right.
 const PORT_LINE = new RegExp(
-  String.raw`^\[(\d{1,3})\](?:\[ext \d+\])?(?:\(([0-9a-f]{1,16})\))?\s+${NODE_ID}\[(\d{1,3})\](?:\[ext \d+\])?\s*(?:\(([0-9a-f]{1,16})\))?\s+#\s+(?:lid (\d{1,5}) lmc \d{1,2}\s+)?".*$`,
+  String.raw`^\[(\d{1,3})\](?:\[ext \d+\])?(?:\(([0-9a-f]{1,16})\))?\s+${NODE_ID}\[(\d{1,3})\](?:\[ext \d+\])?\s*(?:\(([0-9a-f]{1,16})\))?\s+#\s+(?:lid (\d{1,5}) lmc \d{1,2}\s+)?"(.*)" lid \d{1,5} (\d{1,2}x|\?\?)([A-Z0-9]{3,5}|\?\?\?)$`,
 );
-// The rate at the end of a port line: `lid 4 4xQDR`, `lid 6 4xHDR`, `lid 9 4xFDR10`.
-const PORT_RATE = /\blid \d{1,5} (\d{1,2})x([A-Za-z0-9]+)\s*$/;
 const IGNORED = /^(?:#.*|\s*|Chassis \d+.*)$/;
 
 function hexNumber(text: string | undefined): number | undefined {
@@ -98,7 +99,6 @@ export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
     } else if ((match = CA_LINE.exec(line))) {
       this.current = this.node(TYPE_BY_KEYWORD[match[1]!]!, match[4]!, Number(match[2]), match[5]!, undefined);
     } else if ((match = PORT_LINE.exec(line)) && this.current) {
-      const rate = PORT_RATE.exec(line);
       this.ports.push({
         nodeGuid: this.current.guid,
         port: Number(match[1]),
@@ -106,8 +106,8 @@ export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
         lid: match[7] === undefined ? undefined : Number(match[7]),
         peer: { nodeGuid: guid(match[4])!, type: TYPE_BY_PREFIX[match[3]!]!, port: Number(match[5]), portGuid: guid(match[6]) },
         line: number,
-        width: rate ? parseLinkWidth(Number(rate[1])) : undefined,
-        speed: rate ? parseLinkSpeed(rate[2]!) : undefined,
+        width: match[9] === '??' ? undefined : parseLinkWidth(Number(match[9]!.slice(0, -1))),
+        speed: parseLinkSpeed(match[10]!),
       });
     } else if (!IGNORED.test(line)) {
       this.unparsed.push(line);

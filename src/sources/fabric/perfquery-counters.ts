@@ -12,7 +12,7 @@ import { commandItem, type FabricCycle } from './commands.js';
 /**
  * One `# Port … counters:` block per port of a `perfquery -l` run, by port number. The ports of
  * one run share one PMA and print the same fields: a block with fewer than the others was cut
- * short, and is not understood.
+ * short, and is not understood; a port printed twice contradicts the output (its first block stands).
  */
 export function parsePerfqueryLoop(stdout: string): { readings: Map<number, PerfqueryReading>; unparsed: string[] } {
   const readings = new Map<number, PerfqueryReading>();
@@ -20,7 +20,8 @@ export function parsePerfqueryLoop(stdout: string): { readings: Map<number, Perf
   for (const block of stdout.split(/^(?=# Port )/m)) {
     if (block.trim() === '' || /^\S+: iberror: /.test(block.trim())) continue;
     const reading = parsePerfquery(block);
-    if (reading) readings.set(reading.port, reading);
+    if (reading && readings.has(reading.port)) unparsed.push(`# Port ${reading.port}: printed more than once`);
+    else if (reading) readings.set(reading.port, reading);
     else unparsed.push(block.trim().split('\n')[0]!);
   }
   const fields = Math.max(0, ...[...readings.values()].map((reading) => reading.values.size));
@@ -47,6 +48,10 @@ async function loop(cycle: FabricCycle, args: string[], ports: readonly number[]
   const { readings, unparsed } = parsePerfqueryLoop(result.stdout);
   cycle.unparsed(result, unparsed);
   const missing = ports.filter((port) => !readings.has(port));
+  // A port the run was not asked for (beyond the node's port count) is not believed.
+  const unasked = [...readings.keys()].filter((port) => !ports.includes(port));
+  for (const port of unasked) readings.delete(port);
+  if (unasked.length > 0) cycle.fail(commandItem(result), `the output contradicts the topology: counters of port${unasked.length === 1 ? '' : 's'} ${unasked.join(', ')}, which the run was not asked for`);
   if (result.exitCode === 0 && missing.length > 0 && unparsed.length === 0) {
     cycle.fail(commandItem(result), `the output is incomplete, cut short on its way: no counters of port${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`);
   }

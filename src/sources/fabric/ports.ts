@@ -126,6 +126,38 @@ interface Scan {
   nodes: Set<string>;
   switchLids: Map<string, number>;
   stale: boolean;
+  /** Lines that contradict the topology or each other (see Contradictions). */
+  contradictions: Contradictions;
+}
+
+/**
+ * Output that contradicts itself or the topology: a port printed twice, a port number the node
+ * does not have, a node discovery never saw. Each is a read error that makes the cycle partial;
+ * of a port printed twice the first reading stands, the others are not believed.
+ */
+export interface Contradictions {
+  /** `<node>/<port>` of each repeated reading. */
+  repeated: string[];
+  /** `<node>/<port>` of each reading of a port beyond the node's port count. */
+  beyondPortCount: string[];
+  /** GUIDs printed that are no node of the topology, once each. */
+  unknownNodes: Set<string>;
+}
+
+const noContradictions = (): Contradictions => ({ repeated: [], beyondPortCount: [], unknownNodes: new Set() });
+
+/** Each contradiction as a read error of `item`, the first of each kind named. */
+function reportContradictions(cycle: FabricCycle, item: string, found: Contradictions, topology: FabricTopology): void {
+  const kinds: [string[], (first: string) => string][] = [
+    [found.repeated, (first) => `the same port printed more than once (first: ${first}); the first reading stands`],
+    [found.beyondPortCount, (first) => `a port number beyond the node's port count (first: port ${first.split('/')[1]} of ${first.split('/')[0]}, a node of ${topology.nodes.get(first.split('/')[0]!)?.portCount ?? '?'} ports); not believed`],
+    [[...found.unknownNodes], (first) => `a node discovery never saw (first: ${first}); not believed until a new discovery`],
+  ];
+  for (const [list, describe] of kinds) {
+    if (list.length === 0) continue;
+    const message = `the output contradicts ${list.length === 1 ? 'itself or the topology once' : `itself or the topology ${list.length} times`}: ${describe(list[0]!)}`;
+    for (let i = 0; i < list.length; i++) cycle.fail(item, message);
+  }
 }
 
 async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Promise<Scan | undefined> {
@@ -139,6 +171,7 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
     return undefined;
   }
   const scan = await inSlices(scanOf(parsed.ports, options, nodeOfPort));
+  reportContradictions(cycle, commandItem(result), scan.contradictions, options.topology);
   const gaps = await inSlices(scanGapsSteps(parsed.ports, options, nodeOfPort));
   if (gaps.cutShort.length > 0) {
     cycle.fail(commandItem(result), `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`);
@@ -155,7 +188,7 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
 /** The scanned ports of the topology's nodes, by port key, and what they say of the topology. */
 function* scanOf(printed: readonly LinkinfoPort[], options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Work<Scan> {
   const pace = pacer();
-  const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false };
+  const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false, contradictions: noContradictions() };
   const peerOf = (peer: LinkinfoPort['peer']): PortAddress | undefined => {
     if (!peer) return undefined;
     const nodeGuid = nodeOfPort.get(peer.portGuid);
@@ -168,6 +201,16 @@ function* scanOf(printed: readonly LinkinfoPort[], options: PortsOptions, nodeOf
     const node = nodeGuid === undefined ? undefined : options.topology.nodes.get(nodeGuid);
     if (!node) {
       scan.stale = true;
+      scan.contradictions.unknownNodes.add(port.portGuid);
+      continue;
+    }
+    const key = fabricPortKey(node.guid, port.port);
+    if (port.port < 1 || port.port > node.portCount) {
+      scan.contradictions.beyondPortCount.push(key);
+      continue;
+    }
+    if (scan.ports.has(key)) {
+      scan.contradictions.repeated.push(key);
       continue;
     }
     scan.nodes.add(node.guid);
@@ -177,7 +220,6 @@ function* scanOf(printed: readonly LinkinfoPort[], options: PortsOptions, nodeOf
     }
     // PortInfo's width and speed mean nothing on a port that is down (IBA C14-24.2.1).
     const down = port.state.id <= 1;
-    const key = fabricPortKey(node.guid, port.port);
     const scanned = peerOf(port.peer);
     // A cable pulled, plugged or moved since discovery: the topology (CAs, links) is out of date.
     const discovered = options.topology.ports.get(key)?.peer;
@@ -222,9 +264,11 @@ function* scanGapsSteps(printed: readonly LinkinfoPort[], options: Pick<PortsOpt
   for (const port of printed) {
     if (pace()) yield;
     const guid = nodeOfPort.get(port.portGuid);
-    if (guid === undefined || !topology.nodes.has(guid)) continue;
-    let ports = printedPorts.get(guid);
-    if (!ports) printedPorts.set(guid, (ports = new Set()));
+    const node = guid === undefined ? undefined : topology.nodes.get(guid);
+    // A port number the node does not have is a contradiction (reported by the scan), not one of its ports.
+    if (!node || port.port < 1 || port.port > node.portCount) continue;
+    let ports = printedPorts.get(node.guid);
+    if (!ports) printedPorts.set(node.guid, (ports = new Set()));
     ports.add(port.port);
   }
   const cutShort: string[] = [];
@@ -269,29 +313,30 @@ async function sweepCounters(cycle: FabricCycle, options: PortsOptions, swept: r
   const sweptGuids = new Set(swept.map((node) => node.guid));
   const loadCache = await sweepCache(options, sweptGuids);
   const typeArgs = options.hcaPorts ? [] : ['--switch'];
-  const [errors, traffic] = await Promise.all([
-    sweep(cycle, ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs]),
-    sweep(cycle, ['--skip-sl', '--counters', ...loadCache, ...typeArgs]),
-  ]);
+  const errorArgs = ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs];
+  const trafficArgs = ['--skip-sl', '--counters', ...loadCache, ...typeArgs];
+  const [errors, traffic] = await Promise.all([sweep(cycle, errorArgs), sweep(cycle, trafficArgs)]);
   if (errors === 'unusable' || traffic === 'unusable') return undefined;
 
   const failed = failedQueries(cycle, options.topology, [errors, traffic]);
   // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
   const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
   if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
-  return inSlices(sweptCounters(swept, failed, errors, traffic, nodeOfPort));
+  const errorValues = await inSlices(valuesByPort(errors, options.topology, nodeOfPort));
+  const trafficValues = await inSlices(valuesByPort(traffic, options.topology, nodeOfPort));
+  reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: errorArgs }), errorValues.contradictions, options.topology);
+  reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: trafficArgs }), trafficValues.contradictions, options.topology);
+  return inSlices(sweptCounters(swept, failed, errors?.complete ?? false, errorValues.values, trafficValues.values));
 }
 
 /** The counters of each port of the swept nodes from the two sweeps' values, by port key. */
 function* sweptCounters(
   swept: readonly FabricNode[],
   failed: ReadonlySet<string>,
-  errors: SweepReading | undefined,
-  traffic: SweepReading | undefined,
-  nodeOfPort: ReadonlyMap<string, string>,
+  errorsComplete: boolean,
+  errorValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
+  trafficValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
 ): Work<Map<string, PortCounter[]>> {
-  const errorValues = yield* valuesByPort(errors, nodeOfPort);
-  const trafficValues = yield* valuesByPort(traffic, nodeOfPort);
   const pace = pacer(16);
   const counters = new Map<string, PortCounter[]>();
   for (const node of swept) {
@@ -299,7 +344,7 @@ function* sweptCounters(
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
       const portCounters: PortCounter[] = [];
-      if (errors?.complete && !nodeFailed && !failed.has(key)) {
+      if (errorsComplete && !nodeFailed && !failed.has(key)) {
         // Every threshold is 0: a counter the sweep did not print is 0.
         const values = errorValues.get(key);
         for (const counter of ERROR_COUNTERS) portCounters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
@@ -355,16 +400,34 @@ function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: rea
   return failed;
 }
 
-/** Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node). */
-function* valuesByPort(reading: SweepReading | undefined, nodeOfPort: ReadonlyMap<string, string>): Work<Map<string, Map<string, SweepValue>>> {
+/**
+ * Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node), and
+ * what in them contradicts itself or the topology (the first reading of a port stands).
+ */
+function* valuesByPort(
+  reading: SweepReading | undefined,
+  topology: FabricTopology,
+  nodeOfPort: ReadonlyMap<string, string>,
+): Work<{ values: Map<string, Map<string, SweepValue>>; contradictions: Contradictions }> {
   const pace = pacer();
   const byPort = new Map<string, Map<string, SweepValue>>();
+  const contradictions = noContradictions();
   for (const port of reading?.ports ?? []) {
-    const nodeGuid = nodeOfPort.get(port.guid);
-    if (nodeGuid !== undefined && port.port > 0) byPort.set(fabricPortKey(nodeGuid, port.port), port.values);
     if (pace()) yield;
+    const nodeGuid = nodeOfPort.get(port.guid);
+    const node = nodeGuid === undefined ? undefined : topology.nodes.get(nodeGuid);
+    if (!node) {
+      contradictions.unknownNodes.add(port.guid);
+      continue;
+    }
+    // Port 0 of a switch (its management port) carries no link.
+    if (port.port === 0) continue;
+    const key = fabricPortKey(node.guid, port.port);
+    if (port.port > node.portCount) contradictions.beyondPortCount.push(key);
+    else if (byPort.has(key)) contradictions.repeated.push(key);
+    else byPort.set(key, port.values);
   }
-  return byPort;
+  return { values: byPort, contradictions };
 }
 
 /**
