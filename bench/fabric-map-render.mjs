@@ -20,7 +20,9 @@ import { exposition } from '../dist/metrics/exposition.js';
 import { currentCabling } from '../dist/model/cabling.js';
 import { judgeConformance } from '../dist/model/cabling-conformance.js';
 import { judgeRails } from '../dist/model/rails.js';
-import { formatPlan, parsePlan, resolvePlan } from '../dist/sources/fabric/cabling-plan.js';
+import { parsePlan } from '../dist/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../dist/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../dist/sources/fabric/cabling-plan-writer.js';
 
 const PROJECT = fileURLToPath(new URL('..', import.meta.url));
 const { rounds, tree } = JSON.parse(process.argv[2]);

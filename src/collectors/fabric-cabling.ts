@@ -47,9 +47,10 @@ const versionOf = (stats: Stats): string => `${stats.ino}:${stats.size}:${stats.
 
 // The plan's parser and resolver are fabric mode's sources: loaded when first needed, never by a
 // host that does not run fabric mode.
-type PlanSource = typeof import('../sources/fabric/cabling-plan.js');
+type PlanSource = typeof import('../sources/fabric/cabling-plan.js') & typeof import('../sources/fabric/cabling-plan-resolution.js');
 let planSource: Promise<PlanSource> | undefined;
-const loadPlanSource = (): Promise<PlanSource> => (planSource ??= import('../sources/fabric/cabling-plan.js'));
+const loadPlanSource = (): Promise<PlanSource> =>
+  (planSource ??= Promise.all([import('../sources/fabric/cabling-plan.js'), import('../sources/fabric/cabling-plan-resolution.js')]).then(([parsing, resolution]) => ({ ...parsing, ...resolution })));
 
 /** Read and parse the plan file: the plan, or the one line that says why it cannot be used. */
 function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, source: string): { loaded: PlanFile } | { error: string } {

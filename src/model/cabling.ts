@@ -1,5 +1,5 @@
 // The cabling plan (--fabric.topology-file) and what the fabric does against it: plain data, made
-// by pure functions (sources/fabric/cabling-plan.ts reads a plan, snapshot/cabling-conformance.ts
+// by pure functions (sources/fabric/cabling-plan*.ts read and resolve a plan, snapshot/cabling-conformance.ts
 // and snapshot/rails.ts judge the fabric against it) and read by the metrics, the findings and the
 // fabric map. docs/fabric.md, "Cabling plan, rails and the fabric map", says what each field means
 // for a person.
@@ -47,6 +47,9 @@ export interface PlanError {
   line: number;
   message: string;
 }
+
+/** A parsed plan, or the errors that make it unusable (every one, in line order). */
+export type ParsedPlan = { plan: CablingPlan; errors: [] } | { plan: undefined; errors: PlanError[] };
 
 // --- the plan against a fabric ----------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
-import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling } from '../../src/model/cabling.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { judgeRails } from '../../src/model/rails.js';

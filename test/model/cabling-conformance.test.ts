@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
-import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling, type CablingAction, type CablingConformance } from '../../src/model/cabling.js';
 import { judgeCabling, judgeConformance } from '../../src/model/cabling-conformance.js';
 import { fabricPortKey, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/model/fabric.js';

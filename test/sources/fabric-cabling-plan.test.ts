@@ -1,7 +1,9 @@
 // The cabling plan's two formats, its errors (line and what was expected), resolution against a
 // recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/fabrics/rail-tree.net).
 import { describe, expect, it } from 'vitest';
-import { formatPlan, parsePlan, planErrorMessage, planFormat, planToken, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { parsePlan, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan, planToken } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
 

@@ -9,7 +9,9 @@ import { cablingFindings, explainedByCabling } from '../../src/collectors/fabric
 import { addressConflictFindings, portFindings } from '../../src/collectors/fabric-findings.js';
 import { severityRank } from '../../src/model/finding.js';
 import type { FabricMapInput } from '../../src/commands/serve/fabric-map.js';
-import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { parsePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { buildTopology, nodesByPortGuid } from '../../src/sources/fabric/discovery.js';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';

@@ -97,7 +97,7 @@ export async function runTopology(argv: readonly string[], io: TopologyIo, optio
   }
   const incomplete = snapshot.reports.filter((report) => !report.success);
   const format = settings.get(FORMAT);
-  const { formatPlan } = await import('../../sources/fabric/cabling-plan.js');
+  const { formatPlan } = await import('../../sources/fabric/cabling-plan-writer.js');
   const text = format === 'ibnetdiscover' ? discovery.text ?? '' : formatPlan(discovery.topology, ports?.ports, (options.now ?? (() => new Date()))());
   if (incomplete.length > 0) {
     // A plan written from a partial discovery would call every cable it missed "unplanned".
