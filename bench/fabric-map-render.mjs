@@ -30,7 +30,7 @@ const { fatTreeFabric, leafGuid, spineGuid, hostGuid } = await import(pathToFile
 
 const fabric = fatTreeFabric({ ...tree, spareLeafPorts: 2 });
 const plan = parsePlan(formatPlan(fabric.topology, fabric.readings), 'plan.txt').plan;
-const { resolved } = resolvePlan(plan, fabric.topology, new Map());
+const resolved = resolvePlan(plan, fabric.topology, new Map());
 
 // Miswire it, as a ports cycle reads it (switch ports) and a discovery sees it (CA ports).
 const key = (guid, port) => `${guid}/${port}`;

@@ -69,9 +69,37 @@ export interface ResolvedCable {
   speed: LinkSpeed | undefined;
 }
 
+/**
+ * A name of the plan that does not name one node of the fabric now, or a cable that resolving left
+ * out. Never an exit, not even at start: the fabric is untrusted (any host sets its own
+ * NodeDescription, and can copy another's at any time), so the plan's other lines are still judged,
+ * and the cabling collector fails with each problem as a finding.
+ *   ambiguous  the name is the NodeDescription (or node-name-map name) of several nodes
+ *   unknown    no node has the name (a typo, or a host down and unseen since start): a missing node
+ *   conflict   two lines cable one port, or a cable joins a node to itself, once the names resolved
+ */
+export interface PlanProblem {
+  kind: 'ambiguous' | 'unknown' | 'conflict';
+  /** The name as the plan wrote it. */
+  name: string;
+  /** The plan lines that use the name (conflict: the cable left out), ascending. */
+  lines: readonly number[];
+  /** ambiguous: the nodes that share the name; conflict: the node of the port. */
+  guids: readonly string[];
+  /** ambiguous: the node the name resolved to before, whose cables it still names. */
+  boundTo?: string;
+  /** What is wrong, for a person (without file and line). */
+  message: string;
+}
+
 export interface ResolvedPlan {
   plan: CablingPlan;
+  /** The cables judged: both ends resolved (or, before any discovery, every cable). */
   cables: readonly ResolvedCable[];
+  /** Cables with an end no name resolved (ambiguous or unknown): not judged, their unknown nodes missing. */
+  unjudged: readonly ResolvedCable[];
+  /** Everything that kept a line of the plan from resolving, in line order. */
+  problems: readonly PlanProblem[];
   /** Every node the plan names, by GUID (the name it was written with), resolved ones only. */
   nodes: ReadonlyMap<string, string>;
   /** Names that resolved to no node (absent NodeDescriptions), each once. */

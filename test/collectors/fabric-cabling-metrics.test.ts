@@ -21,7 +21,7 @@ const WHOLE: Shard = { index: 1, count: 1 };
 function report(scenario: string, rails?: CablingReport['rails']): CablingReport {
   const healthy = recordedRailTree('healthy');
   const { topology, readings } = recordedRailTree(scenario);
-  const { resolved } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings)), topology, railTreeNames());
+  const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings)), topology, railTreeNames());
   return { conformance: judgeConformance(resolved, topology, readings), rails: rails ?? judgeRails(topology, currentCabling(topology, readings), undefined) };
 }
 

@@ -17,7 +17,7 @@ describe('README cabling example', () => {
     const block = /\(exit status 1\):\n\n```\n([\s\S]*?)```/.exec(section)?.[1];
     const healthy = recordedRailTree('healthy');
     const { topology, readings } = recordedRailTree('miswired');
-    const { resolved } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
+    const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
     const report = { conformance: judgeConformance(resolved, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
     const expected = cablingFindings(report, topology).map((finding) => `${finding.summary}\n  → ${finding.remedy}\n`).join('');
     expect(block).toBe(expected);
