@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePlan, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
-import { formatPlan, planToken } from '../../src/sources/fabric/cabling-plan-writer.js';
+import { formatPlan, planNames, planToken } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
 
@@ -216,6 +216,24 @@ describe('topology save', () => {
     expect(conformance.links).toHaveLength(30);
     expect(conformance.links.every((link) => link.status === 0)).toBe(true);
     expect([conformance.unplanned, conformance.actions, conformance.missingLinks, conformance.missingNodes, conformance.belowPlan]).toEqual([[], [], [], [], []]);
+  });
+
+  it('names a node by a name that is its alone: node-name-map name, else NodeDescription unique in the whole fabric, else GUID', () => {
+    const { topology } = recordedRailTree('healthy');
+    const cas = [...topology.nodes.values()].filter((node) => node.type === 'ca').slice(0, 5);
+    const [a, b, c, d, e] = cas.map((node) => node.guid) as [string, string, string, string, string];
+    const changed = new Map(topology.nodes);
+    // a has a map name and shares its description with b: b is written by GUID, a by its map name.
+    changed.set(a, { ...changed.get(a)!, name: 'host-a', description: 'shared' });
+    changed.set(b, { ...changed.get(b)!, name: undefined, description: 'shared' });
+    // c and d share a map name: each by its own description.
+    changed.set(c, { ...changed.get(c)!, name: 'twin' });
+    changed.set(d, { ...changed.get(d)!, name: 'twin' });
+    // e has no description.
+    changed.set(e, { ...changed.get(e)!, name: undefined, description: '  ' });
+    const { names, byGuid } = planNames({ ...topology, nodes: changed });
+    expect([a, b, c, d, e].map((guid) => names.get(guid))).toEqual(['host-a', b, topology.nodes.get(c)!.description, topology.nodes.get(d)!.description, e]);
+    expect(byGuid).toEqual({ shared: 1, nameless: 1 });
   });
 
   it('writes a node by GUID when its NodeDescription is not its own', () => {

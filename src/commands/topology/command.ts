@@ -97,7 +97,7 @@ export async function runTopology(argv: readonly string[], io: TopologyIo, optio
   }
   const incomplete = snapshot.reports.filter((report) => !report.success);
   const format = settings.get(FORMAT);
-  const { formatPlan } = await import('../../sources/fabric/cabling-plan-writer.js');
+  const { formatPlan, planNames, planNamesByGuid } = await import('../../sources/fabric/cabling-plan-writer.js');
   const text = format === 'ibnetdiscover' ? discovery.text ?? '' : formatPlan(discovery.topology, ports?.ports, (options.now ?? (() => new Date()))());
   if (incomplete.length > 0) {
     // A plan written from a partial discovery would call every cable it missed "unplanned".
@@ -121,5 +121,8 @@ export async function runTopology(argv: readonly string[], io: TopologyIo, optio
   const nodes = discovery.topology.nodes.size;
   const cables = format === 'plan' ? text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length : undefined;
   io.stderr.write(`infiniband-exporter topology save: wrote the fabric (${plural(nodes, 'node')}${cables === undefined ? '' : `, ${plural(cables, 'cable')}`}) to ${file === '-' ? 'standard output' : file} as ${format === 'plan' ? 'a cabling plan' : 'ibnetdiscover output'}\n`);
+  // Said, so that a person who reads a GUID where a host name was expected knows why.
+  const { byGuid } = planNames(discovery.topology);
+  if (format === 'plan' && byGuid.shared + byGuid.nameless > 0) io.stderr.write(`infiniband-exporter topology save: named ${planNamesByGuid(byGuid)}\n`);
   return 0;
 }

@@ -9,26 +9,47 @@ export function planToken(name: string): string {
   return /^[^\s#"\\]+$/.test(name) && !/^0x[0-9a-f]{1,16}$/i.test(name) ? name : `"${name.replace(/[\\"]/g, '\\$&')}"`;
 }
 
+/** How `formatPlan` names the nodes, and how many it wrote by GUID, by why. */
+export interface PlanNames {
+  /** GUID → the name written (the GUID itself where no name is the node's alone). */
+  names: Map<string, string>;
+  /** Written by GUID: NodeDescription shared with another node (or another's node-name-map name); none at all (or one that reads as a GUID). */
+  byGuid: { shared: number; nameless: number };
+}
+
 /**
- * How `formatPlan` names each node: its node-name-map name, else its NodeDescription, else its
- * GUID, whichever names it alone (two nodes with one NodeDescription, say "MT4129 ConnectX7
- * Mellanox Technologies" before rdma-ndd set the hostname, are written by GUID).
+ * How `formatPlan` names each node, so that reading the plan back resolves every name to it alone:
+ * its node-name-map name where no other node has it, else its NodeDescription where no other node of
+ * the fabric has it (as description or map name), else its GUID. Any host sets its own description:
+ * two adapters still named "MT4129 ConnectX7 Mellanox Technologies" before rdma-ndd set the
+ * hostname, or a host that copied another's, are written by GUID.
  */
-export function planNames(topology: FabricTopology): Map<string, string> {
-  const candidates = new Map<string, string>();
-  for (const node of topology.nodes.values()) {
+export function planNames(topology: FabricTopology): PlanNames {
+  const count = (values: Iterable<string>): Map<string, number> => {
+    const uses = new Map<string, number>();
+    for (const value of values) if (value !== '') uses.set(value, (uses.get(value) ?? 0) + 1);
+    return uses;
+  };
+  const nodes = [...topology.nodes.values()];
+  const mapNames = count(nodes.map((node) => node.name ?? ''));
+  const descriptions = count(nodes.map((node) => node.description.trim()));
+  const names = new Map<string, string>();
+  const byGuid = { shared: 0, nameless: 0 };
+  for (const node of nodes) {
     const description = node.description.trim();
-    candidates.set(node.guid, node.name || (description !== '' && normaliseGuid(description) === undefined ? description : node.guid));
+    if (node.name && mapNames.get(node.name) === 1) {
+      names.set(node.guid, node.name);
+    } else if (description === '' || normaliseGuid(description) !== undefined) {
+      names.set(node.guid, node.guid);
+      byGuid.nameless += 1;
+    } else if (descriptions.get(description) === 1 && !mapNames.has(description)) {
+      names.set(node.guid, description);
+    } else {
+      names.set(node.guid, node.guid);
+      byGuid.shared += 1;
+    }
   }
-  const uses = new Map<string, number>();
-  for (const name of candidates.values()) uses.set(name, (uses.get(name) ?? 0) + 1);
-  // A NodeDescription that is also another node's map name would resolve to that node.
-  const mapNames = new Set([...topology.nodes.values()].map((node) => node.name).filter(Boolean));
-  for (const [guid, name] of candidates) {
-    const node = topology.nodes.get(guid)!;
-    if (uses.get(name)! > 1 || (name !== node.name && mapNames.has(name))) candidates.set(guid, guid);
-  }
-  return candidates;
+  return { names, byGuid };
 }
 
 /** The end a plan line starts with: a switch before a CA, then the name first in natural order, then the lower port. */
@@ -45,7 +66,7 @@ function planOrder(topology: FabricTopology, names: ReadonlyMap<string, string>,
  * the same fabric finds nothing.
  */
 export function formatPlan(topology: FabricTopology, readings: ReadonlyMap<string, FabricPortReading> = new Map(), savedAt?: Date): string {
-  const names = planNames(topology);
+  const { names, byGuid } = planNames(topology);
   const cabling = currentCabling(topology, readings);
   const rows: { ends: [PortAddress, PortAddress]; rate: string }[] = [];
   for (const [key, peer] of cabling) {
@@ -63,11 +84,22 @@ export function formatPlan(topology: FabricTopology, readings: ReadonlyMap<strin
     `# ${counts.switch} switches, ${counts.ca} CAs${counts.router > 0 ? `, ${counts.router} routers` : ''}, ${rows.length} cables.`,
     '# One cable a line: <node> <port> <peer node> <peer port> [width] [speed]; a node by its',
     '# node-name-map name, else its NodeDescription (in double quotes when it has spaces), else its GUID.',
+    ...(byGuid.shared + byGuid.nameless > 0 ? [`# ${planNamesByGuid(byGuid)}.`] : []),
     '# Use it as --fabric.topology-file: the exporter then reports every cable that is not as written here.',
     '',
   ];
   const lines = table.map((row) => row.map((cell, column) => (column < 4 && cell !== '' ? cell.padEnd(widths[column]!) : cell)).join('  ').trimEnd());
   return `${[...header, ...lines].join('\n')}\n`;
+}
+
+/** "3 nodes by GUID, as no name is theirs alone: 2 share their NodeDescription with another node, 1 has none". */
+export function planNamesByGuid(byGuid: PlanNames['byGuid']): string {
+  const why = [
+    byGuid.shared > 0 ? `${byGuid.shared} ${byGuid.shared === 1 ? 'shares its' : 'share their'} NodeDescription with another node` : '',
+    byGuid.nameless > 0 ? `${byGuid.nameless} ${byGuid.nameless === 1 ? 'has' : 'have'} none` : '',
+  ].filter(Boolean);
+  const total = byGuid.shared + byGuid.nameless;
+  return `${total} ${total === 1 ? 'node' : 'nodes'} by GUID, as no name is ${total === 1 ? 'its' : 'theirs'} alone: ${why.join(', ')}`;
 }
 
 function addressOf(key: string): PortAddress {
