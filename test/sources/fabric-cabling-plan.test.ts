@@ -131,7 +131,7 @@ describe('resolving a plan against the fabric', () => {
       'rail0-leaf1 4 spine-1 1',
     ].join('\n')), twins, names);
     expect(resolved.problems).toEqual([
-      { kind: 'unknown', name: 'gpu01 mlx5_9', lines: [1], guids: [], message: '"gpu01 mlx5_9" names no node: no node-name-map name or NodeDescription in the fabric is "gpu01 mlx5_9"; a typo, or a host down since the exporter started (name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does))' },
+      { kind: 'unknown', name: 'gpu01 mlx5_9', lines: [1], guids: [], message: '"gpu01 mlx5_9" names no node: no node-name-map name or NodeDescription in the fabric is "gpu01 mlx5_9": a typo, or a host down since the exporter started; name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)' },
       { kind: 'ambiguous', name: 'twin', lines: [2, 4], guids: ['0x0000000000000001', '0x0000000000000002'], message: '"twin" is the NodeDescription of 2 nodes (0x0000000000000001, 0x0000000000000002): its cables are not judged; a host copied another\'s NodeDescription, or name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)' },
       { kind: 'conflict', name: LEAF1, lines: [3], guids: [LEAF1], message: `port 2 of "${LEAF1}" (${LEAF1}) is already cabled at line 2, under another name: this cable is not judged; name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)` },
     ]);

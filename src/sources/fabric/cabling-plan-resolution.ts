@@ -64,7 +64,7 @@ export function resolvePlan(
       return { guid: bound };
     }
     if (!topology) return { guid: undefined };
-    return { guid: undefined, problem: problem('unknown', text, [], `"${text}" names no node: no node-name-map name or NodeDescription in the fabric is "${text}"; a typo, or a host down since the exporter started (${ADVICE})`) };
+    return { guid: undefined, problem: problem('unknown', text, [], `"${text}" names no node: no node-name-map name or NodeDescription in the fabric is "${text}": a typo, or a host down since the exporter started; ${ADVICE}`) };
   };
 
   const resolve = (ref: PlanEnd['node'], line: number): string | undefined => {
