@@ -45,6 +45,8 @@ export function topologyHelpText(): string {
     '',
     'Discovers the fabric once (ibnetdiscover, then one ports cycle for the widths and speeds) and writes',
     'it to FILE as a cabling plan: one cable a line, "<node> <port> <peer node> <peer port> [width] [speed]".',
+    'Each node by its node-name-map name, else its NodeDescription, else its GUID: whichever is its alone',
+    '(a NodeDescription another host has too would not say which node is meant); it says how many by GUID.',
     'Give it to the exporter as --fabric.topology-file: every cable not as written is then reported,',
     'with the cable to move. FILE "-" writes to standard output.',
     'Exit status: 0 written, 1 the fabric could not be discovered, 2 usage error.',
