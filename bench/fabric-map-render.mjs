@@ -18,7 +18,9 @@ import { exposition } from '../dist/metrics/exposition.js';
 import { currentCabling } from '../dist/model/cabling.js';
 import { judgeConformance } from '../dist/model/cabling-conformance.js';
 import { judgeRails } from '../dist/model/rails.js';
-import { formatPlan, parsePlan, resolvePlan } from '../dist/sources/fabric/cabling-plan.js';
+import { parsePlan } from '../dist/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../dist/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../dist/sources/fabric/cabling-plan-writer.js';
 import { importTypeScript } from './typescript.mjs';
 
 const { rounds, tree } = JSON.parse(process.argv[2]);
@@ -26,7 +28,7 @@ const { fatTreeFabric, leafGuid, spineGuid, hostGuid } = await importTypeScript(
 
 const fabric = fatTreeFabric({ ...tree, spareLeafPorts: 2 });
 const plan = parsePlan(formatPlan(fabric.topology, fabric.readings), 'plan.txt').plan;
-const { resolved } = resolvePlan(plan, fabric.topology, new Map());
+const resolved = resolvePlan(plan, fabric.topology, new Map());
 
 // Miswire it, as a ports cycle reads it (switch ports) and a discovery sees it (CA ports).
 const key = (guid, port) => `${guid}/${port}`;

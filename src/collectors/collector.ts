@@ -62,8 +62,9 @@ export interface CollectorContext {
   /** Run `collector`'s cycle now, unless it started within `minimumAgeMs`; says whether it will run. */
   runSoon(collector: Collector, minimumAgeMs: number): boolean;
   /**
-   * A mistake of the user's that only a reading could find (a cabling plan naming a node the fabric
-   * does not have): the program stops with exit code 2 and the error's one line, as for a bad flag.
+   * A mistake of the user's that only a reading could find (a cabling plan file that stopped parsing
+   * between the start's check and its first reading): the program stops with exit code 2 and the
+   * error's one line, as for a bad flag. Never for what the fabric says: that is untrusted.
    */
   fatal(error: UsageError): void;
 }

@@ -5,6 +5,8 @@
 //   swap, rotation, moves, a link below the plan's rate   InfiniBandFabricCableMiswired (status 2, 3)
 //   a planned cable without link, a node of the plan gone  InfiniBandFabricPlannedLinkMissing (status 1)
 //   an adapter on another rail's switch                    InfiniBandFabricRailViolation
+//   a name of the plan that does not resolve (several      InfiniBandExporterCollectorFailing
+//   nodes have it, or none), a cable left out for it       (the collector fails while it lasts)
 //   a cable the plan does not have (and no move explains)  info: add it to the plan, or unplug it
 // Nothing here without a plan or rails: `cablingFindings` of an empty report is empty.
 import { formatWidth, LANE_RATES, type LinkSpeed, type LinkWidth } from '../model/link-rate.js';
@@ -27,6 +29,7 @@ import type { FabricNodeName, FabricPortName, Finding } from '../model/finding.j
 const MISWIRED = { runbook: 'infinibandfabriccablemiswired', alert: 'InfiniBandFabricCableMiswired' } as const;
 const MISSING = { runbook: 'infinibandfabricplannedlinkmissing', alert: 'InfiniBandFabricPlannedLinkMissing' } as const;
 const RAIL = { runbook: 'infinibandfabricrailviolation', alert: 'InfiniBandFabricRailViolation' } as const;
+const UNRESOLVED = { runbook: 'infinibandexportercollectorfailing', alert: 'InfiniBandExporterCollectorFailing' } as const;
 
 /** Names for the messages: a node's node-name-map name, else its NodeDescription, else the plan's name for it, else its GUID. */
 export class CablingWords {
@@ -178,8 +181,13 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
       ...MISSING,
     });
   }
+  findings.push(...problemFindings(words, conformance));
   for (const node of conformance.missingNodes) {
-    const name = node.guid === undefined ? node.written : `${nodeLabel(words.topology, node.guid, node.written)} (${node.guid})`;
+    if (node.guid === undefined) {
+      findings.push(unknownNameFinding(words, node));
+      continue;
+    }
+    const name = `${nodeLabel(words.topology, node.guid, node.written)} (${node.guid})`;
     const ends = node.cables.map((cable) => cable.ends.find((end) => (node.guid === undefined ? end.nodeGuid === undefined && end.written === node.written : end.nodeGuid !== node.guid)) ?? cable.ends[1]);
     const first = node.cables[0];
     const peer = first?.ends.find((end) => end.nodeGuid !== node.guid && end.nodeGuid !== undefined);
@@ -211,6 +219,44 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
     });
   }
   return findings;
+}
+
+/** A name of the plan several nodes have, or a cable left out as resolved: the plan line(s), the nodes, and why. */
+function problemFindings(words: CablingWords, conformance: CablingConformance): Finding[] {
+  return conformance.plan.problems.filter((problem) => problem.kind !== 'unknown').map((problem) => ({
+    condition: problem.kind === 'ambiguous' ? 'plan-name-ambiguous' : 'plan-cable-conflict',
+    severity: 'warning' as const,
+    subject: { kind: 'subnet' },
+    summary: `${problem.message}${words.lines(problem.lines.map((line) => ({ line })))}`,
+    meaning: problem.kind === 'ambiguous' && problem.boundTo === undefined
+      ? 'The plan cannot say which node it means: the cables of these lines are not checked, so a miswired or missing cable there goes unreported. The rest of the plan is checked.'
+      : problem.kind === 'ambiguous'
+        ? 'The cables of these lines are still checked as the node the name named before, but a restart of the exporter would no longer know which node is meant, and another host now claims this name.'
+        : 'The plan names one port twice once its names are resolved: this cable is not checked. The rest of the plan is checked.',
+    cause: problem.kind === 'ambiguous'
+      ? 'Any host sets its own NodeDescription: a host was given the name of another (a copied rdma-ndd or node_desc setting, a reinstalled host with an old hostname), or adapters still carry the factory description. In a node-name-map, a line copied without changing its name.'
+      : 'A node named twice in the plan under two names (its GUID or node-name-map name and a NodeDescription), or a host that took the NodeDescription of another node of the plan.',
+    remedy: problem.kind === 'ambiguous'
+      ? `find the nodes that share it (${problem.guids.join(', ')}: smpquery nodedesc -G <guid>), give each host its own NodeDescription (rdma-ndd, /sys/class/infiniband/*/node_desc), and name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)`
+      : 'name the node one way in the plan, by GUID or node-name-map name',
+    ...UNRESOLVED,
+  }));
+}
+
+/** A name of the plan no node has: missing (counted) and an error of the plan until it resolves. */
+function unknownNameFinding(words: CablingWords, node: CablingConformance['missingNodes'][number]): Finding {
+  const ends = node.cables.map((cable) => cable.ends.find((end) => !(end.nodeGuid === undefined && end.written === node.written)) ?? cable.ends[1]);
+  const peer = ends.find((end) => end.nodeGuid !== undefined);
+  return {
+    condition: 'plan-node-missing',
+    severity: 'warning',
+    subject: peer ? subject(words, { nodeGuid: peer.nodeGuid!, port: peer.port }, undefined) : { kind: 'subnet' },
+    summary: `"${node.written}", a node of the plan${node.cables.length > 0 ? ` with ${plural(node.cables.length, 'cable')} (to ${ends.map((end) => words.planPort(end)).join(', ')})` : ''}, names no node of the fabric: no node-name-map name or NodeDescription is "${node.written}"${words.lines(node.cables)}`,
+    meaning: 'Either a host the fabric was planned with is down and has not been seen since the exporter started, or the plan has a typo: its cables are not checked until the name resolves.',
+    cause: 'A typo in the plan, a host powered off or not installed yet, or a host whose NodeDescription changed (renamed, reinstalled, rdma-ndd not running).',
+    remedy: `check the spelling against ibnetdiscover or smpquery nodedesc; name a node that is not up yet by GUID or node-name-map name in the plan${node.cables.length > 0 ? `, then check its cables to ${ends.map((end) => words.planPort(end)).join(', ')}` : ''}`,
+    ...UNRESOLVED,
+  };
 }
 
 function railFindings(words: CablingWords, rails: RailReport): Finding[] {

@@ -6,10 +6,14 @@
 // rails it is off: nothing of it runs and no series exists.
 //
 // The plan is parsed at start (a malformed line or a port cabled twice: exit 2, with the file and
-// line), resolved against the first discovery (a name no node has: exit 2 as well, in `serve` and
-// in `check`), and read again when the file changes or on SIGHUP; a new plan that does not parse
-// or resolve is refused and the plan read before stays in force, with the reason as the
-// collector's failure.
+// line) and read again when the file changes or on SIGHUP; a new version that does not parse is
+// refused and the plan read before stays in force, with the reason as the collector's failure.
+// The plan in force is resolved against every new discovery. A name that does not resolve (the
+// NodeDescription of several nodes, a name no node has) is never an exit, at start or later: the
+// fabric is untrusted, any host can copy another's NodeDescription at any time, and the fabric may
+// be half down at start. Each is a finding naming its plan lines, and an error of the collector
+// (infiniband_exporter_collector_success 0: InfiniBandExporterCollectorFailing); every other line
+// of the plan is still judged.
 import { readFileSync, statSync, type Stats } from 'node:fs';
 import { UsageError } from '../config/errors.js';
 import { STRING, optionalFlag, type Settings } from '../config/flags.js';
@@ -47,9 +51,10 @@ const versionOf = (stats: Stats): string => `${stats.ino}:${stats.size}:${stats.
 
 // The plan's parser and resolver are fabric mode's sources: loaded when first needed, never by a
 // host that does not run fabric mode.
-type PlanSource = typeof import('../sources/fabric/cabling-plan.js');
+type PlanSource = typeof import('../sources/fabric/cabling-plan.js') & typeof import('../sources/fabric/cabling-plan-resolution.js');
 let planSource: Promise<PlanSource> | undefined;
-const loadPlanSource = (): Promise<PlanSource> => (planSource ??= import('../sources/fabric/cabling-plan.js'));
+const loadPlanSource = (): Promise<PlanSource> =>
+  (planSource ??= Promise.all([import('../sources/fabric/cabling-plan.js'), import('../sources/fabric/cabling-plan-resolution.js')]).then(([parsing, resolution]) => ({ ...parsing, ...resolution })));
 
 /** Read and parse the plan file: the plan, or the one line that says why it cannot be used. */
 function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, source: string): { loaded: PlanFile } | { error: string } {
@@ -74,19 +79,17 @@ async function verify(settings: Settings): Promise<void> {
   if ('error' in result) throw new UsageError(result.error);
 }
 
-/** The plan in force: its last resolution, the topology it was resolved against, whether one resolved without errors, and why the last did not. */
+/** The plan in force: its last resolution and the topology it was resolved against (none before the first discovery). */
 interface InForce {
   file: PlanFile;
   resolved: ResolvedPlan | undefined;
   against: FabricTopology | undefined;
-  accepted: boolean;
-  problem?: string;
 }
 
 class CablingReader implements Reader<CablingReport> {
   private readonly file: string | undefined;
   private readonly source: string;
-  /** The plan in force, its last resolution, the topology it was resolved against, and whether one resolved without errors. */
+  /** The plan in force, its last resolution and the topology it was resolved against. */
   private inForce: InForce | undefined;
   /** A changed file that could not be used (that version of it), and why: said once, failing each cycle until the file changes. */
   private refused: { version: string; message: string } | undefined;
@@ -110,14 +113,16 @@ class CablingReader implements Reader<CablingReport> {
     const discovery = FABRIC_DISCOVERY.of(snapshot);
     if (this.file !== undefined) {
       this.consider(await loadPlanSource(), this.file, discovery, failures);
-      if (this.inForce?.problem) failures.push(this.inForce.problem);
       if (this.refused && this.inForce) failures.push(`${this.refused.message}; the plan read before stays in force`);
     }
+    // Names of the plan that do not resolve: errors of the collector, each with its first line.
+    const problems = (this.inForce?.resolved?.problems ?? []).map((problem) => ({ item: `${this.source} ${this.file}:${problem.lines[0]}`, message: problem.message }));
     // Every cable of the fabric: judged in time slices.
     const report = await inSlices(judgeCablingSteps(this.inForce?.resolved, this.rails, discovery?.topology, FABRIC_PORTS.of(snapshot)?.ports ?? new Map()));
     return {
       ...(report && { part: report }),
       ...(failures.length > 0 && { failure: failures.join('; ') }),
+      ...(problems.length > 0 && { errors: problems, failOnErrors: true }),
     };
   }
 
@@ -148,34 +153,25 @@ class CablingReader implements Reader<CablingReport> {
     }
     const topology = discovery?.topology;
     if (!candidate) return;
-    if (!topology) {
-      // No fabric to resolve it against yet: in force, judged once a discovery succeeds.
-      this.inForce ??= { file: candidate, resolved: undefined, against: undefined, accepted: false };
-      return;
-    }
     const current = this.inForce;
     if (current?.file === candidate && current.against === topology) return;
-    const { resolved, errors } = plans.resolvePlan(candidate.plan, topology, discovery.names, this.bindings);
-    if (errors.length === 0) {
-      if (current?.file !== candidate) this.refused = undefined;
-      this.inForce = { file: candidate, resolved, against: topology, accepted: true };
-      this.bindings = resolved.bindings;
+    if (current?.file !== candidate) this.refused = undefined;
+    // No fabric to resolve it against yet: in force, judged once a discovery succeeds.
+    if (!topology) {
+      this.inForce = { file: candidate, resolved: undefined, against: undefined };
       return;
     }
-    const message = plans.planErrorMessage(this.source, file, errors[0]!);
-    const isNew = current?.file !== candidate;
-    // At start and in `check`: a name that is no node's is the user's mistake, as a bad flag.
-    if (!current?.accepted && (!current || !isNew)) return this.context.fatal(new UsageError(message));
-    if (isNew) {
-      if (this.refused?.version !== candidate.version) logger.error({ file, error: message }, 'the changed cabling plan is not usable; the plan read before stays in force');
-      this.refused = { version: candidate.version, message };
-      return;
-    }
-    // The plan in force no longer resolves on this discovery (a NodeDescription now on two nodes):
-    // judged as it last resolved, and said.
-    this.inForce = { ...current!, against: topology, problem: message };
+    const resolved = plans.resolvePlan(candidate.plan, topology, discovery.names, this.bindings);
+    this.inForce = { file: candidate, resolved, against: topology };
+    this.bindings = resolved.bindings;
   }
 }
+
+const PLAN_REFUSED = {
+  consequence: 'the cabling plan in force may not be the file as it is now: the cables are judged against the plan read before',
+  meaning: 'A changed plan that does not parse is refused so that a typo never passes for a miswired fabric.',
+  cause: 'An edit of the plan file with a malformed line, a port cabled twice, or an unknown width or speed; or the file was removed or made unreadable.',
+};
 
 function setUp(context: CollectorContext): Reader<CablingReport> | Off {
   const rails = context.settings.section(FABRIC_RAILS);
@@ -209,9 +205,7 @@ export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
     const report = FABRIC_CABLING.of(snapshot);
     return report && explainedByCabling(report);
   },
-  failure: {
-    consequence: 'the cabling plan in force may not be the file as it is now: the cables are judged against the plan read before',
-    meaning: 'A changed plan that does not parse, or names a node the fabric does not have, is refused so that a typo never passes for a miswired fabric.',
-    cause: 'An edit of the plan file with a malformed line, a port cabled twice, or a name that is no node\'s (a typo, or a NodeDescription that changed).',
-  },
+  // A name of the plan that does not resolve is a finding of its own (fabric-cabling-findings.ts);
+  // the words here are for a changed plan file that was refused.
+  failure: (_snapshot, report) => (report.errors.some((error) => error.item === 'collector') ? PLAN_REFUSED : undefined),
 });

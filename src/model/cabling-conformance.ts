@@ -158,12 +158,15 @@ function* judgeConformanceSteps(
     if (pace()) yield;
     if (link.status === PLANNED_LINK_STATUS.noLink && !plugged.has(link.cable) && link.cable.ends.every((end) => present(end.nodeGuid))) missingLinks.push({ cable: link.cable });
   }
-  // Nodes of the plan the fabric does not have, with every cable the plan gives them.
+  // Nodes of the plan the fabric does not have, with every cable the plan gives them: those of the
+  // cables not judged too (a name no node has). A name several nodes have is not missing: it is a
+  // problem of the plan (ResolvedPlan.problems), its own finding.
   const missing = new Map<string, MissingPlanNode & { cables: ResolvedCable[] }>();
-  for (const cable of plan.cables) {
+  const ambiguous = new Set(plan.problems.filter((problem) => problem.kind === 'ambiguous').map((problem) => problem.name));
+  for (const cable of [...plan.cables, ...plan.unjudged]) {
     if (pace()) yield;
     for (const end of cable.ends) {
-      if (present(end.nodeGuid)) continue;
+      if (present(end.nodeGuid) || (end.nodeGuid === undefined && ambiguous.has(end.written))) continue;
       const id = end.nodeGuid ?? `?${end.written}`;
       let node = missing.get(id);
       if (!node) missing.set(id, (node = { guid: end.nodeGuid, written: end.written, cables: [] }));

@@ -1,5 +1,5 @@
 // The cabling plan (--fabric.topology-file) and what the fabric does against it: plain data, made
-// by pure functions (sources/fabric/cabling-plan.ts reads a plan, model/cabling-conformance.ts
+// by pure functions (sources/fabric/cabling-plan*.ts read and resolve a plan, model/cabling-conformance.ts
 // and model/rails.ts judge the fabric against it) and read by the metrics, the findings and the
 // fabric map. docs/fabric.md, "Cabling plan, rails and the fabric map", says what each field means
 // for a person.
@@ -48,6 +48,9 @@ export interface PlanError {
   message: string;
 }
 
+/** A parsed plan, or the errors that make it unusable (every one, in line order). */
+export type ParsedPlan = { plan: CablingPlan; errors: [] } | { plan: undefined; errors: PlanError[] };
+
 // --- the plan against a fabric ----------------------------------------------------------------------
 
 /** One end of a planned cable, resolved: its node's GUID, or undefined when no node of the fabric (and no binding) has that name. */
@@ -66,9 +69,37 @@ export interface ResolvedCable {
   speed: LinkSpeed | undefined;
 }
 
+/**
+ * A name of the plan that does not name one node of the fabric now, or a cable that resolving left
+ * out. Never an exit, not even at start: the fabric is untrusted (any host sets its own
+ * NodeDescription, and can copy another's at any time), so the plan's other lines are still judged,
+ * and the cabling collector fails with each problem as a finding.
+ *   ambiguous  the name is the NodeDescription (or node-name-map name) of several nodes
+ *   unknown    no node has the name (a typo, or a host down and unseen since start): a missing node
+ *   conflict   two lines cable one port, or a cable joins a node to itself, once the names resolved
+ */
+export interface PlanProblem {
+  kind: 'ambiguous' | 'unknown' | 'conflict';
+  /** The name as the plan wrote it. */
+  name: string;
+  /** The plan lines that use the name (conflict: the cable left out), ascending. */
+  lines: readonly number[];
+  /** ambiguous: the nodes that share the name; conflict: the node of the port. */
+  guids: readonly string[];
+  /** ambiguous: the node the name resolved to before, whose cables it still names. */
+  boundTo?: string;
+  /** What is wrong, for a person (without file and line). */
+  message: string;
+}
+
 export interface ResolvedPlan {
   plan: CablingPlan;
+  /** The cables judged: both ends resolved (or, before any discovery, every cable). */
   cables: readonly ResolvedCable[];
+  /** Cables with an end no name resolved (ambiguous or unknown): not judged, their unknown nodes missing. */
+  unjudged: readonly ResolvedCable[];
+  /** Everything that kept a line of the plan from resolving, in line order. */
+  problems: readonly PlanProblem[];
   /** Every node the plan names, by GUID (the name it was written with), resolved ones only. */
   nodes: ReadonlyMap<string, string>;
   /** Names that resolved to no node (absent NodeDescriptions), each once. */

@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CABLING_METRIC_ORDER, cablingSamples, writeCablingMetrics } from '../../src/collectors/fabric-cabling-metrics.js';
 import { ExpositionBuffer } from '../../src/exposition/buffer.js';
-import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling, type CablingReport } from '../../src/model/cabling.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import type { Shard } from '../../src/model/fabric.js';
@@ -20,7 +21,7 @@ const WHOLE: Shard = { index: 1, count: 1 };
 function report(scenario: string, rails?: CablingReport['rails']): CablingReport {
   const healthy = recordedRailTree('healthy');
   const { topology, readings } = recordedRailTree(scenario);
-  const { resolved } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings)), topology, railTreeNames());
+  const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings)), topology, railTreeNames());
   return { conformance: judgeConformance(resolved, topology, readings), rails: rails ?? judgeRails(topology, currentCabling(topology, readings), undefined) };
 }
 

@@ -45,7 +45,7 @@ describe('fabric mode is loaded lazily', () => {
     ['fabric-discovery.ts', ['commands', 'discovery']],
     ['fabric-ports.ts', ['commands', 'ports']],
     ['fabric-sa.ts', ['commands', 'sa-records']],
-    ['fabric-cabling.ts', ['cabling-plan']],
+    ['fabric-cabling.ts', ['cabling-plan', 'cabling-plan-resolution']],
   ])('collectors/%s imports its sources dynamically, when it first reads', (file, sources) => {
     const text = readFileSync(path.join(SRC, 'collectors', file), 'utf8');
     for (const source of sources) expect(text).toContain(`import('../sources/fabric/${source}.js')`);

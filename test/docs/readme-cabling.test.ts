@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
-import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling } from '../../src/model/cabling.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { judgeRails } from '../../src/model/rails.js';
@@ -16,7 +17,7 @@ describe('README cabling example', () => {
     const block = /\(exit status 1\):\n\n```\n([\s\S]*?)```/.exec(section)?.[1];
     const healthy = recordedRailTree('healthy');
     const { topology, readings } = recordedRailTree('miswired');
-    const { resolved } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
+    const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
     const report = { conformance: judgeConformance(resolved, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
     const expected = cablingFindings(report, topology).map((finding) => `${finding.summary}\n  → ${finding.remedy}\n`).join('');
     expect(block).toBe(expected);

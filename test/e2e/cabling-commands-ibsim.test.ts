@@ -3,7 +3,8 @@
 // with --fabric.topology-file find nothing on it; then four miswirings at once, live (a moved host
 // cable, two swapped cables, an adapter on another rail's leaf, a pulled inter-switch link), and
 // each is in check's words, in /metrics and on /fabric; a plan file edited badly is refused and
-// the plan before stays; a plan that names no node is a usage error (exit 2) in check and serve.
+// the plan before stays; a plan that names no node is a finding in check and serve, never an exit
+// (a plan that does not parse is: exit 2).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -183,12 +184,16 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     expect(value(metrics, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
   }, 90_000);
 
-  it('a plan that names no node is a usage error: check exits 2 naming file and line; the server stops with it', async () => {
+  it('a plan that names no node is a finding naming file and line, never an exit; a plan that does not parse is exit 2', async () => {
     const typo = path.join(dir, 'typo.txt');
     await writeFile(typo, '# a typo on line 2\nrail0-leaf1 1 "gpu01 mlx5_O" 1\n');
-    const run = await check([...flags, '--fabric.topology-file', typo]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`infiniband-exporter check: --fabric.topology-file ${typo}:2: "gpu01 mlx5_O" names no node: expected a GUID, a name of the node-name-map, or the NodeDescription of a node in the fabric (a node not cabled yet is named by GUID or node-name-map name)\n`);
+    const run = await check([...flags, '--fabric.topology-file', typo, '--format', 'json']);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as JsonReport;
+    expect(report.findings.filter((finding) => finding.condition === 'plan-node-missing').map((finding) => finding.summary)).toEqual([
+      `"gpu01 mlx5_O", a node of the plan with 1 cable (to rail0-leaf1 port 1), names no node of the fabric: no node-name-map name or NodeDescription is "gpu01 mlx5_O" (${typo} line 2)`,
+    ]);
+    expect(report.collectors.find((collector) => collector.collector === 'fabric_cabling')).toMatchObject({ success: false, errors: [{ item: `--fabric.topology-file ${typo}:2` }] });
 
     const malformed = path.join(dir, 'malformed.txt');
     await writeFile(malformed, 'rail0-leaf1 one "gpu01 mlx5_0" 1\n');
@@ -200,6 +205,9 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     const server = exporter(['--fabric.topology-file', typo], (error) => fatal.push(error));
     await server.collectors.runCycle(DISCOVERY_CYCLE);
     await server.collectors.runCycle(FABRIC_PORTS_CYCLE);
-    expect(fatal.map((error) => error.message)).toEqual([run.stderr.replace(/^infiniband-exporter check: /, '').trimEnd()]);
+    expect(fatal).toEqual([]);
+    const metrics = await scrape(server);
+    expect(value(metrics, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(0);
+    expect(value(metrics, 'infiniband_fabric_plan_nodes_missing')).toBe(1);
   }, 90_000);
 });

@@ -11,7 +11,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
-import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { parsePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { FabricCycle } from '../../src/sources/fabric/commands.js';
 import { discoverFabric } from '../../src/sources/fabric/discovery.js';
 import { readFabricPorts } from '../../src/sources/fabric/ports.js';
@@ -49,8 +51,8 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
   /** The cabling findings of the fabric now against the plan: [condition, remedy]. */
   async function judge(): Promise<{ report: CablingReport; findings: string[][] }> {
     const { topology, readings } = await read();
-    const { resolved, errors } = resolvePlan(plan.plan, topology, railTreeNames(), plan.bindings);
-    expect(errors).toEqual([]);
+    const resolved = resolvePlan(plan.plan, topology, railTreeNames(), plan.bindings);
+    expect(resolved.problems).toEqual([]);
     const cabling = currentCabling(topology, readings);
     const report: CablingReport = { conformance: judgeConformance(resolved, topology, readings, cabling), rails: judgeRails(topology, cabling, undefined) };
     return { report, findings: cablingFindings(report, topology).map((finding) => [finding.condition, finding.remedy]) };
@@ -71,8 +73,8 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     expect(text.split('\n').filter((line) => /^\S/.test(line) && !line.startsWith('#'))).toHaveLength(30);
     const parsed = parsePlan(text, 'plan.txt');
     expect(parsed.errors).toEqual([]);
-    const { resolved, errors } = resolvePlan(parsed.plan!, topology, railTreeNames());
-    expect(errors).toEqual([]);
+    const resolved = resolvePlan(parsed.plan!, topology, railTreeNames());
+    expect(resolved.problems).toEqual([]);
     plan = resolved;
   }, 60_000);
 
@@ -92,8 +94,8 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     const { topology, readings, text } = await read();
     const parsed = parsePlan(text, 'saved.ibnetdiscover');
     expect(parsed.plan?.format).toBe('ibnetdiscover');
-    const { resolved, errors } = resolvePlan(parsed.plan!, topology, railTreeNames());
-    expect(errors).toEqual([]);
+    const resolved = resolvePlan(parsed.plan!, topology, railTreeNames());
+    expect(resolved.problems).toEqual([]);
     const conformance = judgeConformance(resolved, topology, readings);
     expect(conformance.links).toHaveLength(30);
     expect(conformance.links.every((link) => link.status === 0)).toBe(true);

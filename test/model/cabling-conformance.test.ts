@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
-import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling, type CablingAction, type CablingConformance } from '../../src/model/cabling.js';
 import { judgeCabling, judgeConformance } from '../../src/model/cabling-conformance.js';
 import { fabricPortKey, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/model/fabric.js';
@@ -12,8 +13,8 @@ import { fabricFromPlan, plan, railTreeNames, recordedRailTree, resolved } from 
 
 /** The findings' [condition, summary → remedy] of a fabric judged against a plan text. */
 function judge(planText: string, fabric: { topology: FabricTopology; readings: Map<string, FabricPortReading> }, names: ReadonlyMap<string, string> = new Map()): { conformance: CablingConformance; findings: string[][] } {
-  const { resolved: planned, errors } = resolvePlan(plan(planText), fabric.topology, names);
-  expect(errors).toEqual([]);
+  const planned = resolvePlan(plan(planText), fabric.topology, names);
+  expect(planned.problems).toEqual([]);
   const conformance = judgeConformance(planned, fabric.topology, fabric.readings);
   const rails = judgeRails(fabric.topology, currentCabling(fabric.topology, fabric.readings), undefined);
   return { conformance, findings: cablingFindings({ conformance, rails }, fabric.topology).map((finding) => [finding.condition, finding.remedy]) };
@@ -54,7 +55,7 @@ describe('the rail tree on ibsim against the plan saved from it', () => {
 
   it('says where each cable is and where it belongs, and names the swap once with both ports', () => {
     const { topology, readings } = recordedRailTree('miswired');
-    const { resolved: planned } = resolvePlan(plan(saved, 'plan.txt'), topology, railTreeNames());
+    const planned = resolvePlan(plan(saved, 'plan.txt'), topology, railTreeNames());
     const conformance = judgeConformance(planned, topology, readings);
     const summaries = cablingFindings({ conformance, rails: judgeRails(topology, currentCabling(topology, readings), undefined) }, topology).map((finding) => finding.summary);
     expect(summaries).toEqual([

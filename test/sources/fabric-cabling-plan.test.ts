@@ -1,7 +1,9 @@
 // The cabling plan's two formats, its errors (line and what was expected), resolution against a
 // recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/fabrics/rail-tree.net).
 import { describe, expect, it } from 'vitest';
-import { formatPlan, parsePlan, planErrorMessage, planFormat, planToken, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { parsePlan, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan, planNames, planToken } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
 
@@ -100,15 +102,18 @@ describe('a saved ibnetdiscover output as a plan', () => {
 });
 
 describe('resolving a plan against the fabric', () => {
-  const { topology } = recordedRailTree('healthy');
+  const { topology, readings } = recordedRailTree('healthy');
   const names = railTreeNames();
+  /** The fabric with gpu02's adapter describing itself as gpu01's (any host sets its own NodeDescription). */
+  const GPU02_0 = [...topology.nodes.values()].find((node) => node.description === 'gpu02 mlx5_0')!.guid;
+  const cloned = { ...topology, nodes: new Map([...topology.nodes].map(([guid, node]) => [guid, guid === GPU02_0 ? { ...node, description: 'gpu01 mlx5_0' } : node])) };
 
   it('names nodes by GUID, node-name-map name or NodeDescription', () => {
-    const { resolved, errors } = resolvePlan(plan([
+    const resolved = resolvePlan(plan([
       `rail0-leaf1 1 "gpu01 mlx5_0" 1`,
       `${LEAF1} 4 "MF0;spine-1:MQM8700/U1" 1`,
     ].join('\n')), topology, names);
-    expect(errors).toEqual([]);
+    expect(resolved.problems).toEqual([]);
     expect(resolved.cables.map((cable) => cable.ends.map((end) => [end.nodeGuid, end.port]))).toEqual([
       [[LEAF1, 1], [GPU01_0, 1]],
       [[LEAF1, 4], [SPINE1, 1]],
@@ -116,38 +121,70 @@ describe('resolving a plan against the fabric', () => {
     expect(resolved.bindings.get('gpu01 mlx5_0')).toBe(GPU01_0);
   });
 
-  it('refuses a name no node has, a name several nodes have, and a port cabled twice under two names', () => {
-    const { errors } = resolvePlan(plan([
+  it('leaves a name no node has, a name several nodes have, and a port cabled twice under two names as problems, and judges the rest', () => {
+    const twins = { ...topology, nodes: new Map([...topology.nodes, ['0x0000000000000001', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000001', description: 'twin' }], ['0x0000000000000002', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000002', description: 'twin' }]]) };
+    const resolved = resolvePlan(plan([
       'rail0-leaf1 1 "gpu01 mlx5_9" 1',
       'rail0-leaf1 2 twin 1',
-      `${LEAF1} 1 spine-1 8`,
-    ].join('\n')), { ...topology, nodes: new Map([...topology.nodes, ['0x0000000000000001', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000001', description: 'twin' }], ['0x0000000000000002', { ...topology.nodes.get(GPU01_0)!, guid: '0x0000000000000002', description: 'twin' }]]) }, names);
-    expect(errors).toEqual([
-      { line: 1, message: '"gpu01 mlx5_9" names no node: expected a GUID, a name of the node-name-map, or the NodeDescription of a node in the fabric (a node not cabled yet is named by GUID or node-name-map name)' },
-      { line: 2, message: '"twin" is the NodeDescription of 2 nodes (0x0000000000000001, 0x0000000000000002): expected the GUID or node-name-map name of one' },
-      { line: 3, message: `port 1 of "${LEAF1}" (${LEAF1}) is already cabled at line 1, under another name: expected each port in one cable at most` },
+      `${LEAF1} 2 spine-1 8`,
+      'rail0-leaf1 3 twin 2',
+      'rail0-leaf1 4 spine-1 1',
+    ].join('\n')), twins, names);
+    expect(resolved.problems).toEqual([
+      { kind: 'unknown', name: 'gpu01 mlx5_9', lines: [1], guids: [], message: '"gpu01 mlx5_9" names no node: no node-name-map name or NodeDescription in the fabric is "gpu01 mlx5_9": a typo, or a host down since the exporter started; name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)' },
+      { kind: 'ambiguous', name: 'twin', lines: [2, 4], guids: ['0x0000000000000001', '0x0000000000000002'], message: '"twin" is the NodeDescription of 2 nodes (0x0000000000000001, 0x0000000000000002): its cables are not judged; a host copied another\'s NodeDescription, or name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)' },
+      { kind: 'conflict', name: LEAF1, lines: [3], guids: [LEAF1], message: `port 2 of "${LEAF1}" (${LEAF1}) is already cabled at line 2, under another name: this cable is not judged; name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)` },
     ]);
+    // Line 5 is judged; lines 1, 2 and 4 are not (an end no name resolved); line 3 is left out.
+    expect(resolved.cables.map((cable) => cable.line)).toEqual([5]);
+    expect(resolved.unjudged.map((cable) => cable.line)).toEqual([1, 2, 4]);
+    // The unknown name is a missing node; the shared one is not (its nodes are there).
+    const conformance = judgeConformance(resolved, twins, readings);
+    expect(conformance.missingNodes.map((node) => [node.written, node.cables.map((cable) => cable.line)])).toEqual([['gpu01 mlx5_9', [1]]]);
+    expect(conformance.links.map((link) => [link.cable.line, link.status])).toEqual([[5, 0]]);
+    expect([conformance.actions, conformance.unplanned]).toEqual([[], []]);
   });
 
-  it('leaves a node named by GUID or node-name-map name that the fabric lacks to the missing count, not to errors', () => {
+  it('leaves a name of two nodes of the node-name-map unresolved, as a problem', () => {
+    const resolved = resolvePlan(plan('leaf 1 rail0-leaf1 8'), topology, new Map([...names, ['0x0000000000000009', 'leaf'], ['0x000000000000000a', 'leaf']]));
+    expect(resolved.problems.map((problem) => [problem.kind, problem.lines, problem.guids])).toEqual([['ambiguous', [1], ['0x0000000000000009', '0x000000000000000a']]]);
+    expect(resolved.problems[0]!.message).toMatch(/^"leaf" is the node-name-map name of 2 nodes \(0x0000000000000009, 0x000000000000000a\): its cables are not judged/);
+  });
+
+  it('leaves a node named by GUID or node-name-map name that the fabric lacks to the missing count, not to problems', () => {
     const fewer = { ...topology, nodes: new Map([...topology.nodes].filter(([guid]) => guid !== LEAF1 && guid !== GPU01_0)) };
-    const { resolved, errors } = resolvePlan(plan(`rail0-leaf1 1 ${GPU01_0} 1`), fewer, names);
-    expect(errors).toEqual([]);
+    const resolved = resolvePlan(plan(`rail0-leaf1 1 ${GPU01_0} 1`), fewer, names);
+    expect(resolved.problems).toEqual([]);
     expect(resolved.cables[0]!.ends.map((end) => end.nodeGuid)).toEqual([LEAF1, GPU01_0]);
   });
 
   it('keeps a NodeDescription bound to its GUID once the node has left the fabric', () => {
-    const first = resolvePlan(plan('rail0-leaf1 1 "gpu01 mlx5_0" 1'), topology, names).resolved;
+    const first = resolvePlan(plan('rail0-leaf1 1 "gpu01 mlx5_0" 1'), topology, names);
     const gone = { ...topology, nodes: new Map([...topology.nodes].filter(([guid]) => guid !== GPU01_0)) };
     const again = resolvePlan(first.plan, gone, names, first.bindings);
-    expect(again.errors).toEqual([]);
-    expect(again.resolved.cables[0]!.ends[1].nodeGuid).toBe(GPU01_0);
-    // Without the binding, it is an unknown name.
-    expect(resolvePlan(first.plan, gone, names).errors).toHaveLength(1);
-    // Before any discovery, names are neither resolved nor judged.
+    expect(again.problems).toEqual([]);
+    expect(again.cables[0]!.ends[1].nodeGuid).toBe(GPU01_0);
+    // Without the binding, it is an unknown name: a problem, its cable unjudged.
+    expect(resolvePlan(first.plan, gone, names).problems.map((problem) => problem.kind)).toEqual(['unknown']);
+    // Before any discovery, names are neither resolved nor judged, and no problem.
     const early = resolvePlan(first.plan, undefined, names);
-    expect(early.errors).toEqual([]);
-    expect(early.resolved.unresolved).toEqual(['gpu01 mlx5_0']);
+    expect(early.problems).toEqual([]);
+    expect(early.unresolved).toEqual(['gpu01 mlx5_0']);
+  });
+
+  it('keeps a NodeDescription that another host copies bound to the node it named, and says so', () => {
+    const first = resolvePlan(plan('rail0-leaf1 1 "gpu01 mlx5_0" 1\nrail0-leaf1 2 "gpu02 mlx5_0" 1'), topology, names);
+    const after = resolvePlan(first.plan, cloned, names, first.bindings);
+    // Each line stays with the node it named: gpu02's adapter keeps its cable under its GUID.
+    expect(after.cables.map((cable) => cable.ends[1].nodeGuid)).toEqual([GPU01_0, GPU02_0]);
+    expect(after.problems.map((problem) => [problem.kind, problem.name, problem.lines, problem.guids, problem.boundTo])).toEqual([
+      ['ambiguous', 'gpu01 mlx5_0', [1], [GPU01_0, GPU02_0].sort(), GPU01_0],
+    ]);
+    expect(after.problems[0]!.message).toContain(`: judged as ${GPU01_0}, the node it named before, until the exporter restarts`);
+    // A restart: no binding, neither line resolves (one name is two nodes', the other no node's), and still no error.
+    const restarted = resolvePlan(first.plan, cloned, names);
+    expect(restarted.cables).toEqual([]);
+    expect(restarted.problems.map((problem) => [problem.kind, problem.boundTo])).toEqual([['ambiguous', undefined], ['unknown', undefined]]);
   });
 });
 
@@ -173,12 +210,30 @@ describe('topology save', () => {
   it.each(['plan', 'ibnetdiscover'])('round-trips through the %s format: save, parse, compare finds nothing', (format) => {
     const { topology, readings } = recordedRailTree('healthy');
     const text = format === 'plan' ? formatPlan(topology, readings) : cablingFixture('healthy', 'ibnetdiscover.stdout');
-    const { resolved, errors } = resolvePlan(plan(text), topology, railTreeNames());
-    expect(errors).toEqual([]);
+    const resolved = resolvePlan(plan(text), topology, railTreeNames());
+    expect(resolved.problems).toEqual([]);
     const conformance = judgeConformance(resolved, topology, readings);
     expect(conformance.links).toHaveLength(30);
     expect(conformance.links.every((link) => link.status === 0)).toBe(true);
     expect([conformance.unplanned, conformance.actions, conformance.missingLinks, conformance.missingNodes, conformance.belowPlan]).toEqual([[], [], [], [], []]);
+  });
+
+  it('names a node by a name that is its alone: node-name-map name, else NodeDescription unique in the whole fabric, else GUID', () => {
+    const { topology } = recordedRailTree('healthy');
+    const cas = [...topology.nodes.values()].filter((node) => node.type === 'ca').slice(0, 5);
+    const [a, b, c, d, e] = cas.map((node) => node.guid) as [string, string, string, string, string];
+    const changed = new Map(topology.nodes);
+    // a has a map name and shares its description with b: b is written by GUID, a by its map name.
+    changed.set(a, { ...changed.get(a)!, name: 'host-a', description: 'shared' });
+    changed.set(b, { ...changed.get(b)!, name: undefined, description: 'shared' });
+    // c and d share a map name: each by its own description.
+    changed.set(c, { ...changed.get(c)!, name: 'twin' });
+    changed.set(d, { ...changed.get(d)!, name: 'twin' });
+    // e has no description.
+    changed.set(e, { ...changed.get(e)!, name: undefined, description: '  ' });
+    const { names, byGuid } = planNames({ ...topology, nodes: changed });
+    expect([a, b, c, d, e].map((guid) => names.get(guid))).toEqual(['host-a', b, topology.nodes.get(c)!.description, topology.nodes.get(d)!.description, e]);
+    expect(byGuid).toEqual({ shared: 1, nameless: 1 });
   });
 
   it('writes a node by GUID when its NodeDescription is not its own', () => {
@@ -186,7 +241,6 @@ describe('topology save', () => {
     const twins = new Map([...topology.nodes].map(([guid, node]) => [guid, node.type === 'ca' ? { ...node, description: 'MT4129 ConnectX7 Mellanox Technologies' } : node]));
     const text = formatPlan({ ...topology, nodes: twins });
     expect(text).toContain(`rail0-leaf1  1  ${GPU01_0}  1`);
-    const { errors } = resolvePlan(plan(text), { ...topology, nodes: twins }, railTreeNames());
-    expect(errors).toEqual([]);
+    expect(resolvePlan(plan(text), { ...topology, nodes: twins }, railTreeNames()).problems).toEqual([]);
   });
 });

@@ -9,7 +9,9 @@ import { cablingFindings, explainedByCabling } from '../../src/collectors/fabric
 import { addressConflictFindings, portFindings } from '../../src/collectors/fabric-findings.js';
 import { severityRank } from '../../src/model/finding.js';
 import type { FabricMapInput } from '../../src/commands/serve/fabric-map.js';
-import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { parsePlan } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { buildTopology, nodesByPortGuid } from '../../src/sources/fabric/discovery.js';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
@@ -76,8 +78,8 @@ export function plan(text: string, file = 'plan.txt'): CablingPlan {
 
 /** Parse and resolve a plan that must be valid against `topology`. */
 export function resolved(text: string, topology: FabricTopology, names: ReadonlyMap<string, string> = new Map()): ResolvedPlan {
-  const { resolved: result, errors } = resolvePlan(plan(text), topology, names);
-  if (errors.length > 0) throw new Error(`plan resolution errors: ${JSON.stringify(errors)}`);
+  const result = resolvePlan(plan(text), topology, names);
+  if (result.problems.length > 0) throw new Error(`plan resolution problems: ${JSON.stringify(result.problems)}`);
   return result;
 }
 
@@ -134,7 +136,7 @@ export function railTreeMapInput(): FabricMapInput {
   for (const end of [key(6, 4), spine1(6)]) readings.set(end, { ...readings.get(end)!, width: 1 });
   readings.set(key(4, 3), { ...readings.get(key(4, 3))!, state: { id: 2, name: 'INIT' } });
   const expectations = new Map<string, LinkExpectation>([...readings.keys()].map((end) => [end, { width: 4, speed: 'QDR', source: 'config' }]));
-  const { resolved: planned } = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
+  const planned = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
   const cabling: CablingReport = { conformance: judgeConformance(planned, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
   const fabric = composeFabric(topology, { ports: readings, expectations }, undefined, { index: 1, count: 1 });
   const explained = explainedByCabling(cabling);

@@ -22,7 +22,7 @@ export async function collectOnce(settings: Settings, logger: Logger, collectors
   try {
     await program.setUp();
     const snapshot = await program.runOnce();
-    // A mistake of the user's that the cycle found (a cabling plan naming no node): exit 2.
+    // A mistake of the user's that the cycle found (a plan file that stopped parsing): exit 2.
     if (program.fatalError) throw program.fatalError;
     return { snapshot, notChecked: notChecked(program) };
   } finally {
