@@ -122,3 +122,13 @@ WRAPPER
     chmod +x "$2/$tool"
   done
 }
+
+# lab_snapshot <node> <dest>: umad2sim's fake sysfs of that node (its port 1) as <dest>/class/...,
+# for --path.sysfs. It has no counters and no link layer (the exporter reads the port as InfiniBand).
+lab_snapshot() {
+  mkdir -p "$2" && local dest && dest=$(cd "$2" && pwd) || return 1
+  # The glob makes bash open /sys/class/infiniband, which makes umad2sim write ./sys-<pid>; the
+  # trailing `true` keeps bash from exec'ing cp (an exec'd process never gives its client slot back).
+  (cd "$LAB_DIR" && SIM_HOST=$1 LD_PRELOAD=$UMAD2SIM bash -c ': /sys/class/infiniband/*; cp -a "sys-$$/sys/." "$1/"; true' _ "$dest" 2>/dev/null)
+  [ -d "$dest/class/infiniband" ]
+}

@@ -3,8 +3,9 @@
 #   scripts/ibsim-lab.sh [NET_FILE] [NODE]
 # starts ibsim on NET_FILE (default: demo/fabric/fabric.net, 2 spines, 3 leaves, 9 hosts) and opensm
 # on its first node, waits for the subnet manager to be master, writes wrappers of the fabric tools
-# that run them as NODE of the fabric (default: its second host), prints the exporter's command line,
-# and runs until Ctrl-C, then stops what it started. Its files are in a temporary directory.
+# that run them as NODE of the fabric (default: its second host) and a sysfs snapshot of that node,
+# prints the exporter's command line, and runs until Ctrl-C (or SIGTERM), then stops what it started
+# and removes its temporary directory.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/ibsim-lab-lib.sh"
@@ -28,15 +29,17 @@ lab_start "$lab" "$net" || exit 1
 lab_sm_start sm "$sm_node" 10
 lab_wait_master "$node" 30 || { tail -5 "$lab/sm/opensm.log" >&2; exit 1; }
 lab_wrappers "$node" "$lab/bin"
+lab_snapshot "$node" "$lab/sys" || { echo "ibsim-lab: no sysfs snapshot of $node" >&2; exit 1; }
 
 cat <<TEXT
 ibsim fabric $net is up: opensm on "$sm_node" is master; the tools run as "$node".
 Lab directory: $lab (ibsim console: echo 'Unlink "$node"[1]' > $lab/ctl; replies in $lab/ibsim.out)
 
-The exporter in fabric mode on it (from a checkout after npm run build; or infiniband-exporter):
-  PATH=$lab/bin:\$PATH node dist/main.js --collector.fabric --no-collector.diag --path.sysfs=demo/fabric/sys
+The exporter in fabric mode on it, as "$node" (from a checkout after npm run build; installed, write
+infiniband-exporter for node dist/main.js):
+  PATH=$lab/bin:\$PATH node dist/main.js --collector.fabric --no-collector.diag --path.sysfs=$lab/sys
 then open http://localhost:10460/fabric. Or one check:
-  PATH=$lab/bin:\$PATH node dist/main.js check --collector.fabric --no-collector.diag --path.sysfs=demo/fabric/sys
+  PATH=$lab/bin:\$PATH node dist/main.js check --collector.fabric --no-collector.diag --path.sysfs=$lab/sys
 
 A tool by hand (what each wrapper in $lab/bin runs):
   (cd $lab && IBSIM_SOCKNAME=$IBSIM_SOCKNAME SIM_HOST=$node LD_PRELOAD=$UMAD2SIM iblinkinfo --line)
