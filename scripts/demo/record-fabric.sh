@@ -47,18 +47,40 @@ sleep 2
 # A pulled cable: node12's, on leaf-1 port 2.
 lab_cmd 'Unlink "H12"[1]'
 # A miswired cable: node23's, planned on leaf-2 port 3, plugged into leaf-3's spare port 6.
-lab_cmd 'Unlink "H23"[1]'
-lab_cmd 'Link "H23"[1] "L3"[6]'
-# A congested tier: every leaf uplink waited to send (PortXmitWait, in ticks), the leaves' host
-# ports a little.
-for leaf in L1 L2 L3; do
-  for port in 4 5; do lab_cmd "PerformanceSet \"$leaf\"[$port] PortCounters.PortXmitWait=$((2000000000 + ${leaf#L} * 300000000 + port * 7000000))"; done
-  lab_cmd "PerformanceSet \"$leaf\"[1] PortCounters.PortXmitWait=$((${leaf#L} * 41000))"
+# (opensm runs without periodic sweeps: when the link's trap does not reach it, plug the cable again)
+for attempt in 1 2 3; do
+  lab_cmd 'Unlink "H23"[1]'
+  lab_cmd 'Link "H23"[1] "L3"[6]'
+  lab_wait_active H23 10 2>/dev/null && break
 done
-# The degraded inter-switch link (spine-1 port 1 / leaf-1 port 4, 1X in fabric.net) lost lanes to errors.
-lab_cmd 'PerformanceSet "L1"[4] PortCounters.SymbolErrorCounter=4821'
-lab_cmd 'PerformanceSet "L1"[4] PortCounters.LinkDownedCounter=2'
-lab_cmd 'PerformanceSet "S1"[1] PortCounters.SymbolErrorCounter=3907'
+# Counters, in two rounds, the second as if later.seconds later: the replay moves each counter on
+# at the rate between the two (src/sources/recorded-runner.ts).
+later_seconds=300
+counters() {
+  local round=$1 leaf port
+  for leaf in 1 2 3; do
+    for port in 4 5; do
+      # A congested tier: every leaf uplink waits to send (PortXmitWait, in ticks), 500 000 a second.
+      lab_cmd "PerformanceSet \"L$leaf\"[$port] PortCounters.PortXmitWait=$((200000000 + leaf * 30000000 + port * 1000000 + round * 150000000))"
+    done
+    lab_cmd "PerformanceSet \"L$leaf\"[1] PortCounters.PortXmitWait=$((leaf * 41000 + round * 9000))"
+  done
+  # The degraded inter-switch link (spine-1 port 1 / leaf-1 port 4, 1X in fabric.net) counts symbol errors.
+  lab_cmd "PerformanceSet \"L1\"[4] PortCounters.SymbolErrorCounter=$((4821 + round * 90))"
+  lab_cmd "PerformanceSet \"S1\"[1] PortCounters.SymbolErrorCounter=$((3907 + round * 75))"
+  lab_cmd 'PerformanceSet "L1"[4] PortCounters.LinkDownedCounter=2'
+  # Traffic (64-bit data counters, in 4-byte words) on every cable: uplinks about half of 4X QDR,
+  # the degraded 1X link less, hosts a third.
+  local ends=("S1 1 25" "S1 2 100" "S1 3 100" "S2 1 100" "S2 2 100" "S2 3 100" "L1 4 25" "L1 5 100" "L2 4 100" "L2 5 100"
+    "L3 4 100" "L3 5 100" "L1 1 70" "L1 3 70" "L2 1 70" "L2 2 70" "L3 1 70" "L3 2 70" "L3 3 70" "L3 6 70")
+  local end node rate
+  for end in "${ends[@]}"; do
+    read -r node port rate <<<"$end"
+    lab_cmd "PerformanceSet \"$node\"[$port] PortCountersExtended.PortXmitData=$((500000000000 + round * rate * 2000000000))"
+    lab_cmd "PerformanceSet \"$node\"[$port] PortCountersExtended.PortRcvData=$((480000000000 + round * rate * 1900000000))"
+  done
+}
+counters 0 >/dev/null
 lab_wait_active H23
 
 # The host the exporter runs on, node22 (H22), as its kernel would show it: a ConnectX-3 (mlx4_0)
@@ -108,7 +130,7 @@ host_tree() {
 host_tree
 
 # 3. The recording wrappers: run the tool as H22, keep the first output of each command line.
-rm -f "$out"/*.stdout "$out"/*.stderr "$out"/*.exit "$out/commands.tsv" "$out/topology.cache"
+rm -f "$out"/*.stdout "$out"/*.stderr "$out"/*.exit "$out/commands.tsv" "$out/topology.cache" "$out/later.seconds"
 : >"$out/commands.tsv"
 mkdir -p "$work/bin"
 for tool in ibnetdiscover iblinkinfo ibqueryerrors saquery sminfo perfquery; do
@@ -126,7 +148,10 @@ tmp=\$(mktemp -d)
 code=\$?
 (
   flock 9
-  if ! cut -f2- "\$out/commands.tsv" | grep -qxF -- "\$line"; then
+  known=\$(awk -F'\t' -v line="\$line" '\$2 == line { print \$1 }' "\$out/commands.tsv")
+  if [ -n "\$known" ] && [ -n "\${RECORD_LATER:-}" ] && [ ! -f "\$out/\$known.later.stdout" ]; then
+    cp "\$tmp/stdout" "\$out/\$known.later.stdout"
+  elif [ -z "\$known" ]; then
     stem=\$(printf '%s' "\$line" | tr -c 'A-Za-z0-9' '-' | sed 's/--*/-/g; s/-\$//; s/-cache-/-/g')
     cp "\$tmp/stdout" "\$out/\$stem.stdout"
     sed -E 's/\[[0-9]+\]/[PID]/g' "\$tmp/stderr" >"\$out/\$stem.stderr"
@@ -159,6 +184,14 @@ sleep 8
 for page in /fabric /metrics /; do curl -fsS -o /dev/null "http://127.0.0.1:$port$page" || echo "record-fabric: $page failed" >&2; done
 kill -TERM "$server"; wait "$server" 2>/dev/null || true
 server=
+# The later round: the counters as they are later.seconds on, and each command once more.
+counters 1 >/dev/null
+RECORD_LATER=1 PATH="$work/bin:$PATH" "${exporter[@]}" check "${demo_flags[@]}" >/dev/null || true
+echo "$later_seconds" >"$out/later.seconds"
+# Only counter values (`[Name == value]`) move in the replay: keep the later outputs that have them.
+for later in "$out"/*.later.stdout; do
+  grep -q '== [0-9]' "$later" && ! cmp -s "$later" "${later%.later.stdout}.stdout" || rm -f "$later"
+done
 rm -f "$out/.record.lock"
 sort -o "$out/commands.tsv" "$out/commands.tsv"
 
