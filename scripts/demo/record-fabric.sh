@@ -26,7 +26,7 @@ stop_all() {
   rm -rf "$work"
 }
 trap stop_all EXIT
-demo_flags=(--path.sysfs="$out/sys" --collector.fabric --no-collector.diag --no-collector.module
+demo_flags=(--config.file="$out/config.yml" --path.sysfs="$out/sys" --collector.fabric --no-collector.diag --no-collector.module
   --fabric.topology-file="$out/cabling-plan" --fabric.node-name-map="$out/node-name-map")
 
 # 1. The plan.

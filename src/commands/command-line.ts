@@ -91,8 +91,9 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
     preset(CONFIG_FILE, DEMO_CONFIG);
     preset(SYSFS_PATH, DEMO_SYSFS);
   } else if (demo === 'fabric') {
-    // The recorded fabric alone: a host tree without InfiniBand, fabric mode on the recordings
-    // (commands/demo.ts gives it their runner), the plan the fabric was cabled from and its names.
+    // The recorded fabric, from its host (node22): fabric mode on the recordings (commands/demo.ts
+    // gives it their runner), the expectations, the plan the fabric was cabled from and its names.
+    preset(CONFIG_FILE, path.join(DEMO_FABRIC, 'config.yml'));
     preset(SYSFS_PATH, path.join(DEMO_FABRIC, 'sys'));
     preset(named(set, 'collector.fabric'), true);
     preset(named(set, 'fabric.topology-file'), path.join(DEMO_FABRIC, 'cabling-plan'));
