@@ -4,7 +4,7 @@
 import './startup/set-v8-flags.js';
 import type { Settings } from './config/flags.js';
 import { UsageError } from './config/errors.js';
-import { DEMO, LOG_FORMAT, LOG_LEVEL, verifySettings } from './commands/command-line.js';
+import { DEMO, DEMO_FABRIC, LOG_FORMAT, LOG_LEVEL, verifySettings } from './commands/command-line.js';
 import { COLLECTORS } from './collectors/registry.js';
 import { parseServeCommandLine, serveHelpText } from './commands/serve/command-line.js';
 import { LISTEN_ADDRESS, TELEMETRY_PATH } from './commands/serve/flags.js';
@@ -68,10 +68,11 @@ async function main(): Promise<void> {
   const { settings } = command;
   const logger = createLogger(settings.get(LOG_LEVEL), settings.get(LOG_FORMAT));
   const { Exporter } = await import('./commands/serve/exporter.js');
+  const { demoRunners } = await import('./commands/demo.js');
   let exporter: Exporter;
   try {
     // A mistake only a reading finds (a cabling plan naming no node): as a bad flag, exit 2.
-    exporter = new Exporter({ settings, logger, onFatal: (error) => fatal(error) });
+    exporter = new Exporter({ settings, logger, onFatal: (error) => fatal(error), runners: demoRunners(settings) });
   } catch (error) {
     usageFailure(error);
   }
@@ -107,7 +108,9 @@ async function main(): Promise<void> {
     void exporter.stop().finally(() => process.exit(2));
   }
 
-  if (settings.get(DEMO)) logger.info({ sysfs: settings.get(SYSFS_PATH) }, 'demo mode: serving the bundled fixture host');
+  const demo = settings.get(DEMO);
+  if (demo === 'host') logger.info({ sysfs: settings.get(SYSFS_PATH) }, 'demo mode: serving the bundled demo host');
+  if (demo === 'fabric') logger.info({ fabric: DEMO_FABRIC }, 'demo mode: serving the bundled recorded fabric (see /fabric)');
   exporter.start();
   try {
     const address = await listen(exporter, settings);

@@ -42,10 +42,10 @@ export async function buildBinary({ work: given, out, meta }) {
   await bundle({ dist, entry: 'cli.js', output: 'exporter.cjs', standalone });
   await bundle({ dist, entry: 'startup/sea-main.js', output: 'sea-main.cjs', standalone });
 
-  // The demo host where the bundle's modules look for it, beside dist/: for the warm-up run here,
-  // and as the asset the binary unpacks in the same place.
+  // The demo data (the host, the recorded fabric) where the bundle's modules look for it, beside
+  // dist/: for the warm-up run here, and as the asset the binary unpacks in the same place.
   const commandLine = await import(pathToFileURL(path.join(dist, 'commands/command-line.js')).href);
-  const demo = [commandLine.DEMO_SYSFS, commandLine.DEMO_CONFIG].map((file) => path.relative(work, file).split(path.sep).join('/'));
+  const demo = [commandLine.DEMO_DIRECTORY].map((file) => path.relative(work, file).split(path.sep).join('/'));
   for (const relative of demo) cpSync(path.join(PROJECT, relative), path.join(work, relative), { recursive: true, verbatimSymlinks: true });
   const { ASSETS, codeCacheAsset, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
   const { NODE_FLAGS, chooseV8Flags } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);

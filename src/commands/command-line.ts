@@ -2,9 +2,10 @@
 // (log, config file, demo), the server's, and every flag of the registry's collectors, merged with
 // the config file into one Settings value. Flags win over the file; the file wins over defaults.
 // Everything comes from the flags' declarations: parsing, checking, --help.
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BOOLEAN, STRING, checkFlag, choice, flag, optionalFlag, Settings, type Flag, type FlagValue, type Section } from '../config/flags.js';
+import { STRING, checkFlag, choice, flag, optionalFlag, Settings, type Flag, type FlagValue, type Section } from '../config/flags.js';
 import { loadConfigFile } from '../config/config-file.js';
 import { UsageError } from '../config/errors.js';
 import type { Collector } from '../collectors/collector.js';
@@ -19,11 +20,18 @@ export const LOG_FORMATS = ['json', 'logfmt'] as const;
 export const CONFIG_FILE = optionalFlag(STRING, { name: 'config.file', help: 'YAML config file: expectations, filters, intervals (flags win over it).', check: true });
 export const LOG_LEVEL = flag(choice(LOG_LEVELS), { name: 'log.level', key: 'log.level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` });
 export const LOG_FORMAT = flag(choice(LOG_FORMATS), { name: 'log.format', key: 'log.format', default: 'json', help: `Log format: ${LOG_FORMATS.join(', ')}.` });
-export const DEMO = flag(BOOLEAN, { name: 'demo', default: false, help: 'Serve the bundled fixture host (test/fixtures/sys/zoo) instead of /sys.', check: true });
+export const DEMO_MODES = ['host', 'fabric'] as const;
+export const DEMO = optionalFlag(choice(DEMO_MODES), {
+  name: 'demo',
+  help: 'Read bundled data instead of this machine: host (also a bare --demo) a host with every quirk, fabric a recorded fabric with its faults.',
+  check: true,
+});
 
-/** The bundled demo host and its config, shipped in the package. */
-export const DEMO_SYSFS = fileURLToPath(new URL('../../test/fixtures/sys/zoo', import.meta.url));
-export const DEMO_CONFIG = fileURLToPath(new URL('../../test/fixtures/config/zoo.yml', import.meta.url));
+/** The bundled demo data, shipped in the package (demo/README.md): the demo host and its config, the recorded fabric. */
+export const DEMO_DIRECTORY = fileURLToPath(new URL('../../demo/', import.meta.url));
+export const DEMO_SYSFS = fileURLToPath(new URL('../../demo/host/sys', import.meta.url));
+export const DEMO_CONFIG = fileURLToPath(new URL('../../demo/host/config.yml', import.meta.url));
+export const DEMO_FABRIC = fileURLToPath(new URL('../../demo/fabric', import.meta.url));
 
 /** The flags of one command: its own, then the collectors', then the program's. */
 export interface FlagSet {
@@ -41,6 +49,7 @@ type Extra = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 /** The flags of `set` plus `extra`, strictly: an unknown flag or a positional argument is a usage error. */
 export function parseCommandLine(argv: readonly string[], set: FlagSet, extra: Extra = {}): { settings: Settings; extra: Record<string, FlagValue | undefined>; help: boolean } {
   const options: Extra = { help: { type: 'boolean', short: 'h' }, ...extra };
+  argv = demoArguments(argv);
   for (const flag of set.flags) options[flag.name] = { type: flag.kind.placeholder === undefined ? 'boolean' : 'string' };
   let values: Record<string, FlagValue | undefined>;
   try {
@@ -53,6 +62,20 @@ export function parseCommandLine(argv: readonly string[], set: FlagSet, extra: E
   return { settings: settingsOf(set, values), extra: rest, help: false };
 }
 
+/** A bare `--demo` is the host demo; `--demo fabric` (npm run demo -- fabric) is `--demo=fabric`. */
+function demoArguments(argv: readonly string[]): readonly string[] {
+  const at = argv.indexOf('--demo');
+  if (at < 0) return argv;
+  const next = argv[at + 1];
+  const mode = next !== undefined && (DEMO_MODES as readonly string[]).includes(next) ? next : 'host';
+  return [...argv.slice(0, at), `--demo=${mode}`, ...argv.slice(at + (mode === next ? 2 : 1))];
+}
+
+/** The flag of `set` named `name` (the fabric demo sets flags of collectors this module does not import). */
+function named(set: FlagSet, name: string): Flag<unknown> | undefined {
+  return set.flags.find((candidate) => candidate.name === name);
+}
+
 /** Flags (already parsed) merged with the config file they name and the defaults. */
 function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>): Settings {
   const given = new Map<Flag<unknown>, unknown>();
@@ -60,16 +83,29 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
     const value = values[flag.name];
     if (value !== undefined) given.set(flag, checkFlag(flag, value));
   }
-  const demo = given.get(DEMO) === true;
-  if (demo && !given.has(CONFIG_FILE)) given.set(CONFIG_FILE, DEMO_CONFIG);
-  if (demo && !given.has(SYSFS_PATH)) given.set(SYSFS_PATH, DEMO_SYSFS);
+  const demo = given.get(DEMO) as (typeof DEMO_MODES)[number] | undefined;
+  const preset = (flag: Flag<unknown> | undefined, value: unknown): void => {
+    if (flag !== undefined && !given.has(flag)) given.set(flag, value);
+  };
+  if (demo === 'host') {
+    preset(CONFIG_FILE, DEMO_CONFIG);
+    preset(SYSFS_PATH, DEMO_SYSFS);
+  } else if (demo === 'fabric') {
+    // The recorded fabric, from its host (node22): fabric mode on the recordings (commands/demo.ts
+    // gives it their runner), the expectations, the plan the fabric was cabled from and its names.
+    preset(CONFIG_FILE, path.join(DEMO_FABRIC, 'config.yml'));
+    preset(SYSFS_PATH, path.join(DEMO_FABRIC, 'sys'));
+    preset(named(set, 'collector.fabric'), true);
+    preset(named(set, 'fabric.topology-file'), path.join(DEMO_FABRIC, 'cabling-plan'));
+    preset(named(set, 'fabric.node-name-map'), path.join(DEMO_FABRIC, 'node-name-map'));
+  }
   const configFile = given.get(CONFIG_FILE) as string | undefined;
   const file = configFile === undefined ? undefined : loadConfigFile(configFile, set.flags, set.sections);
   const merged = new Map<Flag<unknown>, unknown>(file?.values);
   for (const [flag, value] of given) merged.set(flag, value);
   const settings = new Settings(merged, file?.sections ?? new Map(), new Set(given.keys()), file?.places);
   // The demo host has no fabric to ask, and no adapter a cable tool could read.
-  return demo ? settings.with([[DIAG_SWITCH, false], [MODULE_SWITCH, false]]) : settings;
+  return demo !== undefined ? settings.with([[DIAG_SWITCH, false], [MODULE_SWITCH, false]]) : settings;
 }
 
 /**

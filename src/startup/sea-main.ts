@@ -7,8 +7,8 @@
 // the flags set-v8-flags.ts set; other flags (V8 flags in NODE_OPTIONS) find none, and the bundle
 // is compiled as it runs.
 //
-// The demo host (--demo) is a sysfs tree that the exporter reads from disk: the binary holds it as
-// one asset and, only when --demo is on the command line, writes it into a private directory under
+// The demo data (demo/: --demo's sysfs tree, --demo=fabric's recordings) is read from disk: the
+// binary holds it as one asset and, only when --demo is on the command line, writes it into a private directory under
 // the temporary directory, removed at exit. The bundle then runs as <that directory>/dist/
 // exporter.cjs, where its modules find the demo host as they do in a checkout
 // (commands/command-line.ts).
@@ -53,7 +53,8 @@ function writeDemoHost(): string {
 
 if (isSea()) {
   // Without --demo no module reads a file beside the bundle: its path only names it in stack traces.
-  const root = process.argv.includes('--demo') ? writeDemoHost() : process.execPath;
+  const demo = process.argv.some((arg) => arg === '--demo' || arg.startsWith('--demo='));
+  const root = demo ? writeDemoHost() : process.execPath;
   const file = path.join(root, 'dist', ASSETS.bundle);
   const compiled = compileSource(asset(ASSETS.bundle).toString('utf8'), file, codeCache());
   debug('code cache %s', compiled.cache);

@@ -22,7 +22,7 @@ import { allMetrics } from '../../src/metrics/catalog.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { scrape } from '../support/exposition.js';
-import { PROJECT_ROOT, ZOO } from '../support/trees.js';
+import { PROJECT_ROOT, ZOO, ZOO_CONFIG } from '../support/trees.js';
 
 // A collector as a contributor would add one, following docs/architecture.md: it "reads" a
 // number per device (here: a flag's value times the device's port count) in the host reading.
@@ -121,7 +121,7 @@ describe('a collector added through the registry', () => {
   });
 
   it('is run by check, which judges its findings and names it in "Not checked" when it is off', async () => {
-    const high = await check(['--path.sysfs', ZOO, '--config.file', path.join(PROJECT_ROOT, 'test/fixtures/config/zoo.yml'), '--no-collector.diag', '--probe.gain', '200']);
+    const high = await check(['--path.sysfs', ZOO, '--config.file', ZOO_CONFIG, '--no-collector.diag', '--probe.gain', '200']);
     expect(high.stdout).toMatch(/WARNING +the probe of mlx5_0 reads 200\n/);
     expect(high.code).toBe(1);
     const off = await check(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe']);

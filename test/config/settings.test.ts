@@ -13,7 +13,7 @@ import { parseListenAddress } from '../../src/config/listen-address.js';
 import { FABRIC_EXPECTATIONS } from '../../src/collectors/fabric-ports.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
-import { CONFIG_FILE, DEMO_CONFIG, DEMO_SYSFS, flagSet } from '../../src/commands/command-line.js';
+import { CONFIG_FILE, DEMO, DEMO_CONFIG, DEMO_FABRIC, DEMO_SYSFS, flagSet } from '../../src/commands/command-line.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';
 import { checkSysfsRoot } from '../../src/collectors/host.js';
@@ -103,7 +103,7 @@ describe('command line', () => {
       'saquery.path': undefined,
       'log.level': 'info',
       'log.format': 'json',
-      demo: false,
+      demo: undefined,
     });
     expect(s.section(EXPECTATIONS)).toEqual([]);
     expect(s.section(FABRIC_EXPECTATIONS)).toEqual([]);
@@ -170,6 +170,16 @@ describe('command line', () => {
     expect(view(s)).toMatchObject({ 'path.sysfs': DEMO_SYSFS, 'config.file': DEMO_CONFIG, 'collector.diag': false });
     expect(s.get(CONFIG_FILE)).toBe(DEMO_CONFIG);
     expect(s.section(EXPECTATIONS).length).toBeGreaterThan(0);
+  });
+
+  it('--demo is the host demo; --demo=fabric and --demo fabric the recorded fabric', () => {
+    expect(settings(['--demo']).get(DEMO)).toBe('host');
+    expect(settings(['--demo=host']).get(DEMO)).toBe('host');
+    for (const flags of [['--demo=fabric'], ['--demo', 'fabric']]) {
+      const s = settings(flags);
+      expect(view(s)).toMatchObject({ demo: 'fabric', 'collector.fabric': true, 'collector.diag': false, 'fabric.topology-file': path.join(DEMO_FABRIC, 'cabling-plan') });
+    }
+    expect(() => settings(['--demo=switch'])).toThrow(/demo/);
   });
 
   it.each([

@@ -222,13 +222,17 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       }
     });
 
-    it('check exits as documented: 0 on a healthy host, 1 on the demo host, 2 on a usage error', () => {
+    it('check exits as documented: 0 on a healthy host, 1 on the demo host and the demo fabric, 2 on a usage error', () => {
       const healthy = bare(['check', `--path.sysfs=${FIXTURE}`]);
       expect(healthy.stdout).toMatch(/^OK: 0 critical, 0 warning/m);
       expect(healthy.status).toBe(0);
       const demo = bare(['check', '--demo']);
       expect(demo.stdout).toMatch(/^CRITICAL: \d+ critical/m);
       expect(demo.status).toBe(1);
+      // The fabric demo's recordings come out of the binary's assets as the demo host does.
+      const fabric = bare(['check', '--demo=fabric']);
+      expect(fabric.stdout).toContain('the cable from node23 port 1 is in leaf-3 port 6, the plan has it in leaf-2 port 3');
+      expect(fabric.status).toBe(1);
       const usage = bare(['check', '--no-such-flag']);
       expect(usage.stderr).toMatch(/^infiniband-exporter check: .*'--no-such-flag'.*\n$/);
       expect(usage.status).toBe(2);

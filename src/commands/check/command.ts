@@ -8,6 +8,7 @@ import { UsageError } from '../../config/errors.js';
 import type { Collector } from '../../collectors/collector.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { flagSet, helpLines, parseCommandLine, verifySettings } from '../command-line.js';
+import { demoRunners } from '../demo.js';
 import { SERVE_FLAGS } from '../serve/flags.js';
 import { renderJson } from './json-report.js';
 import { collectOnce, type ToolRunners } from './one-cycle.js';
@@ -67,7 +68,7 @@ export async function runCheck(argv: readonly string[], io: CheckIo, options: Ch
   // The report says everything the log would (read errors are findings): no log output.
   let cycle;
   try {
-    cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, options.runners);
+    cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, { ...demoRunners(command.settings), ...options.runners });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr.write(`infiniband-exporter check: ${error.message}\n`);
