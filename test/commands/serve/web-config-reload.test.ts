@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EncodedPart } from '../../../src/metrics/exposition-parts.js';
 import { buildApp } from '../../../src/commands/serve/app.js';
-import { WEB_CONFIG_SETTLE_MS, WebSecurity } from '../../../src/commands/serve/web-config.js';
+import { WEB_CONFIG_SETTLE_MS, WebSecurity } from '../../../src/commands/serve/web-config/reload.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { waitFor } from '../../support/processes.js';

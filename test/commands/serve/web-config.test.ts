@@ -12,7 +12,7 @@ import bcrypt from 'bcryptjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/config/errors.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
-import { parseWebConfigText } from '../../../src/commands/serve/web-config.js';
+import { parseWebConfigText } from '../../../src/commands/serve/web-config/parse.js';
 import { buildOnce, MAIN, PROJECT } from '../../support/built.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { waitFor } from '../../support/processes.js';
