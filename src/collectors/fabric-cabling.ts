@@ -10,7 +10,8 @@
 // in `check`), and read again when the file changes or on SIGHUP; a new plan that does not parse
 // or resolve is refused and the plan read before stays in force, with the reason as the
 // collector's failure.
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
+import { CABLING_PLAN_FILE, FileRefused, readBoundedText } from '../sources/bounded-file.js';
 import { UsageError } from '../config/errors.js';
 import { STRING, optionalFlag, type Settings } from '../config/flags.js';
 import { atOnce, inSlices, type Work } from '../event-loop/time-slices.js';
@@ -57,9 +58,9 @@ function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, sou
   let version: string;
   try {
     version = versionOf(statSync(file));
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, CABLING_PLAN_FILE);
   } catch (error) {
-    return { error: `${source}: ${file} cannot be read: ${(error as Error).message}` };
+    return { error: `${source}: ${file} ${error instanceof FileRefused ? error.reason : `cannot be read: ${(error as Error).message}`}` };
   }
   const parsed = parsePlan(text, file);
   if (!parsed.plan) return { error: planErrorMessage(source, file, parsed.errors[0]!) };

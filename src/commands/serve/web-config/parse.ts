@@ -1,13 +1,13 @@
 // --web.config.file: TLS, basic auth and response headers in the Prometheus exporter-toolkit
 // format, so one file serves every exporter on a host. Parsed strictly (an unknown key is an
 // error, like --config.file). This file reads and checks the text; reload.ts watches the file.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SecureVersion } from 'node:tls';
 import type { Node } from 'yaml';
 import { describe, keyName, parseYaml, type FileContext } from '../../../config/yaml-file.js';
 import { yaml } from '../../../config/yaml.js';
 import { UsageError } from '../../../config/errors.js';
+import { WEB_CONFIG_FILE, readBoundedText } from '../../../sources/bounded-file.js';
 
 export const KIND = 'web config file';
 
@@ -208,9 +208,9 @@ export function parseWebConfigText(text: string, file: string): WebConfig {
 export function loadWebConfig(file: string): WebConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, WEB_CONFIG_FILE);
   } catch (error) {
-    throw new UsageError(`${KIND} ${file}: cannot be read: ${(error as Error).message}`);
+    throw new UsageError((error as Error).message);
   }
   return parseWebConfigText(text, file);
 }

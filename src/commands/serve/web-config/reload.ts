@@ -7,12 +7,12 @@
 // What is not applied is logged once and exported
 // (infiniband_exporter_web_config_last_reload_successful), as Prometheus does with its own
 // configuration.
-import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { UsageError } from '../../../config/errors.js';
+import { FileRefused, WEB_CONFIG_FILE, readBoundedFile } from '../../../sources/bounded-file.js';
 import { PasswordChecks, type BcryptCompare } from '../password-checks.js';
 import { basicAuthHook } from './basic-auth.js';
 import { fileVersion } from './file-version.js';
@@ -143,9 +143,9 @@ export class WebSecurity {
     let text: Buffer | undefined;
     let unreadable: string | undefined;
     try {
-      text = readFileSync(this.file);
+      text = readBoundedFile(this.file, WEB_CONFIG_FILE);
     } catch (error) {
-      unreadable = `cannot be read: ${(error as Error).message}`;
+      unreadable = error instanceof FileRefused ? error.reason : `cannot be read: ${(error as Error).message}`;
     }
     // Written to while it was read: wait for it to settle again.
     const after = fileVersion(this.file);

@@ -1,15 +1,15 @@
 // TLS of a running server from the web config: the secure context from the PEM files, refreshed
 // before a connection's handshake when a certificate, key or CA file changed (certificates rotate
 // without a restart), and the client certificate policy enforced once the handshake is done.
-import { readFileSync } from 'node:fs';
 import type { Server as HttpServer } from 'node:http';
 import { Server as TlsServer, createSecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import { PEM_FILE, readBoundedText } from '../../../sources/bounded-file.js';
 import { fileVersion } from './file-version.js';
 import type { ClientAuthType, Pem, TlsSettings, WebConfig } from './parse.js';
 
 function readPem(pem: Pem): string {
-  return 'inline' in pem ? pem.inline : readFileSync(pem.file, 'utf8');
+  return 'inline' in pem ? pem.inline : readBoundedText(pem.file, PEM_FILE);
 }
 
 function pemFiles(tls: TlsSettings): string[] {
