@@ -80,7 +80,7 @@ export const FABRIC_TOOLS: ToolGroup<FabricCommand> = {
 };
 
 /** Fabric-mode commands print up to a few MB per sweep at 2 000 nodes; much more is not a sweep. */
-const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 const RUNNER = {};
 

@@ -31,6 +31,7 @@ import { formatWidth, parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkW
 import { compareNames, currentCabling, type CablingPlan, type PlanEnd, type PlanError, type PlanFormat, type PlanPort, type PlannedCable, type ResolvedCable, type ResolvedPlan } from '../../model/cabling.js';
 import { fabricPortKey, type FabricNode, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
 import { parseIbnetdiscover } from './ibnetdiscover.js';
+import { unparsedExample } from '../unparsed-lines.js';
 
 const PLAN_LINE = '"<node> <port> <peer node> <peer port> [width] [speed]"';
 
@@ -208,8 +209,8 @@ function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
   // The parser returns the lines it did not understand in order: find their numbers.
   const lines = text.split('\n');
   let next = 0;
-  for (const unparsed of parsed.unparsed) {
-    while (next < lines.length && lines[next]!.trimEnd() !== unparsed) next++;
+  for (const unparsed of parsed.unparsed.examples) {
+    while (next < lines.length && unparsedExample(lines[next]!.trimEnd()) !== unparsed) next++;
     errors.push({ line: next + 1, message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${unparsed.slice(0, 80)}"` });
     next++;
   }

@@ -8,6 +8,7 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../model/port-state.js';
 
 export interface LinkinfoPort {
@@ -25,7 +26,7 @@ export interface LinkinfoPort {
 
 export interface LinkinfoReading {
   ports: LinkinfoPort[];
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 const LINE = /^(0x[0-9a-f]{1,16}) "(?:.*?)"\s+(\d{1,5})\s+(\d{1,3})\[[^\]]*\] ==\((.*)\)==>\s+(.*)$/;
@@ -37,14 +38,14 @@ const NO_REMOTE = /^(?:\[\s*\]\s+""\s+\(\s*\)|"Port not available")\s*$/;
 /** The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text. */
 export class IblinkinfoParser implements LineParser<LinkinfoReading> {
   private readonly ports: LinkinfoPort[] = [];
-  private readonly unparsed: string[] = [];
+  private readonly unparsed = new UnparsedLines();
 
   push(raw: string): void {
     const line = raw.trimEnd();
     if (line === '') return;
     const parsed = parseLine(line);
     if (parsed) this.ports.push(parsed);
-    else this.unparsed.push(line);
+    else this.unparsed.add(line);
   }
 
   end(): LinkinfoReading {
