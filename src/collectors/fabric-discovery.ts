@@ -6,8 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
-import { parseNodeNameMap } from '../config/node-name-map.js';
+import { atOnce, inSlices, pacer, type Work } from '../event-loop/time-slices.js';
+import { nodeNameMapSteps } from '../config/node-name-map.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import { gauge } from '../exposition/metric-spec.js';
 import { Samples } from '../exposition/samples.js';
@@ -129,7 +129,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const file = this.context.settings.get(FABRIC_NODE_NAME_MAP);
     if (file === undefined) return;
     try {
-      const map = parseNodeNameMap(readBoundedText(file, NODE_NAME_MAP_FILE));
+      const map = await inSlices(nodeNameMapSteps(readBoundedText(file, NODE_NAME_MAP_FILE)));
       if (map.errors.length > 0) {
         cycle.note(file, `line ${map.errors[0]!.line} not understood; keeping the names read before`);
         return;

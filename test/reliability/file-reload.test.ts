@@ -96,3 +96,30 @@ describe('the node-name-map read again at each discovery', () => {
     expect(error?.message).toMatch(/keeping the names read before$/);
   }, 30_000);
 });
+
+describe('a large node-name-map', () => {
+  it('is parsed in time slices at each discovery: the event loop turns meanwhile', async () => {
+    const map = path.join(dir, 'node-name-map');
+    const named = readFileSync(path.join(FIXTURES, 'cabling/node-name-map'), 'utf8');
+    // About 12 MiB: names of nodes this fabric does not have, after those it has.
+    const others = Array.from({ length: 300_000 }, (_, i) => `0x${(0x7000000000000000 + i).toString(16)} "spare-node-${i} HCA-1"\n`).join('');
+    writeFileSync(map, named + others);
+    const { exporter } = fabricExporter(['--fabric.node-name-map', map]);
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    try {
+      await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    } finally {
+      clearInterval(ticker);
+    }
+    const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_discovery')!;
+    expect(report.errors.filter((error) => error.item === map)).toEqual([]);
+    // Parsed at once, it held the event loop for seconds on a loaded machine.
+    expect(longest).toBeLessThan(400);
+  }, 60_000);
+});

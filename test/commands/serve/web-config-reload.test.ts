@@ -160,6 +160,32 @@ describe('a change that cannot be used keeps the previous configuration', () => 
     expect(await status(url, basic('alice', 'secret'))).toBe(200);
   });
 
+  it('20 001 users are read in time slices: requests are answered while they are parsed', async () => {
+    const url = await serve(GOOD);
+    const hash = ALICE.slice('alice: '.length);
+    const many = `basic_auth_users:\n  ${ALICE}\n${Array.from({ length: 20_000 }, (_, i) => `  user${i}: ${hash}\n`).join('')}`;
+    writeFileSync(`${file}.new`, many);
+    renameSync(`${file}.new`, file);
+    // The longest time the event loop was held, from a timer that asks to run every millisecond.
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    try {
+      await settled();
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(reloads().at(-1)).toMatchObject({ msg: 'web config reloaded', users: 20_001 });
+    expect(await status(url, basic('alice', 'secret'))).toBe(200);
+    // The whole parse is about a second on a loaded test machine; the longest block, composing
+    // the document's nodes, a small part of it.
+    expect(longest).toBeLessThan(400);
+  });
+
   it('a file that disappears is refused; its return is applied', async () => {
     const url = await serve(GOOD);
     rmSync(file);

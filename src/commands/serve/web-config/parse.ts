@@ -4,7 +4,8 @@
 import path from 'node:path';
 import type { SecureVersion } from 'node:tls';
 import type { Node } from 'yaml';
-import { describe, keyName, parseYaml, type FileContext } from '../../../config/yaml-file.js';
+import { describe, keyName, yamlSteps, type FileContext } from '../../../config/yaml-file.js';
+import { atOnce, type Work } from '../../../event-loop/time-slices.js';
 import { yaml } from '../../../config/yaml.js';
 import { UsageError } from '../../../config/errors.js';
 import { WEB_CONFIG_FILE, readBoundedText } from '../../../sources/bounded-file.js';
@@ -186,7 +187,12 @@ function parseUsers(ctx: FileContext, node: Node | null): Map<string, string> {
  * says that.
  */
 export function parseWebConfigText(text: string, file: string): WebConfig {
-  const { root, ctx } = parseYaml(text, file, KIND);
+  return atOnce(webConfigSteps(text, file));
+}
+
+/** parseWebConfigText as work in steps: a reload parses in time slices, scrapes answered meanwhile. */
+export function* webConfigSteps(text: string, file: string): Work<WebConfig> {
+  const { root, ctx } = yield* yamlSteps(text, file, KIND);
   if (root === null) throw ctx.error(null, `the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)`);
   if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
   const dir = path.dirname(path.resolve(file));

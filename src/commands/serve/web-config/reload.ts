@@ -13,10 +13,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { UsageError } from '../../../config/errors.js';
 import { FileRefused, WEB_CONFIG_FILE, readBoundedFile } from '../../../sources/bounded-file.js';
+import { inSlices } from '../../../event-loop/time-slices.js';
 import { PasswordChecks, type BcryptCompare } from '../password-checks.js';
 import { basicAuthHook } from './basic-auth.js';
 import { fileVersion } from './file-version.js';
-import { KIND, loadWebConfig, parseWebConfigText, type ClientAuthType, type WebConfig } from './parse.js';
+import { KIND, loadWebConfig, webConfigSteps, type ClientAuthType, type WebConfig } from './parse.js';
 import { TlsContext, secureContextOptions } from './tls.js';
 
 /** How long a changed web config file must stay the same before it is read. */
@@ -62,6 +63,9 @@ export class WebSecurity {
   /** A newer version seen and waiting to settle, with its timer. */
   private pending: { version: string; timer: NodeJS.Timeout } | undefined;
   private status: ReloadStatus;
+  /** A changed file is being parsed (in slices). */
+  private parsing = false;
+  private closed = false;
   /** Connections the server accepted: the password checks let the event loop take them in first. */
   private accepted = 0;
   private readonly settleMs: number;
@@ -124,6 +128,7 @@ export class WebSecurity {
 
   /** Stop waiting for a change to settle (the server is closing). */
   close(): void {
+    this.closed = true;
     clearTimeout(this.pending?.timer);
     this.pending = undefined;
   }
@@ -138,6 +143,8 @@ export class WebSecurity {
 
   private readSettled(expected: string): void {
     this.pending = undefined;
+    // One reading at a time: a change during a parse is read once it is done.
+    if (this.parsing) return this.settle(expected);
     const before = fileVersion(this.file);
     if (before !== expected) return this.settle(before);
     let text: Buffer | undefined;
@@ -151,20 +158,25 @@ export class WebSecurity {
     const after = fileVersion(this.file);
     if (after !== before || (text !== undefined && !before.startsWith(`${text.length}:`))) return this.settle(after);
     this.readVersion = after;
-    this.apply(text, unreadable);
+    void this.apply(text, unreadable);
   }
 
-  private apply(text: Buffer | undefined, unreadable: string | undefined): void {
+  private async apply(text: Buffer | undefined, unreadable: string | undefined): Promise<void> {
     let problem = unreadable === undefined ? undefined : `${KIND} ${this.file}: ${unreadable}`;
     let next: WebConfig | undefined;
     if (text !== undefined) {
       try {
-        next = parseWebConfigText(text.toString('utf8'), this.file);
+        this.parsing = true;
+        // Thousands of users are a second of parsing: in slices, requests answered meanwhile.
+        next = await inSlices(webConfigSteps(text.toString('utf8'), this.file));
+        if (this.closed) return;
         const reason = reloadProblem(this.config, next, this.startedWith);
         if (reason) problem = `${KIND} ${this.file}: ${reason}`;
       } catch (error) {
         if (!(error instanceof UsageError)) throw error;
         problem = error.message;
+      } finally {
+        this.parsing = false;
       }
     }
     if (problem !== undefined || next === undefined) {
