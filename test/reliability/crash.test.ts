@@ -39,10 +39,10 @@ describe.each([
       const before = stderr.split('\n').filter(Boolean).length;
       process.kill(child.pid!, 'SIGUSR2');
       expect(await exited).toBe(1);
-      const lines = stderr.split('\n').filter(Boolean).slice(before);
-      expect(lines).toHaveLength(1);
-      const line = JSON.parse(lines[0]!) as { level: string; msg: string; err: { message: string } };
-      expect(line).toMatchObject({ level: 'fatal', msg: message, err: { message: 'injected fault' } });
+      // The collectors may log as they start; the crash is one line, the last.
+      const lines = stderr.split('\n').filter(Boolean).slice(before).map((line) => JSON.parse(line) as { level: string; msg: string; err?: { message: string } });
+      expect(lines.filter((line) => line.level === 'fatal')).toHaveLength(1);
+      expect(lines.at(-1)).toMatchObject({ level: 'fatal', msg: message, err: { message: 'injected fault' } });
     } finally {
       if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
     }
