@@ -16,6 +16,28 @@ import { buildInfo } from './metrics/build-info.js';
 
 const SHUTDOWN_GRACE_MS = 1500;
 
+/** Says in one line why the process stops: stderr until the logger exists, then the logger. */
+let reportCrash = (what: string, error: unknown): void => {
+  process.stderr.write(`infiniband-exporter: ${what}: ${error instanceof Error ? error.message : String(error)}\n`);
+};
+
+/**
+ * An error nothing caught, thrown or rejected anywhere, stops the process with one log line and
+ * exit code 1, so that the service manager restarts it: Node.js's default for a rejection would
+ * stop it without a word in the log, and one caught half-way would leave it serving stale data.
+ */
+function exitOnUncaughtErrors(): void {
+  const stop = (what: string) => (error: unknown): void => {
+    try {
+      reportCrash(what, error);
+    } finally {
+      process.exit(1);
+    }
+  };
+  process.on('uncaughtException', stop('uncaught exception'));
+  process.on('unhandledRejection', stop('unhandled promise rejection'));
+}
+
 function usageFailure(error: unknown): never {
   if (error instanceof UsageError) {
     process.stderr.write(`infiniband-exporter: ${error.message}\n`);
@@ -38,6 +60,7 @@ async function listen(exporter: Exporter, settings: Settings): Promise<string> {
 }
 
 async function main(): Promise<void> {
+  exitOnUncaughtErrors();
   if (process.argv[2] === 'topology') {
     const { runTopology } = await import('./commands/topology/command.js');
     process.exitCode = await runTopology(process.argv.slice(3), process);
@@ -67,6 +90,7 @@ async function main(): Promise<void> {
   }
   const { settings } = command;
   const logger = createLogger(settings.get(LOG_LEVEL), settings.get(LOG_FORMAT));
+  reportCrash = (what, error) => logger.fatal({ err: error }, `stopping: ${what}`);
   const { Exporter } = await import('./commands/serve/exporter.js');
   const { demoRunners } = await import('./commands/demo.js');
   let exporter: Exporter;

@@ -14,7 +14,8 @@
 // be half down at start. Each is a finding naming its plan lines, and an error of the collector
 // (infiniband_exporter_collector_success 0: InfiniBandExporterCollectorFailing); every other line
 // of the plan is still judged.
-import { readFileSync, statSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
+import { CABLING_PLAN_FILE, FileRefused, readBoundedText } from '../sources/bounded-file.js';
 import { UsageError } from '../config/errors.js';
 import { STRING, optionalFlag, type Settings } from '../config/flags.js';
 import { atOnce, inSlices, type Work } from '../event-loop/time-slices.js';
@@ -62,9 +63,9 @@ function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, sou
   let version: string;
   try {
     version = versionOf(statSync(file));
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, CABLING_PLAN_FILE);
   } catch (error) {
-    return { error: `${source}: ${file} cannot be read: ${(error as Error).message}` };
+    return { error: `${source}: ${file} ${error instanceof FileRefused ? error.reason : `cannot be read: ${(error as Error).message}`}` };
   }
   const parsed = parsePlan(text, file);
   if (!parsed.plan) return { error: planErrorMessage(source, file, parsed.errors[0]!) };

@@ -3,16 +3,17 @@
 // port and cable, and what each port enables. A failed run keeps the last topology, and so does one
 // whose output was incomplete, or that lost most of the fabric until the next discovery confirms
 // it. It writes the node families and judges address conflicts.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
-import { parseNodeNameMap } from '../config/node-name-map.js';
+import { atOnce, inSlices, pacer, type Work } from '../event-loop/time-slices.js';
+import { nodeNameMapSteps } from '../config/node-name-map.js';
 import type { ExpositionBuffer } from '../exposition/buffer.js';
 import { gauge } from '../exposition/metric-spec.js';
 import { Samples } from '../exposition/samples.js';
 import { composeFabric, inShard, sameNodes, type FabricTopology, type Shard } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
+import { FileRefused, NODE_NAME_MAP_FILE, readBoundedText } from '../sources/bounded-file.js';
 import type { FabricCycle } from '../sources/fabric/commands.js';
 import type { Discovery, TopologyCache } from '../sources/fabric/discovery.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
@@ -128,14 +129,15 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const file = this.context.settings.get(FABRIC_NODE_NAME_MAP);
     if (file === undefined) return;
     try {
-      const map = parseNodeNameMap(await readFile(file, 'utf8'));
+      const map = await inSlices(nodeNameMapSteps(readBoundedText(file, NODE_NAME_MAP_FILE)));
       if (map.errors.length > 0) {
         cycle.note(file, `line ${map.errors[0]!.line} not understood; keeping the names read before`);
         return;
       }
       this.names = map.names;
     } catch (error) {
-      cycle.note(file, `node-name-map cannot be read (${(error as Error).message}); keeping the names read before`);
+      const reason = error instanceof FileRefused ? error.reason : (error as Error).message;
+      cycle.note(file, `node-name-map not read (${reason}); keeping the names read before`);
     }
   }
 

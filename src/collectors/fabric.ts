@@ -1,11 +1,11 @@
 // What fabric mode's three collectors (fabric_discovery, fabric_ports, fabric_sa) share: the
 // --collector.fabric switch, the fabric flags, the tools behind one runner, and this instance's
 // shard. Their sources (sources/fabric/) are loaded only when fabric mode is on.
-import { readFileSync } from 'node:fs';
 import { BOOLEAN, COUNT, DURATION, STRING, collectorSwitch, flag, formatted, optionalFlag } from '../config/flags.js';
 import { UsageError } from '../config/errors.js';
 import { parseNodeNameMap } from '../config/node-name-map.js';
 import type { Shard } from '../model/fabric.js';
+import { FileRefused, NODE_NAME_MAP_FILE, readBoundedText } from '../sources/bounded-file.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import type { FabricCommand } from '../sources/fabric/commands.js';
 import type { CollectorContext, ToolGroup } from './collector.js';
@@ -24,9 +24,9 @@ export function parseShard(text: string): Shard | undefined {
 function checkedNodeNameMap(file: string): string | undefined {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, NODE_NAME_MAP_FILE);
   } catch (error) {
-    throw new UsageError(`--fabric.node-name-map: ${file} cannot be read: ${(error as Error).message}`);
+    throw new UsageError(`--fabric.node-name-map: ${file} ${error instanceof FileRefused ? error.reason : (error as Error).message}`);
   }
   const bad = parseNodeNameMap(text).errors[0];
   if (bad) throw new UsageError(`node-name-map ${file}:${bad.line}: expected a GUID then a name in quotes (0x0002c90200400000 "leaf-1"), got ${JSON.stringify(bad.text)}`);
@@ -80,7 +80,7 @@ export const FABRIC_TOOLS: ToolGroup<FabricCommand> = {
 };
 
 /** Fabric-mode commands print up to a few MB per sweep at 2 000 nodes; much more is not a sweep. */
-const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const FABRIC_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 const RUNNER = {};
 

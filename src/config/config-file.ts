@@ -3,13 +3,13 @@
 // and the sections that have no flag (lists of rules); the file is checked against it by ajv, and
 // the first problem becomes one UsageError naming the file, the line and what was expected.
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
 import type { Ajv as AjvInstance, ErrorObject, Options as AjvOptions } from 'ajv';
 import type { Node } from 'yaml';
 import { yaml } from './yaml.js';
 import { UsageError } from './errors.js';
 import type { Flag, JsonSchema, Section } from './flags.js';
 import { describe, parseYaml, type YamlFile } from './yaml-file.js';
+import { CONFIG_FILE, readBoundedText } from '../sources/bounded-file.js';
 
 export interface ConfigFile {
   values: Map<Flag<unknown>, unknown>;
@@ -73,9 +73,9 @@ function formats(flags: readonly Flag<unknown>[], sections: readonly Section<unk
 export function loadConfigFile(file: string, flags: readonly Flag<unknown>[], sections: readonly Section<unknown>[]): ConfigFile {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, CONFIG_FILE);
   } catch (error) {
-    throw new UsageError(`config file ${file}: cannot be read: ${(error as Error).message}`);
+    throw new UsageError((error as Error).message);
   }
   return parseConfigText(text, file, flags, sections);
 }

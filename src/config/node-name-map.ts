@@ -2,6 +2,7 @@
 // per line, `#` comments and blank lines ignored; the GUID as C's strtoull reads it (0x hex,
 // decimal, or 0-prefixed octal); the name is the text up to the next `"` or `#`. The first line
 // of a GUID wins, as in rdma-core's map.
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { normaliseGuid } from '../model/guid.js';
 
 export interface NodeNameMap {
@@ -22,22 +23,37 @@ function strtoull(text: string): bigint | undefined {
   return undefined;
 }
 
-export function parseNodeNameMap(text: string): NodeNameMap {
+/**
+ * The map as work in steps (event-loop/time-slices.ts): read again at each discovery while the
+ * server runs, a map of 16 MiB (its size limit) is a second of parsing, taken a slice at a time.
+ */
+export function* nodeNameMapSteps(text: string): Work<NodeNameMap> {
   const names = new Map<string, string>();
   const errors: NodeNameMap['errors'] = [];
-  text.split('\n').forEach((raw, index) => {
+  const pace = pacer();
+  let index = 0;
+  for (let from = 0; from <= text.length; index++) {
+    const newline = text.indexOf('\n', from);
+    const end = newline < 0 ? text.length : newline;
+    const raw = text.slice(from, end);
+    from = end + 1;
+    if (pace()) yield;
     const line = raw.trim();
-    if (line === '' || line.startsWith('#')) return;
+    if (line === '' || line.startsWith('#')) continue;
     const match = /^(\S+?)(?=\s|#|$)(.*)$/.exec(line)!;
     const number = strtoull(match[1]!);
     if (number === undefined || number > 0xffffffffffffffffn) {
       errors.push({ line: index + 1, text: raw });
-      return;
+      continue;
     }
     // strtok(rest, "\"#"): leading quotes and hashes skipped, the name ends at the next one.
     const name = /^["#]*([^"#]+)/.exec(match[2]!.trimStart())?.[1]?.trimEnd();
     const guid = normaliseGuid(`0x${number.toString(16)}`)!;
     if (name && !names.has(guid)) names.set(guid, name);
-  });
+  }
   return { names, errors };
+}
+
+export function parseNodeNameMap(text: string): NodeNameMap {
+  return atOnce(nodeNameMapSteps(text));
 }

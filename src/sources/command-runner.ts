@@ -101,9 +101,10 @@ export interface ExecaRunnerOptions<Tool extends string> {
   timeoutMs: number;
   maxConcurrent: number;
   /**
-   * Per stream collected whole; a tool printing more is killed and the command fails. Output taken
-   * line by line is not held and has no such limit: only what waits to be parsed counts, and
-   * past this many characters the tool is killed as well (it prints far faster than any tool).
+   * Bytes a tool may print on each stream, whether collected whole or taken line by line: every
+   * byte read counts, not only what waits to be parsed (a tool printing junk forever is parsed as
+   * fast as it prints, and its junk would be held). Past it the tool is killed and the command
+   * fails ('output-limit'): what was read of it is partial, never taken as the whole.
    */
   maxOutputBytes?: number;
   env?: NodeJS.ProcessEnv;
@@ -187,15 +188,13 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       const streamed = lines !== undefined && stream === subprocess.stdout;
       let bytes = 0;
       stream?.on('data', (chunk: Buffer | string) => {
-        if (streamed) {
-          lines.write(chunk);
-          const room = STDOUT_HEAD_CHARACTERS - head.length;
-          if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');
-          if (lines.backlog > this.maxOutputBytes) kill('output-limit');
-          return;
-        }
-        bytes += chunk.length;
-        if (bytes > this.maxOutputBytes) kill('output-limit');
+        if (killedFor) return;
+        bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+        if (bytes > this.maxOutputBytes) return kill('output-limit');
+        if (!streamed) return;
+        lines.write(chunk);
+        const room = STDOUT_HEAD_CHARACTERS - head.length;
+        if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');
       });
     }
     const onAbort = (): void => kill('cancelled');

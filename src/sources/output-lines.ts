@@ -4,10 +4,15 @@
 // text in memory. The chunks are kept as they come (the tool is never kept waiting on its pipe, so
 // its time limit measures the tool, not this process) and handed to `onLine` in time slices. The
 // lines are those of `text.split('\n')`: the last one is what follows the last newline, '' when
-// the output ends with one.
+// the output ends with one. A line is at most MAX_LINE_CHARS: the rest of a longer one is skipped
+// up to its newline, never collected (a tool printing one endless line would otherwise build one
+// string until V8 refuses it, and a pattern's backtracking grows with the length of its line).
 import { StringDecoder } from 'node:string_decoder';
 import { nextTurn, pacer, sliceSpent } from '../event-loop/time-slices.js';
 import { performance } from 'node:perf_hooks';
+
+/** The longest line handed over (64 KiB); real tools' lines are under 200 characters. */
+export const MAX_LINE_CHARS = 64 * 1024;
 
 export class OutputLines {
   private readonly decoder = new StringDecoder('utf8');
@@ -15,13 +20,21 @@ export class OutputLines {
   private next = 0;
   /** Characters written and not yet handed over. */
   private waiting = 0;
-  /** The start of a line whose end has not come yet. */
+  /** The start of a line whose end has not come yet, at most MAX_LINE_CHARS. */
   private partial = '';
+  /** The line in `partial` was cut: its rest is skipped up to the next newline. */
+  private overlong = false;
+  private cutLines = 0;
   private draining: Promise<void> | undefined;
   private ended = false;
   private discarded = false;
 
   constructor(private readonly onLine: (line: string) => void) {}
+
+  /** Lines longer than MAX_LINE_CHARS, handed over cut to that length. */
+  get cut(): number {
+    return this.cutLines;
+  }
 
   /** Characters written and not yet taken up (what a tool printed faster than it is parsed). */
   get backlog(): number {
@@ -42,6 +55,7 @@ export class OutputLines {
     while (this.draining || this.next < this.pending.length) await (this.draining ?? this.startDrain());
     this.onLine(this.partial);
     this.partial = '';
+    this.overlong = false;
   }
 
   /** The tool was stopped: what it printed is not parsed any further. */
@@ -77,14 +91,15 @@ export class OutputLines {
       this.waiting -= text.length;
       let from = 0;
       for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', from)) {
-        const line = text.slice(from, newline);
-        from = newline + 1;
-        if (this.partial === '') {
-          this.onLine(line);
+        if (this.partial === '' && !this.overlong && newline - from <= MAX_LINE_CHARS) {
+          this.onLine(text.slice(from, newline));
         } else {
-          this.onLine(this.partial + line);
+          this.append(text, from, newline);
+          this.onLine(this.partial);
           this.partial = '';
+          this.overlong = false;
         }
+        from = newline + 1;
         // A string collected whole is megabytes: it pauses within, not only between chunks.
         if (pace() && sliceSpent(sliceStart)) {
           await nextTurn();
@@ -92,7 +107,7 @@ export class OutputLines {
           sliceStart = performance.now();
         }
       }
-      this.partial += text.slice(from);
+      this.append(text, from, text.length);
       if (sliceSpent(sliceStart)) {
         await nextTurn();
         sliceStart = performance.now();
@@ -100,6 +115,19 @@ export class OutputLines {
     }
     this.pending.length = 0;
     this.next = 0;
+  }
+
+  /** `text[from, to)` added to the line not yet ended, up to MAX_LINE_CHARS. */
+  private append(text: string, from: number, to: number): void {
+    if (this.overlong) return;
+    const room = MAX_LINE_CHARS - this.partial.length;
+    if (to - from <= room) {
+      this.partial += text.slice(from, to);
+      return;
+    }
+    this.partial += text.slice(from, from + room);
+    this.overlong = true;
+    this.cutLines += 1;
   }
 }
 
@@ -109,13 +137,16 @@ export interface LineParser<Result = unknown> {
   end(): Result;
 }
 
-/** Parse a whole text with an incremental parser: the lines of `text.split('\n')`, then its result. */
+/**
+ * Parse a whole text with an incremental parser: the lines of `text.split('\n')`, each cut to
+ * MAX_LINE_CHARS as OutputLines cuts them, then its result.
+ */
 export function parseWhole<Result>(text: string, parser: LineParser<Result>): Result {
   let from = 0;
   for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', from)) {
-    parser.push(text.slice(from, newline));
+    parser.push(text.slice(from, Math.min(newline, from + MAX_LINE_CHARS)));
     from = newline + 1;
   }
-  parser.push(text.slice(from));
+  parser.push(text.slice(from, from + MAX_LINE_CHARS));
   return parser.end();
 }

@@ -115,6 +115,6 @@ describe('counters switch by switch (perfquery -l)', () => {
     expect(changed).not.toBe(block);
     const { readings, unparsed } = parsePerfqueryLoop(`${text}${changed}`);
     expect(readings.get(3)!.values.get('PortXmitData')).toBe(parsePerfqueryLoop(text).readings.get(3)!.values.get('PortXmitData'));
-    expect(unparsed).toEqual(['# Port 3: printed more than once']);
+    expect(unparsed.examples).toEqual(['# Port 3: printed more than once']);
   });
 });

@@ -1,6 +1,7 @@
 // Hostile node descriptions (issue 31): a host's root sets its NodeDescription to text shaped like
 // the tools' own output, and the fabric tools print it unchanged inside quotes. The parsers must
 // read the fields the tool printed, never ones the description forged.
+import { unparsedExample } from '../../src/sources/unparsed-lines.js';
 import { describe, expect, it } from 'vitest';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
@@ -35,7 +36,7 @@ describe('iblinkinfo with a hostile description', () => {
     ],
   ])('reads %s as printed: Active/LinkUp, 4X QDR, its true peer', (_name, line, expected) => {
     const { ports, unparsed } = parseIblinkinfo(line);
-    expect(unparsed).toEqual([]);
+    expect(unparsed.count).toBe(0);
     expect(ports).toEqual([{ state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'QDR', lid: 2, ...expected }]);
   });
 
@@ -44,12 +45,12 @@ describe('iblinkinfo with a hostile description', () => {
     const line = `${SWITCH} "${'leaf-1 IS5030'.padStart(30)}${forged}"      2    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>  ${HOST_PORT}      3    1[  ] "map name" ( )`;
     const { ports, unparsed } = parseIblinkinfo(line);
     expect(ports).toEqual([]);
-    expect(unparsed).toEqual([line]);
+    expect(unparsed).toMatchObject({ count: 1, examples: [unparsedExample(line)] });
   });
 
   it('counts a line without the tool\'s widths as not understood, never half-believed', () => {
     const unpadded = `${SWITCH} "leaf-1" 2 1[ ] ==(4X 10.0 Gbps Active/LinkUp)==> ${HOST_PORT} 3 1[ ] "${HOSTILE}" ( )`;
-    expect(parseIblinkinfo(unpadded)).toEqual({ ports: [], unparsed: [unpadded] });
+    expect(parseIblinkinfo(unpadded)).toMatchObject({ ports: [], unparsed: { count: 1, examples: [unpadded] } });
   });
 });
 
@@ -73,7 +74,7 @@ describe('ibnetdiscover with a hostile description', () => {
 
   it('reads the descriptions whole and the link fields from the end of the line', () => {
     const topology = parseIbnetdiscover(text);
-    expect(topology.unparsed).toEqual([]);
+    expect(topology.unparsed.count).toBe(0);
     expect(topology.nodes.map((node) => node.description)).toEqual(['leaf-1', `${HOSTILE}" base port 0 lid 7 lmc 0`]);
     expect(topology.ports.map(({ nodeGuid, port, peer, width, speed }) => ({ nodeGuid, port, peer: peer.nodeGuid, width, speed }))).toEqual([
       { nodeGuid: SWITCH, port: 1, peer: '0x0002c90300a10010', width: 4, speed: 'QDR' },
@@ -84,7 +85,7 @@ describe('ibnetdiscover with a hostile description', () => {
 
   it('counts a port line whose tail is not the tool\'s as not understood', () => {
     const cut = text.replace('" lid 3 4xQDR', '" lid 3');
-    expect(parseIbnetdiscover(cut).unparsed).toEqual([`[1]\t"H-0002c90300a10010"[1](2c90300a10011) \t\t# "${HOSTILE}" lid 3`]);
+    expect(parseIbnetdiscover(cut).unparsed.examples).toEqual([`[1]\t"H-0002c90300a10010"[1](2c90300a10011) \t\t# "${HOSTILE}" lid 3`]);
   });
 });
 
@@ -93,7 +94,7 @@ describe('ibqueryerrors with a hostile description', () => {
     const header = `Errors for "${HOSTILE}   GUID 0x1 port 9: [SymbolErrorCounter == 5]"`;
     const stdout = [header, '   GUID 0x2c90300a10011 port 1: [SymbolErrorCounter == 3]', '', '## Summary: 1 nodes checked, 1 bad nodes found'].join('\n');
     const reading = parseIbqueryerrors(stdout, '');
-    expect(reading.unparsed).toEqual([]);
+    expect(reading.unparsed.count).toBe(0);
     expect(reading.ports).toEqual([{ guid: HOST_PORT, port: 1, values: new Map([['SymbolErrorCounter', { value: 3n, suffixed: false }]]) }]);
   });
 });

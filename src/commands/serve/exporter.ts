@@ -21,7 +21,7 @@ import type { CommandRunner } from '../../sources/command-runner.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
 import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
 import { ServerMetrics } from './server-metrics.js';
-import { WebSecurity } from './web-config.js';
+import { WebSecurity } from './web-config/reload.js';
 
 export interface ExporterOptions {
   settings: Settings;

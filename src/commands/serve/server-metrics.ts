@@ -6,7 +6,7 @@ import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { Samples } from '../../exposition/samples.js';
 import { RenderedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { SERVER_METRICS } from '../../metrics/exporter-metrics.js';
-import type { ReloadStatus } from './web-config.js';
+import type { ReloadStatus } from './web-config/reload.js';
 
 const NO_LABELS = {};
 const ORDER = Object.values(SERVER_METRICS);

@@ -4,6 +4,7 @@
 import type { ParsedPlan, PlanEnd, PlanError, PlannedCable } from '../../model/cabling.js';
 import { fabricPortKey, type FabricNodeType } from '../../model/fabric.js';
 import { parseIbnetdiscover } from './ibnetdiscover.js';
+import { unparsedExample } from '../unparsed-lines.js';
 
 export function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
   const parsed = parseIbnetdiscover(text);
@@ -11,8 +12,8 @@ export function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
   // The parser returns the lines it did not understand in order: find their numbers.
   const lines = text.split('\n');
   let next = 0;
-  for (const unparsed of parsed.unparsed) {
-    while (next < lines.length && lines[next]!.trimEnd() !== unparsed) next++;
+  for (const unparsed of parsed.unparsed.examples) {
+    while (next < lines.length && unparsedExample(lines[next]!.trimEnd()) !== unparsed) next++;
     errors.push({ line: next + 1, message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${unparsed.slice(0, 80)}"` });
     next++;
   }

@@ -10,7 +10,8 @@
 import { performance } from 'node:perf_hooks';
 import type { ItemError } from '../../model/snapshot.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
-import { OutputLines, type LineParser } from '../output-lines.js';
+import { MAX_LINE_CHARS, OutputLines, type LineParser } from '../output-lines.js';
+import type { UnparsedLines } from '../unparsed-lines.js';
 
 /**
  * The tools fabric mode runs: sminfo asks each subnet manager of the SA's list for its own state;
@@ -91,6 +92,8 @@ export class FabricCycle {
         lines.write(result.stdout);
         await lines.end();
       }
+      // Cut lines were handed over shortened: a read error (the parser counts what it did not understand).
+      if (lines && lines.cut > 0) this.note(commandItem(result), `${lines.cut === 1 ? 'a line' : `${lines.cut} lines`} longer than ${MAX_LINE_CHARS} characters cut`);
       return { result, ok: true };
     }
     if (result.outcome === 'timeout') this.timeouts.push(tool);
@@ -121,14 +124,15 @@ export class FabricCycle {
    * cycle fails (what they held is missing); the log shows the first (one log line per command,
    * however many lines a new output format breaks).
    */
-  unparsed(result: Pick<CommandResult, 'command' | 'args'>, lines: readonly string[]): void {
-    if (lines.length === 0) return;
+  unparsed(result: Pick<CommandResult, 'command' | 'args'>, lines: UnparsedLines): void {
+    const { count } = lines;
+    if (count === 0) return;
     this.failed = true;
     const error: ItemError = {
       item: commandItem(result),
-      message: `output not understood: ${lines.length === 1 ? 'a line' : `${lines.length} lines`} skipped, the data ${lines.length === 1 ? 'it' : 'they'} held is missing (first: ${JSON.stringify(lines[0]!.slice(0, 120))})`,
+      message: `output not understood: ${count === 1 ? 'a line' : `${count} lines`} skipped, the data ${count === 1 ? 'it' : 'they'} held is missing (first: ${JSON.stringify(lines.examples[0]!.slice(0, 120))})`,
     };
-    for (let i = 0; i < lines.length; i++) this.errors.push(error);
+    for (let i = 0; i < count; i++) this.errors.push(error);
   }
 
   report(): FabricCycleReport {

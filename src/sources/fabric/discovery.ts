@@ -90,7 +90,7 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
   return {
     topology,
     cache,
-    complete: gaps.length === 0 && text.unparsed.length === 0,
+    complete: gaps.length === 0 && text.unparsed.count === 0,
     item,
     text: parser instanceof KeptText ? parser.text : '',
   };

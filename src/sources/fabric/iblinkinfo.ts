@@ -8,6 +8,7 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../model/port-state.js';
 
 export interface LinkinfoPort {
@@ -25,7 +26,7 @@ export interface LinkinfoPort {
 
 export interface LinkinfoReading {
   ports: LinkinfoPort[];
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 // How iblinkinfo.c prints a `--line` line (rdma-core), fixed parts in their printf widths:
@@ -55,14 +56,14 @@ const NAME_WIDTH = 30;
 /** The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text. */
 export class IblinkinfoParser implements LineParser<LinkinfoReading> {
   private readonly ports: LinkinfoPort[] = [];
-  private readonly unparsed: string[] = [];
+  private readonly unparsed = new UnparsedLines();
 
   push(raw: string): void {
     const line = raw.trimEnd();
     if (line === '') return;
     const parsed = parseLine(line);
     if (parsed) this.ports.push(parsed);
-    else this.unparsed.push(line);
+    else this.unparsed.add(line);
   }
 
   end(): LinkinfoReading {

@@ -7,6 +7,7 @@ import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import type { FabricNodeType } from '../../model/fabric.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 
 export interface IbnetdiscoverNode {
   guid: string;
@@ -41,7 +42,7 @@ export interface IbnetdiscoverTopology {
   /** Connected ports, as each node's record lists them (so every cable appears from both ends). */
   ports: IbnetdiscoverPort[];
   /** Lines that matched nothing, for the read-error count. */
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 const TYPE_BY_PREFIX: Readonly<Record<string, FabricNodeType>> = { S: 'switch', H: 'ca', R: 'router' };
@@ -74,7 +75,7 @@ function guid(hex: string | undefined): string | undefined {
 export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
   private readonly nodes: IbnetdiscoverNode[] = [];
   private readonly ports: IbnetdiscoverPort[] = [];
-  private readonly unparsed: string[] = [];
+  private readonly unparsed = new UnparsedLines();
   private attributes = new Map<string, string>();
   private pendingPortGuid: string | undefined;
   private current: IbnetdiscoverNode | undefined;
@@ -110,7 +111,7 @@ export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
         speed: parseLinkSpeed(match[10]!),
       });
     } else if (!IGNORED.test(line)) {
-      this.unparsed.push(line);
+      this.unparsed.add(line);
     }
   }
 

@@ -17,6 +17,7 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { parseCounterValue } from '../../model/pma-counters.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 
 export interface SweepValue {
   value: bigint;
@@ -46,7 +47,7 @@ export interface SweepReading {
   ports: SweepPort[];
   failures: SweepFailure[];
   /** Output lines that matched nothing. */
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 const HEADER = /^(?:Errors for|Data Counters for) (?:0x[0-9a-f]{1,16} )?".*"$/;
@@ -58,7 +59,7 @@ const IGNORED = /^(?:\s+Link info:.*|##.*|)$/;
 /** The standard output a line at a time, as it arrives (see OutputLines); `end(stderr)` adds the failed queries. */
 export class IbqueryerrorsParser implements LineParser<SweepReading> {
   private readonly ports: SweepPort[] = [];
-  private readonly unparsed: string[] = [];
+  private readonly unparsed = new UnparsedLines();
   private complete = false;
   private stderr = '';
 
@@ -69,13 +70,13 @@ export class IbqueryerrorsParser implements LineParser<SweepReading> {
     const match = PORT.exec(line);
     const guid = match && normaliseGuid(match[1]!);
     if (!match || !guid) {
-      this.unparsed.push(line);
+      this.unparsed.add(line);
       return;
     }
     // A port line is nothing but its `[Name == value]` items: anything else (a line cut or
     // garbled half-way) would lose counters without a word.
     if (match[3]!.replace(ITEM, '').trim() !== '') {
-      this.unparsed.push(line);
+      this.unparsed.add(line);
       return;
     }
     if (match[2] === 'ALL') return;

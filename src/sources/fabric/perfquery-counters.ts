@@ -6,6 +6,7 @@
 import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../model/fabric.js';
 import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 import { countersFromPerfquery, parsePerfquery, type PerfqueryReading } from '../diag/perfquery.js';
 import { commandItem, type FabricCycle } from './commands.js';
 
@@ -14,21 +15,21 @@ import { commandItem, type FabricCycle } from './commands.js';
  * one run share one PMA and print the same fields: a block with fewer than the others was cut
  * short, and is not understood; a port printed twice contradicts the output (its first block stands).
  */
-export function parsePerfqueryLoop(stdout: string): { readings: Map<number, PerfqueryReading>; unparsed: string[] } {
+export function parsePerfqueryLoop(stdout: string): { readings: Map<number, PerfqueryReading>; unparsed: UnparsedLines } {
   const readings = new Map<number, PerfqueryReading>();
-  const unparsed: string[] = [];
+  const unparsed = new UnparsedLines();
   for (const block of stdout.split(/^(?=# Port )/m)) {
     if (block.trim() === '' || /^\S+: iberror: /.test(block.trim())) continue;
     const reading = parsePerfquery(block);
-    if (reading && readings.has(reading.port)) unparsed.push(`# Port ${reading.port}: printed more than once`);
+    if (reading && readings.has(reading.port)) unparsed.add(`# Port ${reading.port}: printed more than once`);
     else if (reading) readings.set(reading.port, reading);
-    else unparsed.push(block.trim().split('\n')[0]!);
+    else unparsed.add(block.trim().split('\n')[0]!);
   }
   const fields = Math.max(0, ...[...readings.values()].map((reading) => reading.values.size));
   for (const [port, reading] of readings) {
     if (reading.values.size === fields) continue;
     readings.delete(port);
-    unparsed.push(`# Port ${port}: ${reading.values.size} of ${fields} counters`);
+    unparsed.add(`# Port ${port}: ${reading.values.size} of ${fields} counters`);
   }
   return { readings, unparsed };
 }
@@ -52,7 +53,7 @@ async function loop(cycle: FabricCycle, args: string[], ports: readonly number[]
   const unasked = [...readings.keys()].filter((port) => !ports.includes(port));
   for (const port of unasked) readings.delete(port);
   if (unasked.length > 0) cycle.fail(commandItem(result), `the output contradicts the topology: counters of port${unasked.length === 1 ? '' : 's'} ${unasked.join(', ')}, which the run was not asked for`);
-  if (result.exitCode === 0 && missing.length > 0 && unparsed.length === 0) {
+  if (result.exitCode === 0 && missing.length > 0 && unparsed.count === 0) {
     cycle.fail(commandItem(result), `the output is incomplete, cut short on its way: no counters of port${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`);
   }
   return readings;

@@ -15,6 +15,7 @@
 import type { SubnetManagerInfo } from '../../model/host.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 import { isSubnetManagerUnreachable, parseSminfo } from '../diag/sminfo.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 import { commandItem, type FabricCycle } from './commands.js';
 import { memberCountsParser, multicastGroupsParser, smInfoRecordsParser } from './saquery.js';
 
@@ -42,7 +43,7 @@ async function readSubnetManagers(cycle: FabricCycle, before: readonly FabricSub
   if (!result) return [];
   const { subnetManagers, unparsed } = parser.end();
   cycle.unparsed(result, unparsed);
-  if (unparsed.length > 0) return [];
+  if (unparsed.count > 0) return [];
   if (subnetManagers.length === 0) {
     cycle.fail(commandItem(result), 'no SMInfoRecord in the output, where the master always lists itself: the output is incomplete');
     return [];
@@ -68,7 +69,7 @@ async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager
   const own = await cycle.run('sminfo', [String(sm.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
   if (own?.exitCode !== 0) return undefined;
   const info = parseSminfo(own.stdout);
-  if (!info) cycle.unparsed(own, [own.stdout.trim().split('\n')[0] ?? '']);
+  if (!info) cycle.unparsed(own, new UnparsedLines([own.stdout.trim().split('\n')[0] ?? '']));
   if (!info || info.guid !== sm.guid) return undefined;
   return { priority: info.priority, state: info.state, activityCount: info.activityCount };
 }
@@ -80,11 +81,11 @@ async function readMulticastGroups(cycle: FabricCycle, groupsBefore: number): Pr
   if (!groupsResult) return [];
   const { groups, unparsed } = groupsParser.end();
   cycle.unparsed(groupsResult, unparsed);
-  if (groups.length === 0 && unparsed.length === 0 && groupsBefore > 0) {
+  if (groups.length === 0 && unparsed.count === 0 && groupsBefore > 0) {
     cycle.fail(commandItem(groupsResult), `no multicast group in the output, where the last cycle read ${groupsBefore}: the output is incomplete`);
   }
   const members = membersResult ? membersParser.end() : undefined;
   if (members && membersResult) cycle.unparsed(membersResult, members.unparsed);
-  const counted = members && members.unparsed.length === 0 ? members.members : undefined;
+  const counted = members && members.unparsed.count === 0 ? members.members : undefined;
   return groups.map((group) => ({ ...group, members: counted ? (counted.get(group.mgid) ?? 0) : undefined }));
 }

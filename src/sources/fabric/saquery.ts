@@ -8,10 +8,11 @@ import { saMtuBytes, saRateGbps } from '../../model/subnet-administration.js';
 import { SUBNET_MANAGER_STATES } from '../../model/host.js';
 import type { FabricSubnetManager, MulticastGroup } from '../../model/fabric.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
+import { UnparsedLines } from '../unparsed-lines.js';
 
 interface Records {
   records: Map<string, string>[];
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 const FIELD = /^\s+([A-Za-z_]+)\.{2,}(.*)$/;
@@ -23,7 +24,7 @@ const BARE_FIELD = /^\s+(RID|SMInfo dump:)\s*$/;
  */
 class RecordsParser<Result> implements LineParser<Result> {
   private readonly all: Map<string, string>[] = [];
-  private readonly unparsed: string[] = [];
+  private readonly unparsed = new UnparsedLines();
   private current: Map<string, string> | undefined;
 
   constructor(
@@ -43,7 +44,7 @@ class RecordsParser<Result> implements LineParser<Result> {
     if (field && this.current) {
       if (!this.current.has(field[1]!)) this.current.set(field[1]!, field[2]!.trim());
     } else if (!BARE_FIELD.test(line)) {
-      this.unparsed.push(line);
+      this.unparsed.add(line);
     }
   }
 
@@ -61,7 +62,7 @@ function integer(text: string | undefined): number | undefined {
 
 export interface SmInfoRecords {
   subnetManagers: FabricSubnetManager[];
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 /** `saquery SMIR`, a line at a time. */
@@ -80,7 +81,7 @@ function smInfoRecords({ records: found, unparsed }: Records): SmInfoRecords {
     const state = integer(record.get('SMState'));
     const activityCount = integer(record.get('ActCount'));
     if (guid === undefined || lid === undefined || priority === undefined || state === undefined || activityCount === undefined) {
-      unparsed.push(`SMInfoRecord ${JSON.stringify(Object.fromEntries(record))}`);
+      unparsed.add(`SMInfoRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }
     subnetManagers.push({ guid, lid, priority, state: SUBNET_MANAGER_STATES[state], activityCount });
@@ -90,7 +91,7 @@ function smInfoRecords({ records: found, unparsed }: Records): SmInfoRecords {
 
 export interface MulticastGroups {
   groups: MulticastGroup[];
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 /** `saquery -g`, a line at a time; members are left undefined (see parseMemberCounts). */
@@ -109,7 +110,7 @@ function multicastGroups({ records: found, unparsed }: Records): MulticastGroups
     const rate = integer(record.get('Rate'));
     // saquery prints every field of a record: one without its MTU or rate was cut short.
     if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff || mtu === undefined || rate === undefined) {
-      unparsed.push(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
+      unparsed.add(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }
     groups.push({
@@ -126,7 +127,7 @@ function multicastGroups({ records: found, unparsed }: Records): MulticastGroups
 export interface MemberCounts {
   /** Members per MGID (lower case, as saquery prints it). */
   members: Map<string, number>;
-  unparsed: string[];
+  unparsed: UnparsedLines;
 }
 
 /**
@@ -146,7 +147,7 @@ function memberCounts({ records: found, unparsed }: Records): MemberCounts {
     const mgid = record.get('MGID')?.toLowerCase();
     const portGid = record.get('PortGid');
     if (mgid === undefined || portGid === undefined) {
-      unparsed.push(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
+      unparsed.add(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }
     const joined = /[1-9a-f]/i.test(portGid);

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EncodedPart } from '../../../src/metrics/exposition-parts.js';
 import { buildApp, TLS_LIMITS, type AppOptions } from '../../../src/commands/serve/app.js';
 import { loadBcrypt, type BcryptCompare, type PasswordChecks } from '../../../src/commands/serve/password-checks.js';
-import { WebSecurity } from '../../../src/commands/serve/web-config.js';
+import { WebSecurity } from '../../../src/commands/serve/web-config/reload.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { waitFor } from '../../support/processes.js';
 import { requireSystemTools } from '../../support/system.js';

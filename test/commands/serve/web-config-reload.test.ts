@@ -2,6 +2,7 @@
 // applied only when usable; an in-place rewrite, an emptied, invalid or cut-short file never lets
 // a request in without credentials. Real sockets on 127.0.0.1; a short settle time so that no test
 // waits long (the exporter's is WEB_CONFIG_SETTLE_MS).
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EncodedPart } from '../../../src/metrics/exposition-parts.js';
 import { buildApp } from '../../../src/commands/serve/app.js';
-import { WEB_CONFIG_SETTLE_MS, WebSecurity } from '../../../src/commands/serve/web-config.js';
+import { WEB_CONFIG_SETTLE_MS, WebSecurity } from '../../../src/commands/serve/web-config/reload.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { waitFor } from '../../support/processes.js';
@@ -129,6 +130,60 @@ describe('a change that cannot be used keeps the previous configuration', () => 
     // Requests go on without reading it again, or logging again.
     for (let i = 0; i < 5; i++) expect(await status(url)).toBe(401);
     expect(reloads()).toHaveLength(1);
+  });
+
+  it('a FIFO in its place is refused without waiting for a writer; a good file after it is applied', async () => {
+    const url = await serve(GOOD);
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    await settled();
+    expect(reloads()[0]!.reason).toBe(`web config file ${file}: is a FIFO, not a regular file`);
+    // Not frozen: requests are answered with the configuration read before.
+    expect(await status(url)).toBe(401);
+    expect(await status(url, basic('alice', 'secret'))).toBe(200);
+    rmSync(file);
+    writeFileSync(`${file}.new`, GOOD.replace(ALICE, BOB));
+    renameSync(`${file}.new`, file);
+    await settled();
+    expect(web!.reloadStatus().successful).toBe(true);
+    expect(await status(url, basic('bob', 'other'))).toBe(200);
+  });
+
+  it('a file larger than 4 MiB is refused at once, unparsed', async () => {
+    const url = await serve(GOOD);
+    writeFileSync(`${file}.new`, `basic_auth_users:\n${'#'.repeat(50 * 1000 * 1000)}\n`);
+    renameSync(`${file}.new`, file);
+    const started = performance.now();
+    await settled();
+    expect(performance.now() - started).toBeLessThan(SETTLE_MS + 1_000);
+    expect(reloads()[0]!.reason).toMatch(/^web config file .*: is 47\.7 MiB, more than the 4\.0 MiB a web config file may have$/);
+    expect(await status(url, basic('alice', 'secret'))).toBe(200);
+  });
+
+  it('20 001 users are read in time slices: requests are answered while they are parsed', async () => {
+    const url = await serve(GOOD);
+    const hash = ALICE.slice('alice: '.length);
+    const many = `basic_auth_users:\n  ${ALICE}\n${Array.from({ length: 20_000 }, (_, i) => `  user${i}: ${hash}\n`).join('')}`;
+    writeFileSync(`${file}.new`, many);
+    renameSync(`${file}.new`, file);
+    // The longest time the event loop was held, from a timer that asks to run every millisecond.
+    let longest = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last);
+      last = now;
+    }, 1);
+    try {
+      await settled();
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(reloads().at(-1)).toMatchObject({ msg: 'web config reloaded', users: 20_001 });
+    expect(await status(url, basic('alice', 'secret'))).toBe(200);
+    // The whole parse is about a second on a loaded test machine; the longest block, composing
+    // the document's nodes, a small part of it.
+    expect(longest).toBeLessThan(400);
   });
 
   it('a file that disappears is refused; its return is applied', async () => {

@@ -1,0 +1,96 @@
+// The one way the exporter reads a file a person points it at (the config file, the web config
+// file and its certificates, the cabling plan, the node-name-map): a regular file of a bounded
+// size, or an error that names the file and the reason. A FIFO in a file's place would block the
+// event loop until a writer comes (forever, at start: a silent hang), a directory or a device is
+// no file to parse, and a file far larger than any real one costs seconds and gigabytes to parse.
+// The size is checked on the opened descriptor, and the reading stops past the limit, so a file
+// swapped or grown between the check and the read is refused the same way.
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+
+/** What a file is for, and the largest such file taken (README "Files and their limits"). */
+export interface FileKind {
+  /** How messages name it: `config file`, `web config file`… */
+  name: string;
+  maxBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** --config.file: a few hundred lines at most. */
+export const CONFIG_FILE: FileKind = { name: 'config file', maxBytes: 1 * MiB };
+/** --web.config.file: bcrypt users take about 80 bytes each, so 4 MiB is some 50 000 users. */
+export const WEB_CONFIG_FILE: FileKind = { name: 'web config file', maxBytes: 4 * MiB };
+/** The certificate, key and CA files the web config names: a CA bundle is a few hundred KiB. */
+export const PEM_FILE: FileKind = { name: 'PEM file', maxBytes: 1 * MiB };
+/** --fabric.topology-file: a saved ibnetdiscover of 120 000 switch ports is about 15 MB. */
+export const CABLING_PLAN_FILE: FileKind = { name: 'cabling plan', maxBytes: 32 * MiB };
+/** --fabric.node-name-map: one short line per node. */
+export const NODE_NAME_MAP_FILE: FileKind = { name: 'node-name-map', maxBytes: 16 * MiB };
+
+/** A file that was not read, with the reason in one phrase (`is a FIFO, not a regular file`). */
+export class FileRefused extends Error {
+  override readonly name = 'FileRefused';
+  constructor(
+    readonly file: string,
+    readonly kind: FileKind,
+    readonly reason: string,
+  ) {
+    super(`${kind.name} ${file}: ${reason}`);
+  }
+}
+
+// O_NONBLOCK: open() of a FIFO returns at once instead of waiting for a writer.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+function fileType(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`;
+}
+
+/** The file's bytes; a FileRefused when it cannot be opened, is no regular file, or is too large. */
+export function readBoundedFile(file: string, kind: FileKind): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch (error) {
+    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file`);
+    const tooLarge = (size: number) => new FileRefused(file, kind, `is ${sizeText(size)}, more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+    if (stats.size > kind.maxBytes) throw tooLarge(stats.size);
+    // One byte more than the file had: a file that grew since fstat (being written) is read on, up to the limit.
+    let buffer = Buffer.allocUnsafe(stats.size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        if (length > kind.maxBytes) throw new FileRefused(file, kind, `is more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+        const larger = Buffer.allocUnsafe(kind.maxBytes + 1);
+        buffer.copy(larger, 0, 0, length);
+        buffer = larger;
+      }
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) return buffer.subarray(0, length);
+      length += read;
+    }
+  } catch (error) {
+    if (error instanceof FileRefused) throw error;
+    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The file as UTF-8 text (see readBoundedFile). */
+export function readBoundedText(file: string, kind: FileKind): string {
+  return readBoundedFile(file, kind).toString('utf8');
+}
