@@ -38,10 +38,11 @@ export function packagedUnit(environmentFile, nodeFlags) {
   return unit;
 }
 
-/** deploy/systemd's defaults file, naming the packaged binary. */
-export function packagedDefaults() {
+/** deploy/systemd's defaults file, naming the packaged binary and where this package installs it. */
+export function packagedDefaults(environmentFile) {
   const file = 'deploy/systemd/infiniband-exporter.default';
-  return replaced(source(file), /^# All flags: .*$/m, '# All flags: infiniband-exporter --help, or man infiniband-exporter', file);
+  const text = replaced(source(file), /\(installed as \/etc\/default\/infiniband-exporter\)/, `(installed as ${environmentFile})`, file);
+  return replaced(text, /^# All flags: .*$/m, '# All flags: infiniband-exporter --help, or man infiniband-exporter', file);
 }
 
 /** Lines of roff for text shown as it is (a command's --help). */
@@ -88,7 +89,7 @@ function stage(root, { binary, nodeFlags, man, environmentFile, license }) {
   chmodSync(path.join(root, 'usr/bin/infiniband-exporter'), 0o755);
   put(root, `usr/lib/systemd/system/${UNIT}`, packagedUnit(environmentFile, nodeFlags));
   put(root, 'usr/lib/sysusers.d/infiniband-exporter.conf', source('deploy/systemd/infiniband-exporter.sysusers.conf'));
-  put(root, environmentFile.slice(1), packagedDefaults());
+  put(root, environmentFile.slice(1), packagedDefaults(environmentFile));
   for (const [dir, pattern] of [['rules', /\.ya?ml$/], ['dashboards', /\.json$/]]) {
     for (const name of readdirSync(path.join(PROJECT, dir)).filter((n) => pattern.test(n) && statSync(path.join(PROJECT, dir, n)).isFile()).sort()) put(root, `${SHARE}/${dir}/${name}`, source(`${dir}/${name}`));
   }
