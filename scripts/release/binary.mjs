@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { inject } from 'postject';
 import { bundle, writeCodeCaches } from '../bundle.mjs';
 import { pinnedVersion } from './runtime.mjs';
-import { PROJECT, run } from './tools.mjs';
+import { PROJECT, UserError, run } from './tools.mjs';
 
 // The fuse Node.js looks for to know that a blob was injected (the single-executable documentation).
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -53,9 +53,9 @@ async function injectQuietly(binary, blob) {
  * path and the Node.js flags its launchers pass it in NODE_OPTIONS (NODE_FLAGS of the modules it
  * was built from, src/startup/v8-flags.ts).
  */
-export async function buildBinary({ work: given, out, meta, log }) {
+export async function buildBinary({ work: given, out, meta, log = (message) => process.stderr.write(`${message}\n`) }) {
   // The blob and the code caches are this node's, and the binary is a copy of it: the pinned one.
-  if (process.version !== pinnedVersion()) throw new Error(`the binary is built by the Node.js it ships, ${pinnedVersion()}, not ${process.version} (run it through release.mjs)`);
+  if (process.version !== pinnedVersion()) throw new UserError(`the binary is built by the Node.js it ships, ${pinnedVersion()}, not ${process.version}: npm run release, or npm run bench -- --node=shipped binary`);
   checkSelfContained();
   mkdirSync(given, { recursive: true });
   // Its real path: Node.js gives the modules imported from it theirs (node_modules may be a link).
