@@ -30,11 +30,16 @@ export async function metadata() {
   // The project's own .git only: a source archive unpacked inside another checkout is not that checkout.
   if (existsSync(path.join(PROJECT, '.git'))) {
     const git = (...args) => run('git', ['-C', PROJECT, ...args]).then((out) => out.trim());
-    if (given === undefined) {
-      const dirty = (await git('status', '--porcelain', '--untracked-files=no')) !== '';
-      revision = `${(await git('rev-parse', 'HEAD')).slice(0, 12)}${dirty ? '-dirty' : ''}`;
+    try {
+      if (given === undefined) {
+        const dirty = (await git('status', '--porcelain', '--untracked-files=no')) !== '';
+        revision = `${(await git('rev-parse', 'HEAD')).slice(0, 12)}${dirty ? '-dirty' : ''}`;
+      }
+      epoch ??= await git('log', '-1', '--format=%ct');
+    } catch (error) {
+      // No git, or one that will not read this checkout (another owner's, a shallow clone without HEAD).
+      log(`git could not read ${PROJECT} (${error.message.split('\n').find((line) => /fatal|not on PATH/.test(line)) ?? error.message.split('\n')[0]}): revision ${revision}`);
     }
-    epoch ??= await git('log', '-1', '--format=%ct');
   }
   epoch ??= String(Math.floor(statSync(path.join(PROJECT, 'package.json')).mtimeMs / 1000));
   if (!/^\d+$/.test(epoch)) throw new UserError(`SOURCE_DATE_EPOCH=${epoch}: expected seconds since 1970 (date +%s)`);
