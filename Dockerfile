@@ -4,8 +4,9 @@
 # The diag collector also needs --device /dev/infiniband/umad0 (one per port) and root or the
 # umad devices' group; without them it turns itself off with one log line.
 
-# Node 20 is past end of life; 22 is a maintained LTS. Both stages use the same image.
-ARG NODE_IMAGE=node:22-bookworm-slim
+# Node.js 24 LTS, as the release's binary, packages and image (scripts/release/runtime): 20 is past
+# its end of life. Both stages use the same image.
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app

