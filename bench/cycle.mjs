@@ -5,7 +5,7 @@ import { accessSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { access, readdir, readFile, realpath } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { Collectors } from '../dist/collectors/collectors.js';
+import { Collectors } from '../dist/collection/scheduler.js';
 import { HOST_READING, SYSFS_FILES } from '../dist/collectors/host.js';
 import { IPOIB } from '../dist/collectors/ipoib.js';
 import { SYSFS } from '../dist/collectors/sysfs.js';

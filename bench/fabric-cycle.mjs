@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { Collectors } from '../dist/collectors/collectors.js';
+import { Collectors } from '../dist/collection/scheduler.js';
 import { DISCOVERY_CYCLE, FABRIC_DISCOVERY } from '../dist/collectors/fabric-discovery.js';
 import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from '../dist/collectors/fabric-ports.js';
 import { FABRIC_SA } from '../dist/collectors/fabric-sa.js';

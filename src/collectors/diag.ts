@@ -9,7 +9,7 @@ import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command
 import { DIAG_COMMANDS, diagTargets, type DiagCommand, type DiagOptions, type DiagReading } from '../sources/diag/local-ports.js';
 import { readUmadPorts } from '../sources/umad.js';
 import type { Snapshot } from '../model/snapshot.js';
-import type { CollectorContext, Cycle, Off, Reader, ToolGroup } from './collector.js';
+import type { CollectorContext, Cycle, Off, Reader, ToolGroup } from '../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, sysfsFiles } from './host.js';
 
 export const DIAG_SWITCH = collectorSwitch('diag', 'diag', true, 'Query perfquery, sminfo and smpquery (--no-collector.diag turns it off).');

@@ -19,7 +19,7 @@ import type { CablingPlan, CablingReport, RailRule, ResolvedPlan } from '../mode
 import type { FabricTopology } from '../model/fabric.js';
 import { judgeCablingSteps } from '../model/cabling-conformance.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from '../collection/collector.js';
 import { CABLING_METRIC_ORDER, writeCablingMetricsSteps } from './fabric-cabling-metrics.js';
 import { cablingFindings, explainedByCabling } from './fabric-cabling-findings.js';
 import { FABRIC_DISCOVERY, type DiscoveryPart } from './fabric-discovery.js';

@@ -15,7 +15,7 @@ import { composeFabric, inShard, sameNodes, type FabricTopology, type Shard } fr
 import type { Snapshot } from '../model/snapshot.js';
 import type { FabricCycle } from '../sources/fabric/commands.js';
 import type { Discovery, TopologyCache } from '../sources/fabric/discovery.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../collection/collector.js';
 import { FABRIC_DISCOVERY_INTERVAL, FABRIC_FLAGS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric.js';
 import { addressConflictFindings, discoveryFailure } from './fabric-findings.js';
 import { DIAG_TIMEOUT } from './diag.js';

@@ -22,7 +22,7 @@ import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../model/bit-error-rate.
 import type { PortCounter } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { CounterSource } from '../sources/fabric/ports.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../collection/collector.js';
 import { DIAG_TIMEOUT } from './diag.js';
 import { FABRIC_DISCOVERY, DISCOVERY_CYCLE } from './fabric-discovery.js';
 import { FABRIC_EXPECTATIONS_SECTION } from './expectation-sections.js';
@@ -103,7 +103,7 @@ class PortsReader implements Reader<FabricPortsPart> {
     const { interval } = FABRIC_PORTS_CYCLE;
     if (!discovery?.topology) {
       // Without a topology, try again at each ports cycle rather than wait for the discovery interval.
-      this.context.runSoon(FABRIC_DISCOVERY, interval(settings));
+      this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
       return { errors: [{ item: 'topology', message: 'no discovery has succeeded yet: nothing to read' }], failOnErrors: true };
     }
     if (discovery.topology !== this.topology) {
@@ -132,9 +132,9 @@ class PortsReader implements Reader<FabricPortsPart> {
     this.counterSource = reading.counterSource;
     this.unreachable = reading.unreachable;
     // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
-    if (reading.stale && this.context.runSoon(FABRIC_DISCOVERY, interval(settings))) logger.info('fabric changed since the last discovery; discovering again');
+    if (reading.stale && this.context.runSoon(DISCOVERY_CYCLE, interval(settings))) logger.info('fabric changed since the last discovery; discovering again');
     // A topology that may not be the fabric as it is: discover again at each ports cycle until one is taken.
-    else if (discovery.provisional) this.context.runSoon(FABRIC_DISCOVERY, interval(settings));
+    else if (discovery.provisional) this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
     const report = cycle.report();
     const at = this.context.now();
     const trend = await inSlices(portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0));

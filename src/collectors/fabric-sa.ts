@@ -12,7 +12,7 @@ import { composeFabric, type FabricSubnetManager, type MulticastGroup } from '..
 import { BYTES_PER_GIGABIT } from '../model/link-rate.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { SubnetAdministrationBefore } from '../sources/fabric/sa-records.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../collection/collector.js';
 import { DIAG_TIMEOUT } from './diag.js';
 import { FABRIC_DISCOVERY } from './fabric-discovery.js';
 import { SA_FAILURE, multicastGroupFindingsSteps, subnetManagerFindings } from './fabric-findings.js';

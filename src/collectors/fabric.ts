@@ -8,7 +8,7 @@ import { parseNodeNameMap } from '../config/node-name-map.js';
 import type { Shard } from '../model/fabric.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import type { FabricCommand } from '../sources/fabric/commands.js';
-import type { CollectorContext, ToolGroup } from './collector.js';
+import type { CollectorContext, ToolGroup } from '../collection/collector.js';
 import { DIAG_TIMEOUT, PERFQUERY_PATH, SMINFO_PATH } from './diag.js';
 
 /** `--fabric.shard` text: `i/n` with 1 ≤ i ≤ n. */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { UsageError } from '../config/errors.js';
 import { DURATION, STRING, flag, type Flag, type Settings } from '../config/flags.js';
 import { SysfsFiles } from '../sources/sysfs-files.js';
-import type { CollectorContext, Cycle } from './collector.js';
+import type { CollectorContext, Cycle } from '../collection/collector.js';
 
 export const SYSFS_PATH = flag(STRING, { name: 'path.sysfs', key: 'path.sysfs', default: '/sys', help: 'sysfs mount point (/host/sys in a container).', check: true });
 

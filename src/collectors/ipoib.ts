@@ -11,7 +11,7 @@ import type { Finding } from '../model/finding.js';
 import type { ItemError, Snapshot } from '../model/snapshot.js';
 import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../sources/ipoib.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
-import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, readUnder, sysfsFiles } from './host.js';
 
 /** Interface identities are read again at least this often (a changed mode or MTU). */

@@ -15,7 +15,7 @@ import { MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, 
 import type { Snapshot } from '../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import { readModules, type ModuleTool } from '../sources/module.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from '../collection/collector.js';
 import { DIAG_TIMEOUT } from './diag.js';
 import { HOST_READING } from './host.js';
 

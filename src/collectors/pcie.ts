@@ -27,7 +27,7 @@ import { PORT_STATE_ACTIVE } from '../model/port-state.js';
 import type { ItemError, Snapshot } from '../model/snapshot.js';
 import { readPcieLink } from '../sources/pcie.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
-import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, sysfsFiles } from './host.js';
 import { IDENTITY_MAX_AGE_MS, SYSFS } from './sysfs.js';
 

@@ -8,7 +8,7 @@ import type { PortPma } from '../model/host.js';
 import { PMA_COUNTERS } from '../model/pma-counters.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readPortCounters } from '../sources/diag/local-ports.js';
-import { defineCollector, type Collector } from './collector.js';
+import { defineCollector, type Collector } from '../collection/collector.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag.js';
 import { SMPQUERY } from './smpquery.js';
 

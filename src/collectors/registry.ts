@@ -3,7 +3,7 @@
 // Everything else is derived from the list: the flags and the config file's schema, the
 // collector metrics, the schedules, `check`'s cycle and its "Not checked" list.
 import type { Flag, Section } from '../config/flags.js';
-import type { Collector } from './collector.js';
+import type { Collector } from '../collection/collector.js';
 import { FABRIC_CABLING } from './fabric-cabling.js';
 import { FABRIC_DISCOVERY } from './fabric-discovery.js';
 import { FABRIC_PORTS } from './fabric-ports.js';

@@ -8,7 +8,7 @@ import type { Finding } from '../model/finding.js';
 import { PORT_STATE_INIT, physicalLinkIsUp } from '../model/port-state.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readSubnetManagers } from '../sources/diag/local-ports.js';
-import { defineCollector, type Collector } from './collector.js';
+import { defineCollector, type Collector } from '../collection/collector.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag.js';
 
 const PORT = ['device', 'port'] as const;

@@ -8,7 +8,7 @@ import type { LinkExpectation } from '../model/link-rate.js';
 import type { PortLink } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { readLinks } from '../sources/diag/local-ports.js';
-import { defineCollector, type Collector } from './collector.js';
+import { defineCollector, type Collector } from '../collection/collector.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag.js';
 
 export const PEER_METRICS = {

@@ -31,7 +31,7 @@ import type { ItemError, Snapshot } from '../model/snapshot.js';
 import type { DeviceFilter } from '../sources/device-filter.js';
 import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../sources/infiniband.js';
 import type { SysfsFiles } from '../sources/sysfs-files.js';
-import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../collection/collector.js';
 import { bitErrorRateFindings } from './bit-error-rate.js';
 import { EXPECTATIONS_SECTION } from './expectation-sections.js';
 import { COLLECTION_INTERVAL, HOST_READING, SYSFS_PATH, checkSysfsRoot, readUnder, sysfsFiles } from './host.js';

@@ -8,7 +8,7 @@ import type { Finding } from '../model/finding.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../sources/command-runner.js';
 import { ETHTOOL_MAX_OUTPUT_BYTES, ETHTOOL_TIMEOUT_MS, readTcpSegmentationOffload, type EthtoolCommand } from '../sources/ethtool.js';
-import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading, type ToolGroup } from './collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading, type ToolGroup } from '../collection/collector.js';
 import { HOST_READING } from './host.js';
 import { IPOIB } from './ipoib.js';
 

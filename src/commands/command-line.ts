@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { BOOLEAN, STRING, checkFlag, choice, flag, optionalFlag, Settings, type Flag, type FlagValue, type Section } from '../config/flags.js';
 import { loadConfigFile } from '../config/config-file.js';
 import { UsageError } from '../config/errors.js';
-import type { Collector } from '../collectors/collector.js';
+import type { Collector } from '../collection/collector.js';
 import { DIAG_SWITCH } from '../collectors/diag.js';
 import { MODULE_SWITCH } from '../collectors/module.js';
 import { SYSFS_PATH } from '../collectors/host.js';

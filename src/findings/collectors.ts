@@ -1,7 +1,7 @@
 // Findings about the collectors themselves: one that failed this cycle (warning, as
 // InfiniBandExporterCollectorFailing) or one that worked but could not read some items (info).
 // Each collector explains its own failure (its declaration's `failure`).
-import type { Collector } from '../collectors/collector.js';
+import type { Collector } from '../collection/collector.js';
 import { plural, type Finding } from '../model/finding.js';
 import type { Snapshot } from '../model/snapshot.js';
 

@@ -3,7 +3,7 @@
 // order a person can read: within a severity, the host before the fabric, then as the subjects
 // stand (the host, its ports in snapshot order, its interfaces, its collectors; the fabric's
 // collectors, the subnet, its multicast groups, its ports).
-import type { Collector } from '../collectors/collector.js';
+import type { Collector } from '../collection/collector.js';
 import { atOnce, type Work } from '../event-loop/time-slices.js';
 import { COLLECTORS } from '../collectors/registry.js';
 import { portKey } from '../model/host.js';

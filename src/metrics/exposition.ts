@@ -4,7 +4,7 @@
 // families, rendered after every cycle. In the registry's order: the host collectors, the
 // exporter's own, then the fabric collectors (its parts can be tens of MB; the host's come first).
 import type { Settings } from '../config/flags.js';
-import type { Collector } from '../collectors/collector.js';
+import type { Collector } from '../collection/collector.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { BuildInfo } from './build-info.js';
 import { RenderedPart, type EncodedPart } from './exposition-parts.js';

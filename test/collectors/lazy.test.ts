@@ -38,7 +38,7 @@ describe('fabric mode is loaded lazily', () => {
 
   it('the server reaches the fabric collectors statically (the closure is not vacuous)', () => {
     const reachable = [...staticClosure(path.join(SRC, 'commands/serve/exporter.ts'))].map((file) => path.relative(SRC, file));
-    expect(reachable).toEqual(expect.arrayContaining(['collectors/collectors.ts', 'collectors/fabric-discovery.ts', 'collectors/fabric-ports.ts', 'collectors/fabric-sa.ts']));
+    expect(reachable).toEqual(expect.arrayContaining(['collection/scheduler.ts', 'collectors/fabric-discovery.ts', 'collectors/fabric-ports.ts', 'collectors/fabric-sa.ts']));
   });
 
   it.each([

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Collectors } from '../../src/collectors/collectors.js';
+import { Collectors } from '../../src/collection/scheduler.js';
 import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host.js';
 import { PCIE } from '../../src/collectors/pcie.js';
 import { IDENTITY_MAX_AGE_MS, SYSFS } from '../../src/collectors/sysfs.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { collectOnce } from '../../src/commands/check/one-cycle.js';
 import type { ToolRunners } from '../../src/commands/check/one-cycle.js';
-import type { Collector } from '../../src/collectors/collector.js';
+import type { Collector } from '../../src/collection/collector.js';
 import { PERFQUERY } from '../../src/collectors/perfquery.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import { SMINFO } from '../../src/collectors/sminfo.js';

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Collectors } from '../../src/collectors/collectors.js';
+import type { Collectors } from '../../src/collection/scheduler.js';
 import { HOST_READING } from '../../src/collectors/host.js';
 import { SysfsFiles, type ReadResult } from '../../src/sources/sysfs-files.js';
 import { settingsFromFlags } from '../support/exporter.js';

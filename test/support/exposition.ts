@@ -1,8 +1,8 @@
 // Reading the exporter's /metrics in tests, as a Prometheus would see it.
 import pino, { type Logger } from 'pino';
 import type { Settings } from '../../src/config/flags.js';
-import type { Collector } from '../../src/collectors/collector.js';
-import { Collectors } from '../../src/collectors/collectors.js';
+import type { Collector } from '../../src/collection/collector.js';
+import { Collectors } from '../../src/collection/scheduler.js';
 import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';

@@ -2,7 +2,7 @@
 // check's words beside it. Rendered once per snapshot that is viewed (tens of milliseconds at 2 000
 // nodes, seconds at 120 000 ports: in time slices, the event loop turning meanwhile), never per
 // scrape.
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 import { FABRIC_CABLING } from '../../collectors/fabric-cabling.js';
 import { FABRIC_DISCOVERY } from '../../collectors/fabric-discovery.js';
 import { FABRIC_PORTS } from '../../collectors/fabric-ports.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { UsageError } from '../../config/errors.js';
 import { choice, flag, type Settings } from '../../config/flags.js';
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 import { FABRIC_DISCOVERY } from '../../collectors/fabric-discovery.js';
 import { FABRIC_PORTS } from '../../collectors/fabric-ports.js';
 import { FABRIC_SWITCH } from '../../collectors/fabric.js';

@@ -10,7 +10,7 @@ import { parseServeCommandLine, parseServeCommandLine as parseCommandLine } from
 import { FABRIC_DISCOVERY } from '../../../src/collectors/fabric-discovery.js';
 import { FABRIC_PORTS } from '../../../src/collectors/fabric-ports.js';
 import { IPOIB } from '../../../src/collectors/ipoib.js';
-import { defineCollector } from '../../../src/collectors/collector.js';
+import { defineCollector } from '../../../src/collection/collector.js';
 import { HOST_READING } from '../../../src/collectors/host.js';
 import { COLLECTORS } from '../../../src/collectors/registry.js';
 import { SMPQUERY } from '../../../src/collectors/smpquery.js';

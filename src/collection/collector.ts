@@ -1,4 +1,4 @@
-// What a collector is: one module under src/collectors/ that declares, in one place, its name, its
+// What a collector is: one module (or folder) under src/collectors/ that declares, in one place, its name, its
 // flags, when it runs, how it sets up its source, the part of the snapshot it fills, the metrics it
 // writes and the findings it judges. The registry (registry.ts) lists them; everything else (the
 // command line, the config file's schema, the schedules, the collector metrics, `check`'s cycle and
@@ -43,7 +43,7 @@ export interface Schedule {
    * The collectors of its cycle it runs after (whose parts it reads); undefined: after the one
    * before it in the registry, so that a cycle's collectors run one after the other by default.
    */
-  readonly after?: readonly Collector[];
+  readonly after?: readonly PartOf<unknown>[];
 }
 
 /** What the program a collector runs in gives it. */
@@ -59,8 +59,8 @@ export interface CollectorContext {
   shared<T>(key: object, make: () => T): T;
   /** Count the time-outs of these tools (from 0): the tools a collector runs. */
   countCommands(tools: readonly string[]): void;
-  /** Run `collector`'s cycle now, unless it started within `minimumAgeMs`; says whether it will run. */
-  runSoon(collector: Collector, minimumAgeMs: number): boolean;
+  /** Run `cycle` now, unless it started within `minimumAgeMs`; says whether it will run. */
+  runSoon(cycle: Cycle, minimumAgeMs: number): boolean;
   /**
    * A mistake of the user's that only a reading could find (a cabling plan naming a node the fabric
    * does not have): the program stops with exit code 2 and the error's one line, as for a bad flag.
@@ -117,7 +117,7 @@ export interface Off {
 export interface CollectorMetrics {
   readonly families: readonly MetricSpec[];
   /** Other collectors whose parts it writes from too: a new part of any of them renders it again. */
-  readonly inputs?: readonly Collector[];
+  readonly inputs?: readonly PartOf<unknown>[];
   /** Its families in the order of `families`, each only when it has samples. */
   write(snapshot: Snapshot, out: ExpositionBuffer, settings: Settings): void;
   /**
@@ -167,11 +167,23 @@ export interface CollectorDeclaration<P> {
   readonly verify?: (settings: Settings) => void | Promise<void>;
 }
 
-export interface Collector<P = unknown> extends CollectorDeclaration<P> {
+/**
+ * A collector's part of the snapshot, by its name: what another collector reads, runs after or
+ * renders from, without importing that collector (src/collectors/parts.ts declares them all).
+ */
+export interface PartOf<P> {
+  readonly name: string;
   /** Its part of a snapshot; undefined when it is off or has not read yet. */
   of(snapshot: Snapshot): P | undefined;
 }
 
+export function partOf<P>(name: string): PartOf<P> {
+  return { name, of: (snapshot) => snapshot.parts.get(name) as P | undefined };
+}
+
+export interface Collector<P = unknown> extends CollectorDeclaration<P>, PartOf<P> {}
+
+/** The collector that fills `part`: its name and `of` are the part's. */
 export function defineCollector<P>(declaration: CollectorDeclaration<P>): Collector<P> {
   return { ...declaration, of: (snapshot) => snapshot.parts.get(declaration.name) as P | undefined };
 }

@@ -148,10 +148,10 @@ class CycleRun {
     const staged = new Map<string, unknown>();
     let devices: readonly Device[] | undefined;
     const outcomes: { collector: Collector; reading: Reading<unknown>; seconds: number }[] = [];
-    const done = new Map<Collector, Promise<void>>();
+    const done = new Map<string, Promise<void>>();
     const readOne = async ({ collector, reader }: (typeof this.members)[number], previous: Promise<void> | undefined): Promise<void> => {
       const after = collector.schedule.after;
-      await (after === undefined ? previous : Promise.all(after.map((other) => done.get(other))));
+      await (after === undefined ? previous : Promise.all(after.map((other) => done.get(other.name))));
       if (signal.aborted) return;
       const started = performance.now();
       const reading = await reader.read(store.view(staged, devices), signal);
@@ -162,7 +162,7 @@ class CycleRun {
     let previous: Promise<void> | undefined;
     for (const member of this.members) {
       previous = readOne(member, previous);
-      done.set(member.collector, previous);
+      done.set(member.collector.name, previous);
     }
     await Promise.all(done.values());
     if (signal.aborted) return;
@@ -270,9 +270,9 @@ export class Collectors {
         this.fatalError = error;
         this.options.onFatal?.(error);
       },
-      runSoon: (collector, minimumAgeMs) => {
+      runSoon: (cycle, minimumAgeMs) => {
         if (mode === 'check' || this.stopped) return false;
-        const run = this.runOf(collector.schedule.cycle);
+        const run = this.runOf(cycle);
         if (!run || this.now() - run.lastStart < minimumAgeMs) return false;
         void run.runNow();
         return true;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Periodic } from '../../src/collectors/periodic.js';
+import { Periodic } from '../../src/collection/periodic.js';
 
 afterEach(() => {
   vi.useRealTimers();
