@@ -12,7 +12,7 @@ import type { ExpositionBuffer } from '../../src/exposition/buffer.js';
 import { gauge } from '../../src/exposition/metric-spec.js';
 import { Samples } from '../../src/exposition/samples.js';
 import { defineCollector, type Collector } from '../../src/collection/collector.js';
-import { HOST_READING } from '../../src/collectors/host.js';
+import { HOST_READING } from '../../src/collectors/host/host-reading.js';
 import { COLLECTORS, collectorFlags } from '../../src/collectors/registry.js';
 import { runCheck } from '../../src/commands/check/command.js';
 import { flagSet } from '../../src/commands/command-line.js';

@@ -9,8 +9,8 @@ import { parse, parseAllDocuments } from 'yaml';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { PROJECT } from '../support/built.js';
 import { requireSystemTools } from '../support/system.js';
-import { SYSFS_PATH } from '../../src/collectors/host.js';
-import { DIAG_SWITCH } from '../../src/collectors/diag.js';
+import { SYSFS_PATH } from '../../src/collectors/host/host-reading.js';
+import { DIAG_SWITCH } from '../../src/collectors/diag/diag-group.js';
 import { LISTEN_ADDRESS } from '../../src/commands/serve/flags.js';
 
 const DIR = path.join(PROJECT, 'deploy/kubernetes');

@@ -2,7 +2,7 @@
 // (test/fixtures/cabling/miswired) against the plan saved from it healthy, word for word.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { currentCabling } from '../../src/model/cabling.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';

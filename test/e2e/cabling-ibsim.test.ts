@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { FabricCycle } from '../../src/sources/fabric/commands.js';

@@ -2,7 +2,7 @@
 // rail tree recorded on ibsim (test/fixtures/cabling/) and on tangles written as plain plans.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { formatPlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { currentCabling, type CablingAction, type CablingConformance } from '../../src/model/cabling.js';
 import { judgeCabling, judgeConformance } from '../../src/model/cabling-conformance.js';

@@ -2,7 +2,7 @@
 // and inferred from where most hosts cable each
 // adapter, on the rail tree recorded on ibsim (test/fixtures/cabling/) and on plain-plan fabrics.
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { currentCabling, type RailRule } from '../../src/model/cabling.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Collectors } from '../../src/collection/scheduler.js';
-import { HOST_READING } from '../../src/collectors/host.js';
+import { HOST_READING } from '../../src/collectors/host/host-reading.js';
 import { SysfsFiles, type ReadResult } from '../../src/sources/sysfs-files.js';
 import { settingsFromFlags } from '../support/exporter.js';
 import { hostCollectors, renderExposition } from '../support/exposition.js';

@@ -3,7 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { Settings } from '../../src/config/flags.js';
 import type { Collector } from '../../src/collection/collector.js';
 import { Collectors } from '../../src/collection/scheduler.js';
-import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host.js';
+import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host/host-reading.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { buildInfo } from '../../src/metrics/build-info.js';

@@ -3,9 +3,9 @@
 // nodes, seconds at 120 000 ports: in time slices, the event loop turning meanwhile), never per
 // scrape.
 import type { Collector } from '../../collection/collector.js';
-import { FABRIC_CABLING } from '../../collectors/fabric-cabling.js';
-import { FABRIC_DISCOVERY } from '../../collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../../collectors/fabric-ports.js';
+import { FABRIC_CABLING } from '../../collectors/fabric/cabling/index.js';
+import { FABRIC_DISCOVERY } from '../../collectors/fabric/discovery.js';
+import { FABRIC_PORTS } from '../../collectors/fabric/ports/index.js';
 import { inSlices, type Work } from '../../event-loop/time-slices.js';
 import { findingsSteps, groupOf } from '../../findings/findings.js';
 import type { FabricTopology } from '../../model/fabric.js';

@@ -1,0 +1,356 @@
+// The fabric_ports collector: every --fabric.interval, the state, width, speed, peer and PMA
+// counters of every switch port of this instance's shard (CA ports too with --fabric.hca-ports),
+// through the last discovery's topology, and what each link should run at. It writes the fabric
+// port families (about 17 series per switch port, 90 000 at 1 900 nodes: error counters only for
+// ports with errors, flags only while true) and judges ports and links.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Section } from '../../../config/flags.js';
+import { atOnce, inSlices, pacer, type Work } from '../../../event-loop/time-slices.js';
+import type { Finding } from '../../../model/finding.js';
+import type { ExpositionBuffer } from '../../../exposition/buffer.js';
+import { counter, gauge, type MetricSpec } from '../../../exposition/metric-spec.js';
+import { FamilyWriter } from '../../../exposition/samples.js';
+import { FabricExpectationRules, type FabricExpectationRule, type LinkEnd } from '../../../model/expectations.js';
+import type { LinkExpectation } from '../../../model/link-rate.js';
+import { composeFabric, fabricPortKey, inShard, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
+import { assessLink } from '../../../model/link-degradation.js';
+import { BYTES_PER_GIGABIT, LANE_RATES, bestCommonEnabled, type LinkSpeed } from '../../../model/link-rate.js';
+import { PMA_COUNTERS } from '../../../model/pma-counters.js';
+import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error-rate.js';
+import type { PortCounter } from '../../../model/host.js';
+import type { Snapshot } from '../../../model/snapshot.js';
+import type { CounterSource } from '../../../sources/fabric/ports.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../../../collection/collector.js';
+import { DIAG_TIMEOUT } from '../../diag/diag-group.js';
+import { FABRIC_DISCOVERY, DISCOVERY_CYCLE } from '../discovery.js';
+import { FABRIC_EXPECTATIONS_SECTION } from '../../expectation-sections.js';
+import { FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_INTERVAL, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from '../fabric-mode.js';
+import { PORTS_FAILURE, portFindingsSteps } from './findings.js';
+
+/** `fabric.expectations` in the config file: what fabric links should run at, first match wins. */
+export const FABRIC_EXPECTATIONS: Section<readonly FabricExpectationRule[]> = FABRIC_EXPECTATIONS_SECTION;
+
+export interface FabricPortsPart {
+  /** The last cycle's readings, by `fabricPortKey` (this instance's shard only). */
+  ports: ReadonlyMap<string, FabricPortReading>;
+  /** What each read port's link should run at: a config expectation or the best both ends enable. */
+  expectations: ReadonlyMap<string, LinkExpectation>;
+  /** Since the previous cycle (the fabric map's colours): ports whose error counters rose, and those whose symbol errors over the bits carried exceed the BER threshold. */
+  trend: PortTrend;
+}
+
+export interface PortTrend {
+  risingErrors: ReadonlySet<string>;
+  berOverThreshold: ReadonlySet<string>;
+}
+
+const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
+
+/** What changed between two cycles' readings `seconds` apart (see FabricPortsPart.trend). */
+export function* portTrend(before: ReadonlyMap<string, FabricPortReading> | undefined, after: ReadonlyMap<string, FabricPortReading>, seconds: number): Work<PortTrend> {
+  const risingErrors = new Set<string>();
+  const berOverThreshold = new Set<string>();
+  if (!before) return { risingErrors, berOverThreshold };
+  const pace = pacer(64);
+  for (const [key, reading] of after) {
+    if (pace()) yield;
+    const earlier = before.get(key);
+    if (!earlier) continue;
+    const previous = new Map(earlier.counters.map((counter) => [counter.name, counter.value]));
+    for (const counter of reading.counters) {
+      const was = previous.get(counter.name);
+      // A counter that went down was reset: no rise, no rate.
+      if (was === undefined || counter.value <= was || !ERROR_COUNTERS.has(counter.name)) continue;
+      risingErrors.add(key);
+      if (counter.name !== 'symbol_errors' || reading.width === undefined || reading.speed === undefined) continue;
+      const ber = bitErrorRate(counter.value - was, reading.width, reading.speed, seconds);
+      if (ber !== undefined && ber > BIT_ERROR_RATE_THRESHOLD) berOverThreshold.add(key);
+    }
+  }
+  return { risingErrors, berOverThreshold };
+}
+
+export const FABRIC_PORTS_CYCLE: Cycle = {
+  name: 'fabric ports',
+  interval: (settings) => settings.get(FABRIC_INTERVAL),
+  // Two commands in a row (the scan beside the sweeps, then perfquery where they cannot run).
+  deadline: (settings) => Math.max(settings.get(FABRIC_INTERVAL), 2 * settings.get(DIAG_TIMEOUT) + 1000),
+  // It reads through a topology: it starts once the first discovery is over.
+  after: { cycle: DISCOVERY_CYCLE, fresh: false },
+};
+
+class PortsReader implements Reader<FabricPortsPart> {
+  private counterSource: CounterSource = 'sweep';
+  /** Nodes the last scan did not see at their discovered LID; cleared by each discovery. */
+  private unreachable: ReadonlySet<string> = new Set();
+  private topology: FabricTopology | undefined;
+  private readonly rules: FabricExpectationRules;
+  /** What each port read so far should run at for the cable discovery saw (null: nothing known), per topology. */
+  private expectationCache: { topology: FabricTopology; expectations: Map<string, LinkExpectation | null> } | undefined;
+  private scratch: string | undefined;
+  /** The last cycle's readings and when they were read (ms), for the trend. */
+  private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
+
+  constructor(private readonly context: CollectorContext) {
+    this.rules = new FabricExpectationRules(context.settings.section(FABRIC_EXPECTATIONS));
+  }
+
+  async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<FabricPortsPart>> {
+    const { settings, logger } = this.context;
+    const discovery = FABRIC_DISCOVERY.of(snapshot);
+    const { interval } = FABRIC_PORTS_CYCLE;
+    if (!discovery?.topology) {
+      // Without a topology, try again at each ports cycle rather than wait for the discovery interval.
+      this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
+      return { errors: [{ item: 'topology', message: 'no discovery has succeeded yet: nothing to read' }], failOnErrors: true };
+    }
+    if (discovery.topology !== this.topology) {
+      // The sweeps are tried again after each discovery.
+      this.topology = discovery.topology;
+      this.counterSource = 'sweep';
+      this.unreachable = new Set();
+    }
+    const [{ FabricCycle }, { readFabricPorts }] = await Promise.all([import('../../../sources/fabric/commands.js'), import('../../../sources/fabric/ports.js')]);
+    this.scratch ??= await mkdtemp(path.join(tmpdir(), 'infiniband-exporter-ports-'));
+    const cycle = new FabricCycle({ runner: fabricRunner(this.context), timeoutMs: settings.get(DIAG_TIMEOUT), signal });
+    const shard = settings.get(FABRIC_SHARD);
+    const reading = await readFabricPorts(cycle, {
+      counterSource: this.counterSource,
+      unreachable: this.unreachable,
+      topology: discovery.topology,
+      cache: discovery.cache,
+      covers: (node) => inShard(node.guid, shard),
+      hcaPorts: settings.get(FABRIC_HCA_PORTS),
+      scratch: this.scratch,
+    });
+    if (signal.aborted) return {};
+    if (reading.counterSource !== this.counterSource) {
+      logger.warn('ibqueryerrors cannot run here: reading counters switch by switch with perfquery until the next discovery');
+    }
+    this.counterSource = reading.counterSource;
+    this.unreachable = reading.unreachable;
+    // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
+    if (reading.stale && this.context.runSoon(DISCOVERY_CYCLE, interval(settings))) logger.info('fabric changed since the last discovery; discovering again');
+    // A topology that may not be the fabric as it is: discover again at each ports cycle until one is taken.
+    else if (discovery.provisional) this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
+    const report = cycle.report();
+    const at = this.context.now();
+    const trend = await inSlices(portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0));
+    this.last = { ports: reading.ports, at };
+    const expectations = await inSlices(this.expectationsOf(discovery.topology, reading.ports));
+    return {
+      part: { ports: reading.ports, expectations, trend },
+      errors: report.errors,
+      failOnErrors: report.failed,
+      timeouts: report.timeouts,
+      read: report.read,
+    };
+  }
+
+  /** What each read port's link should run at: the first config rule matching either end, else the best both ends enable. */
+  private *expectationsOf(topology: FabricTopology, ports: ReadonlyMap<string, FabricPortReading>): Work<Map<string, LinkExpectation>> {
+    if (this.expectationCache?.topology !== topology) this.expectationCache = { topology, expectations: new Map() };
+    const discovered = this.expectationCache.expectations;
+    const expectations = new Map<string, LinkExpectation>();
+    const pace = pacer(64);
+    for (const [key, reading] of ports) {
+      if (pace()) yield;
+      const cabled = topology.ports.get(key)?.peer;
+      const peer = reading.peer ?? cabled;
+      let expectation: LinkExpectation | null | undefined;
+      if (peer?.nodeGuid === cabled?.nodeGuid && peer?.port === cabled?.port) {
+        // The same cable as at discovery (nearly always): its expectation is worked out once per topology.
+        expectation = discovered.get(key);
+        if (expectation === undefined) discovered.set(key, (expectation = this.expectationOf(topology, reading, cabled) ?? null));
+      } else {
+        expectation = this.expectationOf(topology, reading, peer);
+      }
+      if (expectation) expectations.set(key, expectation);
+    }
+    return expectations;
+  }
+
+  private expectationOf(topology: FabricTopology, end: PortAddress, peer: PortAddress | undefined): LinkExpectation | undefined {
+    const node = topology.nodes.get(end.nodeGuid);
+    if (!node) return undefined;
+    const peerNode = peer && topology.nodes.get(peer.nodeGuid);
+    const ends: LinkEnd[] = [{ node, port: end.port }];
+    if (peer && peerNode) ends.push({ node: peerNode, port: peer.port });
+    const configured = this.rules.forLink(ends);
+    if (configured) return configured;
+    const near = topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.enabled;
+    const far = peer && topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.enabled;
+    if (!near || !far) return undefined;
+    const best = bestCommonEnabled(near, far);
+    return best.width === undefined && best.speed === undefined ? undefined : { ...best, source: 'peer' };
+  }
+
+  async close(): Promise<void> {
+    if (this.scratch !== undefined) await rm(this.scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- metrics ------------------------------------------------------------------------------
+
+const FABRIC_PORT = ['node_guid', 'port'] as const;
+
+export const PORT_METRICS = {
+  stateId: gauge('infiniband_fabric_port_state_id', FABRIC_PORT,
+    'Logical state of a fabric port, numbered as the kernel numbers host ports: 1 DOWN (no link), 2 INIT (link up, but no subnet manager configured it), 3 ARMED, 4 ACTIVE. Down ports stay listed: a pulled cable shows as 1 here, not as a missing series.'),
+  physicalStateId: gauge('infiniband_fabric_port_physical_state_id', FABRIC_PORT,
+    'Physical state of a fabric port: 1 Sleep, 2 Polling (no cable, or nobody at the other end), 3 Disabled (switched off by management), 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.'),
+  rate: gauge('infiniband_fabric_port_rate_bytes_per_second', FABRIC_PORT,
+    'Nominal rate of a fabric port\'s link: width x lane rate (Gb/s x 1e9 / 8, as for host ports). Absent while the port is down.'),
+  widthLanes: gauge('infiniband_fabric_port_link_width_lanes', FABRIC_PORT, 'Active width of a fabric port\'s link in lanes (1, 2, 4, 8 or 12). Absent while the port is down.'),
+  laneRate: gauge('infiniband_fabric_port_lane_rate_bytes_per_second', FABRIC_PORT,
+    'Nominal rate of one lane at the active speed (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s). Absent while the port is down.'),
+  widthExpected: gauge('infiniband_fabric_port_link_width_expected_lanes', FABRIC_PORT,
+    'Width the link should run at: from fabric.expectations in the config file (first rule matching either end), else the widest both ends enable (PortInfo LinkWidthEnabled, from discovery). Absent when unknown.'),
+  laneRateExpected: gauge('infiniband_fabric_port_lane_rate_expected_bytes_per_second', FABRIC_PORT,
+    'Lane rate the link should run at: from fabric.expectations in the config file, else the fastest speed both ends enable (PortInfo LinkSpeed(Ext)Enabled). Absent when unknown.'),
+  degraded: gauge('infiniband_fabric_port_link_degraded', [...FABRIC_PORT, 'reason'],
+    'Present (value 1) only while a fabric link runs below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link.'),
+  linkInfo: gauge('infiniband_fabric_link_info', [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'],
+    'The port at the other end of a fabric port\'s cable (value always 1): its node GUID, port number and node type (switch, ca, router). Switch ports as last read; CA ports as last discovered.'),
+  pmaSaturated: gauge('infiniband_fabric_port_pma_saturated', [...FABRIC_PORT, 'counter'],
+    'Present (value 1) only while a fixed-width PMA counter of a fabric port sits at its maximum: it no longer counts and new errors are invisible until it is reset (perfquery -R).'),
+} as const;
+
+/**
+ * Which PMA counters of a read port are served. Traffic counters always; the error counters of a
+ * port all together, once any of them is non-zero (on a healthy port they are all 0, and absent:
+ * a port whose traffic counters are served had them read); PortXmitWait once it is non-zero. At
+ * 120 000 switch ports that is 13 series a port fewer, most of them zeros (the rules count a
+ * counter's first appearance as its increase, see rules/infiniband-fabric-alerts.yml).
+ */
+const WAIT = 'transmit_wait';
+const ERRORS = new Set(PMA_COUNTERS.filter((c) => c.error && c.name !== WAIT).map((c) => c.name));
+const SPARSE = (c: (typeof PMA_COUNTERS)[number]): string =>
+  c.name === WAIT ? ' Served once non-zero.' : ERRORS.has(c.name) ? ' Served, with the other error counters of the port, once any of them is non-zero: absent on a port whose traffic counters are served means 0.' : '';
+
+/** PMA counters of fabric ports: the host contract's names under infiniband_fabric_port_. */
+export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
+  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}${SPARSE(c)}`)]),
+);
+
+/** Whether a reading's error counters are served (any of them non-zero). */
+function hasErrors(counters: readonly PortCounter[]): boolean {
+  for (let c = 0; c < counters.length; c++) if (counters[c]!.value > 0 && ERRORS.has(counters[c]!.name)) return true;
+  return false;
+}
+
+const M = PORT_METRICS;
+const FAMILIES: readonly MetricSpec[] = [
+  M.stateId, M.physicalStateId, M.rate, M.widthLanes, M.laneRate, M.widthExpected, M.laneRateExpected, M.degraded, M.linkInfo,
+  ...PMA_COUNTER_METRICS.values(),
+  M.pmaSaturated,
+];
+
+const rateOf = (speed: LinkSpeed | undefined): number | undefined => (speed === undefined ? undefined : LANE_RATES[speed].nominalGbps * BYTES_PER_GIGABIT);
+
+/**
+ * Every read port, and the cables of ports that are not read (CA ports without --fabric.hca-ports)
+ * as discovered: family by family, port by port, in the order `Samples` would give. The label
+ * values here are GUIDs as the parsers normalise them, port numbers and fixed words: nothing to
+ * escape.
+ */
+function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
+  const part = FABRIC_PORTS.of(snapshot);
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  if (!part) return;
+  // A pause every few hundred samples: a shard of an AI-cluster fabric writes half a million.
+  const pace = pacer();
+  const topology = discovery?.topology;
+  const readings = [...part.ports.values()];
+  const expectations = [...part.ports.keys()].map((key) => part.expectations.get(key));
+  // One label set per port, shared by its families.
+  const labels = readings.map((reading) => `{node_guid="${reading.nodeGuid}",port="${reading.port}"`);
+  yield;
+  function* each(spec: MetricSpec, value: (reading: FabricPortReading, i: number) => number | undefined): Work<void> {
+    const family = new FamilyWriter(out, spec);
+    for (let i = 0; i < readings.length; i++) {
+      family.sample(labels[i]!, '', value(readings[i]!, i));
+      if (pace()) yield;
+    }
+  }
+  yield* each(M.stateId, (reading) => reading.state?.id);
+  yield* each(M.physicalStateId, (reading) => reading.physicalState?.id);
+  yield* each(M.rate, ({ width, speed }) => (width !== undefined && speed !== undefined ? width * rateOf(speed)! : undefined));
+  yield* each(M.widthLanes, (reading) => reading.width);
+  yield* each(M.laneRate, (reading) => rateOf(reading.speed));
+  yield* each(M.widthExpected, (_, i) => expectations[i]?.width);
+  yield* each(M.laneRateExpected, (_, i) => rateOf(expectations[i]?.speed));
+  // Only while degraded: a healthy fabric serves none.
+  const degraded = new FamilyWriter(out, M.degraded);
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
+    const expectation = expectations[i];
+    if (!expectation) continue;
+    const assessment = assessLink(readings[i]!, expectation);
+    if (assessment.widthDegraded) degraded.sample(labels[i]!, ',reason="width"', 1);
+    if (assessment.speedDegraded) degraded.sample(labels[i]!, ',reason="speed"', 1);
+  }
+  const links = new FamilyWriter(out, M.linkInfo);
+  const peerLabels = (peer: PortAddress): string => `,peer_guid="${peer.nodeGuid}",peer_port="${peer.port}",peer_type="${topology?.nodes.get(peer.nodeGuid)?.type ?? ''}"`;
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
+    const { peer } = readings[i]!;
+    if (peer) links.sample(labels[i]!, peerLabels(peer), 1);
+  }
+  if (topology && discovery) {
+    for (const [key, port] of topology.ports) {
+      if (pace()) yield;
+      if (!port.peer || part.ports.has(key) || topology.nodes.get(port.nodeGuid)?.type === 'switch' || !inShard(port.nodeGuid, discovery.shard)) continue;
+      links.sample(`{node_guid="${port.nodeGuid}",port="${port.port}"`, peerLabels(port.peer), 1);
+    }
+  }
+  const erroring = readings.map((reading) => hasErrors(reading.counters));
+  yield;
+  for (const [name, spec] of PMA_COUNTER_METRICS) {
+    const family = new FamilyWriter(out, spec);
+    const error = ERRORS.has(name);
+    const wait = name === WAIT;
+    // Indexed loops: without the optimising compilers a for-of makes an iterator result per step
+    // (2.4 million here, 100 MiB of garbage per render).
+    for (let i = 0; i < readings.length; i++) {
+      if (pace()) yield;
+      if (error && !erroring[i]) continue;
+      const counters = readings[i]!.counters;
+      for (let c = 0; c < counters.length; c++) {
+        const counter = counters[c]!;
+        if (counter.name === name && !(wait && counter.value === 0)) family.sample(labels[i]!, '', counter.value);
+      }
+    }
+  }
+  const saturated = new FamilyWriter(out, M.pmaSaturated);
+  for (let i = 0; i < readings.length; i++) {
+    if (pace()) yield;
+    for (const value of readings[i]!.counters) if (value.saturated) saturated.sample(labels[i]!, `,counter="${value.name}"`, 1);
+  }
+}
+
+/** Every read port and link. */
+function* judge(snapshot: Snapshot): Work<Finding[]> {
+  const part = FABRIC_PORTS.of(snapshot);
+  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  return part && discovery?.topology ? yield* portFindingsSteps(composeFabric(discovery.topology, part, undefined, discovery.shard)) : [];
+}
+
+export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
+  name: 'fabric_ports',
+  checks: 'the fabric\'s ports and links',
+  enabledBy: FABRIC_SWITCH,
+  flags: FABRIC_FLAGS,
+  sections: [FABRIC_EXPECTATIONS],
+  scope: 'fabric',
+  schedule: { cycle: FABRIC_PORTS_CYCLE },
+  onOverrun: 'drop',
+  setUp: (context) => new PortsReader(context),
+  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY], write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
+  findings: (snapshot) => atOnce(judge(snapshot)),
+  findingSteps: judge,
+  // Without a topology the ports cycle has nothing to read: the discovery finding says why.
+  failure: (snapshot) => (FABRIC_DISCOVERY.of(snapshot)?.topology ? PORTS_FAILURE : undefined),
+});
