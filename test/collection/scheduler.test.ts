@@ -10,7 +10,8 @@ import { defineCollector, type Collector } from '../../src/collection/collector.
 import { Collectors } from '../../src/collection/scheduler.js';
 import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host/host-reading.js';
 import { IPOIB } from '../../src/collectors/host/ipoib.js';
-import { IDENTITY_MAX_AGE_MS, SYSFS } from '../../src/collectors/host/sysfs/index.js';
+import { IDENTITY_MAX_AGE_MS } from '../../src/collectors/host/host-reading.js';
+import { SYSFS } from '../../src/collectors/host/sysfs/index.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { SysfsFiles } from '../../src/sources/sysfs-files.js';
 import { settingsFromFlags } from '../support/exporter.js';

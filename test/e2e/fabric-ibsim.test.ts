@@ -16,8 +16,8 @@ import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES } from '../support/trees.js';
 import { HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
-import { DISCOVERY_CYCLE } from '../../src/collectors/fabric/discovery.js';
-import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric/ports/index.js';
+import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric/fabric-mode.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
 import { SA_CYCLE } from '../../src/collectors/fabric/sa.js';
 
 const tools = requireSystemTools('fabric mode on ibsim', FABRIC_LAB_PACKAGES);

@@ -3,7 +3,7 @@
 // cycle (every --diag.interval, after a fresh host reading) and the ports it queries.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { COUNT, DURATION, STRING, collectorSwitch, flag, optionalFlag } from '../../config/flags.js';
+import { COUNT, DURATION, collectorSwitch, flag } from '../../config/flags.js';
 import { portKey, type Device } from '../../model/host.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
 import { DIAG_COMMANDS, diagTargets, type DiagCommand, type DiagOptions, type DiagReading } from '../../sources/diag/local-ports.js';
@@ -11,20 +11,11 @@ import { readUmadPorts } from '../../sources/umad.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { CollectorContext, Cycle, Off, Reader, ToolGroup } from '../../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, sysfsFiles } from '../host/host-reading.js';
+import { DIAG_TIMEOUT, PERFQUERY_PATH, SMINFO_PATH, SMPQUERY_PATH } from '../infiniband-diags.js';
 
 export const DIAG_SWITCH = collectorSwitch('diag', 'diag', true, 'Query perfquery, sminfo and smpquery (--no-collector.diag turns it off).');
 export const DIAG_INTERVAL = flag(DURATION, { name: 'diag.interval', key: 'diag.interval', default: '30s', help: 'How often the infiniband-diags tools run.' });
-export const DIAG_TIMEOUT = flag(DURATION, {
-  name: 'diag.timeout',
-  key: 'diag.timeout',
-  default: '5s',
-  help: 'Time limit of one infiniband-diags command; its process tree is killed after it.',
-  check: true,
-});
 export const DIAG_MAX_CONCURRENT = flag(COUNT, { name: 'diag.max-concurrent', key: 'diag.max_concurrent', default: '4', help: 'infiniband-diags commands run at once.', check: true });
-export const PERFQUERY_PATH = optionalFlag(STRING, { name: 'perfquery.path', key: 'diag.perfquery_path', help: 'perfquery executable (default: found on PATH).', check: true });
-export const SMINFO_PATH = optionalFlag(STRING, { name: 'sminfo.path', key: 'diag.sminfo_path', help: 'sminfo executable (default: found on PATH).', check: true });
-export const SMPQUERY_PATH = optionalFlag(STRING, { name: 'smpquery.path', key: 'diag.smpquery_path', help: 'smpquery executable (default: found on PATH).', check: true });
 
 /** Every flag the diag collectors read. */
 export const DIAG_FLAGS = [DIAG_SWITCH, DIAG_INTERVAL, DIAG_TIMEOUT, DIAG_MAX_CONCURRENT, PERFQUERY_PATH, SMINFO_PATH, SMPQUERY_PATH, SYSFS_PATH];

@@ -10,7 +10,7 @@ import type { Snapshot } from '../../model/snapshot.js';
 import { readPortCounters } from '../../sources/diag/local-ports.js';
 import { defineCollector, type Collector } from '../../collection/collector.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag-group.js';
-import { SMPQUERY } from './smpquery.js';
+import { PERFQUERY_PART, SMPQUERY_PART } from '../parts.js';
 
 /** Error counters of the link peer's port (read with perfquery by LID), one metric per PMA error counter. */
 export const PEER_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
@@ -36,16 +36,16 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
 }
 
 export const PERFQUERY: Collector<ReadonlyMap<string, PortPma>> = defineCollector({
-  name: 'perfquery',
+  name: PERFQUERY_PART.name,
   checks: DIAG_CHECKS,
   enabledBy: DIAG_SWITCH,
   flags: DIAG_FLAGS,
   scope: 'host',
   // The peer's LID comes from smpquery.
-  schedule: { cycle: DIAG_CYCLE, after: [SMPQUERY] },
+  schedule: { cycle: DIAG_CYCLE, after: [SMPQUERY_PART] },
   onOverrun: 'drop',
   setUp: (context) =>
-    diagReader(context, 'perfquery', (tools, snapshot, signal) => readPortCounters(tools.targets(snapshot.devices, signal), SMPQUERY.of(snapshot), tools.options(signal))),
+    diagReader(context, 'perfquery', (tools, snapshot, signal) => readPortCounters(tools.targets(snapshot.devices, signal), SMPQUERY_PART.of(snapshot), tools.options(signal))),
   metrics: { families: FAMILIES, write: writeMetrics },
   failure: {
     consequence: 'the link peers\' error counters are missing',

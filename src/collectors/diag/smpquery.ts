@@ -4,11 +4,11 @@
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { gauge } from '../../exposition/metric-spec.js';
 import { STABLE, Samples } from '../../exposition/samples.js';
-import type { LinkExpectation } from '../../model/link-rate.js';
 import type { PortLink } from '../../model/host.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { readLinks } from '../../sources/diag/local-ports.js';
 import { defineCollector, type Collector } from '../../collection/collector.js';
+import { SMPQUERY_PART } from '../parts.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag-group.js';
 
 export const PEER_METRICS = {
@@ -17,13 +17,6 @@ export const PEER_METRICS = {
 } as const;
 
 const FAMILIES = Object.values(PEER_METRICS);
-
-/** The best width and speed both link ends have enabled, as an expectation. */
-export function peerExpectation(link: PortLink | undefined): LinkExpectation | undefined {
-  const capability = link?.enabledCapability;
-  if (!capability || (capability.width === undefined && capability.speed === undefined)) return undefined;
-  return { width: capability.width, speed: capability.speed, source: 'peer' };
-}
 
 function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const samples = new Samples();
@@ -43,7 +36,7 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
 }
 
 export const SMPQUERY: Collector<ReadonlyMap<string, PortLink>> = defineCollector({
-  name: 'smpquery',
+  name: SMPQUERY_PART.name,
   checks: DIAG_CHECKS,
   enabledBy: DIAG_SWITCH,
   flags: DIAG_FLAGS,

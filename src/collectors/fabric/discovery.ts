@@ -11,41 +11,17 @@ import { parseNodeNameMap } from '../../config/node-name-map.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { gauge } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
-import { composeFabric, inShard, sameNodes, type FabricTopology, type Shard } from '../../model/fabric.js';
-import type { Snapshot } from '../../model/snapshot.js';
+import { composeFabric, inShard, sameNodes, type FabricSnapshot } from '../../model/fabric.js';
+import { plural, type CollectorFailure, type Finding } from '../../model/finding.js';
+import type { CollectorReport, Snapshot } from '../../model/snapshot.js';
 import type { FabricCycle } from '../../sources/fabric/commands.js';
-import type { Discovery, TopologyCache } from '../../sources/fabric/discovery.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../../collection/collector.js';
-import { FABRIC_DISCOVERY_INTERVAL, FABRIC_FLAGS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
-import { addressConflictFindings, discoveryFailure } from './ports/findings.js';
-import { DIAG_TIMEOUT } from '../diag/diag-group.js';
+import type { Discovery } from '../../sources/fabric/discovery.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
+import { COMMANDS_FAIL, DISCOVERY_CYCLE, FABRIC_FLAGS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
+import { FABRIC_DISCOVERY_PART, type DiscoveryPart } from '../parts.js';
+import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 
-/** The last good discovery. */
-export interface DiscoveryPart {
-  /** Undefined until a discovery succeeded. */
-  topology: FabricTopology | undefined;
-  /** The cache file ibnetdiscover wrote, for the counter sweeps; absent when it could not be read. */
-  cache: TopologyCache | undefined;
-  /** This instance's --fabric.shard: it reports only the nodes of that shard. */
-  shard: Shard;
-  /**
-   * The topology may not be the fabric as it is (it came from an incomplete discovery, or a
-   * discovery found far fewer nodes and awaits confirmation): each ports cycle asks for a discovery,
-   * as without any topology.
-   */
-  provisional: boolean;
-  /** The node-name-map in use (GUID → name), read again at each discovery. */
-  names: ReadonlyMap<string, string>;
-  /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
-  text?: string;
-}
 
-export const DISCOVERY_CYCLE: Cycle = {
-  name: 'fabric discovery',
-  interval: (settings) => settings.get(FABRIC_DISCOVERY_INTERVAL),
-  // One command, bounded by the time limit: the cycle's own deadline is never shorter.
-  deadline: (settings) => Math.max(settings.get(FABRIC_DISCOVERY_INTERVAL), settings.get(DIAG_TIMEOUT) + 1000),
-};
 
 class DiscoveryReader implements Reader<DiscoveryPart> {
   private names: ReadonlyMap<string, string> = new Map();
@@ -183,8 +159,42 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   yield* samples.writeSteps(FAMILIES, out);
 }
 
+export function addressConflictFindings(fabric: FabricSnapshot): Finding[] {
+  const topology = fabric.topology;
+  if (!topology || topology.duplicateGuids + topology.duplicateLids === 0) return [];
+  return [{
+    condition: 'fabric-address-conflict',
+    severity: 'critical',
+    subject: { kind: 'subnet' },
+    summary: `the fabric discovery found ${plural(topology.duplicateGuids, 'duplicate GUID')} and ${plural(topology.duplicateLids, 'duplicate LID')}: packets for one address reach the wrong port or none`,
+    meaning: 'A GUID two nodes share hides one of them from discovery and from the subnet manager\'s routing; two ports with one LID make it route to either. The subnet manager may refuse to bring ports up.',
+    cause: 'Duplicate GUIDs: a card with a cloned or badly burnt firmware image. Duplicate LIDs: two subnets joined by a cable while each had its own subnet manager, or a LID set by hand.',
+    remedy: 'find them with ibnetdiscover -p (one GUID or LID twice); reburn a duplicate GUID with the card\'s own (mstflint -d <pci> -guid <guid> sg) or replace the card; for duplicate LIDs unplug the cable that joined two subnets and restart the subnet manager',
+    runbook: 'infinibandfabricaddressconflict',
+    alert: 'InfiniBandFabricAddressConflict',
+  }];
+}
+
+function durationText(seconds: number): string {
+  if (seconds < 120) return plural(Math.round(seconds), 'second');
+  if (seconds < 7200) return plural(Math.round(seconds / 60), 'minute');
+  return plural(Math.round(seconds / 3600), 'hour');
+}
+
+/** What a failed discovery means: the age of the topology in use. */
+export function discoveryFailure(fabric: FabricSnapshot, report: CollectorReport): CollectorFailure {
+  const topology = fabric.topology;
+  return {
+    consequence: topology
+      ? `the topology in use is from ${new Date(topology.discoveredAt * 1000).toISOString()}, ${durationText(Math.max(0, report.finishedAt - topology.discoveredAt))} older: switches, hosts and cables added, moved or removed since are not seen`
+      : 'no discovery has succeeded, so no switch, port or link of the fabric could be checked',
+    meaning: 'Fabric mode reads every port, link and counter through the topology that discovery found.',
+    cause: `ibnetdiscover failed, printed less than it found, or found less than half of the fabric (kept until the next discovery confirms it): ${COMMANDS_FAIL}.`,
+  };
+}
+
 export const FABRIC_DISCOVERY: Collector<DiscoveryPart> = defineCollector({
-  name: 'fabric_discovery',
+  name: FABRIC_DISCOVERY_PART.name,
   checks: 'the fabric\'s topology',
   enabledBy: FABRIC_SWITCH,
   flags: FABRIC_FLAGS,

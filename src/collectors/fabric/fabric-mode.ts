@@ -8,8 +8,8 @@ import { parseNodeNameMap } from '../../config/node-name-map.js';
 import type { Shard } from '../../model/fabric.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
 import type { FabricCommand } from '../../sources/fabric/commands.js';
-import type { CollectorContext, ToolGroup } from '../../collection/collector.js';
-import { DIAG_TIMEOUT, PERFQUERY_PATH, SMINFO_PATH } from '../diag/diag-group.js';
+import type { CollectorContext, Cycle, ToolGroup } from '../../collection/collector.js';
+import { DIAG_TIMEOUT, PERFQUERY_PATH, SMINFO_PATH } from '../infiniband-diags.js';
 
 /** `--fabric.shard` text: `i/n` with 1 ≤ i ≤ n. */
 export function parseShard(text: string): Shard | undefined {
@@ -108,3 +108,22 @@ function realRunner(context: CollectorContext): CommandRunner<FabricCommand> {
   const paths = Object.fromEntries(FABRIC_TOOLS.tools.map((tool) => [tool, found[tool] ?? tool])) as Record<FabricCommand, string>;
   return new ExecaRunner({ paths, timeoutMs: settings.get(DIAG_TIMEOUT), maxConcurrent: settings.get(FABRIC_MAX_CONCURRENT), maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES });
 }
+
+export const DISCOVERY_CYCLE: Cycle = {
+  name: 'fabric discovery',
+  interval: (settings) => settings.get(FABRIC_DISCOVERY_INTERVAL),
+  // One command, bounded by the time limit: the cycle's own deadline is never shorter.
+  deadline: (settings) => Math.max(settings.get(FABRIC_DISCOVERY_INTERVAL), settings.get(DIAG_TIMEOUT) + 1000),
+};
+
+export const FABRIC_PORTS_CYCLE: Cycle = {
+  name: 'fabric ports',
+  interval: (settings) => settings.get(FABRIC_INTERVAL),
+  // Two commands in a row (the scan beside the sweeps, then perfquery where they cannot run).
+  deadline: (settings) => Math.max(settings.get(FABRIC_INTERVAL), 2 * settings.get(DIAG_TIMEOUT) + 1000),
+  // It reads through a topology: it starts once the first discovery is over.
+  after: { cycle: DISCOVERY_CYCLE, fresh: false },
+};
+
+/** Why a fabric-mode command fails, in the words of the collector-failing findings. */
+export const COMMANDS_FAIL = 'no access to /dev/infiniband/umad* (not root), ib_umad not loaded or the local port down, a command past --diag.timeout on a large fabric, the tool not installed (--<tool>.path), or its output cut short or garbled on its way (a wrapper script, a tool of another version: the read errors name the lines)';

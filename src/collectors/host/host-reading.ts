@@ -8,6 +8,9 @@ import { DURATION, STRING, flag, type Flag, type Settings } from '../../config/f
 import { SysfsFiles } from '../../sources/sysfs-files.js';
 import type { CollectorContext, Cycle } from '../../collection/collector.js';
 
+/** Identity and port layout are read again at least this often (firmware updates, node_desc). */
+export const IDENTITY_MAX_AGE_MS = 300_000;
+
 export const SYSFS_PATH = flag(STRING, { name: 'path.sysfs', key: 'path.sysfs', default: '/sys', help: 'sysfs mount point (/host/sys in a container).', check: true });
 
 /**

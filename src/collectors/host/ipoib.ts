@@ -13,6 +13,7 @@ import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentit
 import type { SysfsFiles } from '../../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, readUnder, sysfsFiles } from './host-reading.js';
+import { IPOIB_PART } from '../parts.js';
 
 /** Interface identities are read again at least this often (a changed mode or MTU). */
 const IDENTITY_MAX_AGE_MS = 300_000;
@@ -148,7 +149,7 @@ function ipoibFinding(iface: IpoibInterface): Finding | undefined {
 }
 
 export const IPOIB: Collector<readonly IpoibInterface[]> = defineCollector({
-  name: 'ipoib',
+  name: IPOIB_PART.name,
   checks: 'IPoIB settings',
   enabledBy: IPOIB_SWITCH,
   flags: [IPOIB_SWITCH, SYSFS_PATH],

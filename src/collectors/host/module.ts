@@ -16,7 +16,7 @@ import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTool } from '../../sources/module.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
-import { DIAG_TIMEOUT } from '../diag/diag-group.js';
+import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 import { HOST_READING } from './host-reading.js';
 
 const PORT = ['device', 'port'] as const;

@@ -28,8 +28,8 @@ import type { ItemError, Snapshot } from '../../model/snapshot.js';
 import { readPcieLink } from '../../sources/pcie.js';
 import type { SysfsFiles } from '../../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
-import { HOST_READING, SYSFS_PATH, sysfsFiles } from './host-reading.js';
-import { IDENTITY_MAX_AGE_MS, SYSFS } from './sysfs/index.js';
+import { HOST_READING, IDENTITY_MAX_AGE_MS, SYSFS_PATH, sysfsFiles } from './host-reading.js';
+import { SYSFS_PART } from '../parts.js';
 
 const DEVICE = ['device'] as const;
 const PORT = ['device', 'port'] as const;
@@ -233,7 +233,7 @@ export const PCIE: Collector<readonly PcieReading[]> = defineCollector({
   onOverrun: 'keep',
   setUp: (context) => new PcieReader(context),
   // infiniband_port_pcie_limited follows the ports' states and rates: the sysfs collector's reading.
-  metrics: { families: FAMILIES, inputs: [SYSFS], write: writeMetrics },
+  metrics: { families: FAMILIES, inputs: [SYSFS_PART], write: writeMetrics },
   findings: (snapshot) => pcieFindings(snapshot.devices, PCIE.of(snapshot) ?? []),
   failure: {
     consequence: 'the adapters\' PCIe links are unknown',

@@ -10,7 +10,7 @@ import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/comm
 import { ETHTOOL_MAX_OUTPUT_BYTES, ETHTOOL_TIMEOUT_MS, readTcpSegmentationOffload, type EthtoolCommand } from '../../sources/ethtool.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
 import { HOST_READING } from './host-reading.js';
-import { IPOIB } from './ipoib.js';
+import { IPOIB_PART } from '../parts.js';
 
 export const TSO_SWITCH = collectorSwitch('tso', 'tso', true, 'Check TCP segmentation offload (ethtool -k) of IPoIB interfaces on adapters with the TSO erratum (ConnectX hardware revision a0).');
 
@@ -32,7 +32,7 @@ class TsoReader implements Reader<ReadonlyMap<string, TsoReading>> {
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<ReadonlyMap<string, TsoReading>>> {
     const affected = new Set(snapshot.devices.filter(hasTsoErratum).map((device) => device.name));
-    const interfaces = (IPOIB.of(snapshot) ?? []).filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
+    const interfaces = (IPOIB_PART.of(snapshot) ?? []).filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
     if (interfaces.length === 0) return { part: new Map() };
     // Looked for on the first host that needs it.
     if (this.runner === null) this.runner = ethtoolRunner(this.context);
@@ -66,7 +66,7 @@ function tsoFinding(iface: IpoibInterface | undefined, name: string, reading: Ts
 }
 
 function judge(snapshot: Snapshot): Finding[] {
-  const interfaces = new Map((IPOIB.of(snapshot) ?? []).map((iface): [string, IpoibInterface] => [iface.name, iface]));
+  const interfaces = new Map((IPOIB_PART.of(snapshot) ?? []).map((iface): [string, IpoibInterface] => [iface.name, iface]));
   return [...(TSO.of(snapshot) ?? new Map<string, TsoReading>())].map(([name, reading]) => tsoFinding(interfaces.get(name), name, reading));
 }
 

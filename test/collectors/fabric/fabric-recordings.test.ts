@@ -18,8 +18,8 @@ import { parseDiscoveryCache } from '../../../src/sources/fabric/discovery-cache
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';
 import { recording as recorded } from '../../support/replay.js';
 import { ReplayRunner, result, writeRecordedCache } from '../../support/replay.js';
-import { DISCOVERY_CYCLE, FABRIC_DISCOVERY } from '../../../src/collectors/fabric/discovery.js';
-import { FABRIC_PORTS_CYCLE } from '../../../src/collectors/fabric/ports/index.js';
+import { FABRIC_DISCOVERY } from '../../../src/collectors/fabric/discovery.js';
+import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../../src/collectors/fabric/fabric-mode.js';
 import { SA_CYCLE } from '../../../src/collectors/fabric/sa.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 

@@ -22,10 +22,9 @@ import type { Snapshot } from '../../../model/snapshot.js';
 import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from '../../../collection/collector.js';
 import { CABLING_METRIC_ORDER, writeCablingMetricsSteps } from './metrics.js';
 import { cablingFindings, explainedByCabling } from './findings.js';
-import { FABRIC_DISCOVERY, type DiscoveryPart } from '../discovery.js';
-import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from '../ports/index.js';
+import { FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS, type DiscoveryPart } from '../../parts.js';
 import { FABRIC_RAILS_SECTION } from './rails-section.js';
-import { FABRIC_SWITCH } from '../fabric-mode.js';
+import { FABRIC_PORTS_CYCLE, FABRIC_SWITCH } from '../fabric-mode.js';
 
 export const FABRIC_TOPOLOGY_FILE = optionalFlag(STRING, {
   name: 'fabric.topology-file',

@@ -13,29 +13,15 @@
 //     judged now, as the host's INIT finding is; error and congestion rates are left to the alerts.
 //   - a switch gone since yesterday (InfiniBandFabricNodeMissing) cannot be seen in one topology.
 import { formatWidth, LANE_RATES, type LinkSpeed, type LinkWidth } from '../../../model/link-rate.js';
-import { PHYSICAL_STATE_LINK_UP, PORT_STATE_ACTIVE, PORT_STATE_INIT } from '../../../model/port-state.js';
-import { saMtuCode, saRateCode } from '../../../model/subnet-administration.js';
-import { fabricPortKey, type FabricPortReading, type FabricSnapshot, type FabricSubnetManager, type MulticastGroup, type PortAddress } from '../../../model/fabric.js';
+import { fabricPortName, portPhrase } from '../../../model/fabric-names.js';
+import { PHYSICAL_STATE_LINK_UP, PORT_STATE_INIT } from '../../../model/port-state.js';
+import { fabricPortKey, type FabricPortReading, type FabricSnapshot, type PortAddress } from '../../../model/fabric.js';
 import { assessLink } from '../../../model/link-degradation.js';
 import type { LinkExpectation } from '../../../model/link-rate.js';
-import type { CollectorReport } from '../../../model/snapshot.js';
 import { atOnce, pacer, type Work } from '../../../event-loop/time-slices.js';
-import { plural, type CollectorFailure, type FabricNodeName, type FabricPortName, type Finding } from '../../../model/finding.js';
+import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
+import { COMMANDS_FAIL } from '../fabric-mode.js';
 
-/** A node as findings name it: node-name-map name, else NodeDescription, else GUID. */
-export function fabricNodeName(fabric: FabricSnapshot, guid: string): FabricNodeName {
-  const node = fabric.topology?.nodes.get(guid);
-  return { guid, type: node?.type, name: node?.name || node?.description.trim() || guid };
-}
-
-export function fabricPortName(fabric: FabricSnapshot, address: PortAddress): FabricPortName {
-  return { node: fabricNodeName(fabric, address.nodeGuid), port: address.port };
-}
-
-/** "port 4 of leaf-1", as the text of a finding says it. */
-export function portPhrase(end: FabricPortName): string {
-  return `port ${end.port} of ${end.node.name}`;
-}
 
 function counter(reading: FabricPortReading, name: string): number {
   return reading.counters.find((c) => c.name === name)?.value ?? 0;
@@ -187,156 +173,11 @@ export function* portFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
   });
 }
 
-/** The name of the node whose port carries the SM's GUID (the SM's host); undefined when discovery did not see it. */
-export function subnetManagerHost(fabric: FabricSnapshot, sm: Pick<FabricSubnetManager, 'guid'>): string | undefined {
-  for (const port of fabric.topology?.ports.values() ?? []) {
-    if (port.portGuid === sm.guid) return fabricNodeName(fabric, port.nodeGuid).name;
-  }
-  return undefined;
-}
 
-/** "0x… (node11 HCA-1, LID 1, MASTER, priority 5)". */
-function subnetManagerText(fabric: FabricSnapshot, sm: FabricSubnetManager): string {
-  return `${sm.guid} (${[subnetManagerHost(fabric, sm), `LID ${sm.lid}`, sm.state, `priority ${sm.priority}`].filter(Boolean).join(', ')})`;
-}
 
-export function subnetManagerFindings(fabric: FabricSnapshot): Finding[] {
-  // No records: the SA did not answer, which the fabric_sa finding says (no SM at all pages on the hosts).
-  const byGuid = new Map(fabric.subnetManagers.map((sm) => [sm.guid, sm]));
-  if (byGuid.size === 0) return [];
-  const sms = [...byGuid.values()];
-  const findings: Finding[] = [];
-  if (sms.length === 1) {
-    findings.push({
-      condition: 'subnet-manager-not-redundant',
-      severity: 'warning',
-      subject: { kind: 'subnet' },
-      summary: `the subnet has one subnet manager, ${subnetManagerText(fabric, sms[0]!)}, and no standby: when it fails nothing takes over`,
-      meaning: 'Everything works now, but when this subnet manager or its host dies, the fabric keeps its routes and no rebooted or re-cabled port comes up until someone starts one.',
-      cause: 'Only one host runs opensm; the standby\'s opensm is stopped or crashed, its host is down, or it runs on a port that is down.',
-      remedy: 'run a second opensm on another host of the subnet at a lower priority than the master: sm_priority in /etc/opensm/opensm.conf (e.g. 10 on the standby, 14 on the master), then systemctl enable --now opensm',
-      runbook: 'infinibandsubnetmanagernotredundant',
-      alert: 'InfiniBandSubnetManagerNotRedundant',
-    });
-  }
-  // The election makes the SM of the highest priority master: the master's priority is the top one.
-  const top = sms.find((sm) => sm.state === 'MASTER')?.priority ?? Math.max(...sms.map((sm) => sm.priority));
-  const tied = sms.filter((sm) => sm.priority === top);
-  if (tied.length > 1) {
-    findings.push({
-      condition: 'subnet-manager-priority-tie',
-      severity: 'info',
-      subject: { kind: 'subnet' },
-      summary: `${tied.length} subnet managers share the highest priority, ${top}: ${tied.map((sm) => subnetManagerText(fabric, sm)).join(', ')}: which one is master is left to their GUIDs`,
-      meaning: 'A restart of either can move mastership back and forth, each handover a re-sweep of the fabric.',
-      cause: 'Both SM hosts use the default sm_priority 0, or one configuration file was copied to both.',
-      remedy: 'give every subnet manager a distinct sm_priority in /etc/opensm/opensm.conf (the intended master highest, e.g. 14 and 10), then restart the standby\'s opensm first',
-      runbook: 'infinibandsubnetmanagerprioritytie',
-      alert: 'InfiniBandSubnetManagerPriorityTie',
-    });
-  }
-  return findings;
-}
 
-/** The IPoIB broadcast group of a partition: MGID ff1<scope>:401b:<P_Key>::ffff:ffff. */
-const IPOIB_BROADCAST = /^ff1[0-9a-f]:401b:/i;
 
-/** The links of the CAs as the alert reads them: each active port cabled to a CA, or of a CA; undefined when none is known. */
-function* caLinks(fabric: FabricSnapshot): Work<{ slowestGbps: number; slowestLaneGbps: number; count: number } | undefined> {
-  const pace = pacer();
-  const type = (guid: string | undefined): string | undefined => (guid === undefined ? undefined : fabric.topology?.nodes.get(guid)?.type);
-  let slowestGbps = Number.POSITIVE_INFINITY;
-  let slowestLaneGbps = Number.POSITIVE_INFINITY;
-  let count = 0;
-  for (const [key, reading] of fabric.ports) {
-    if (pace()) yield;
-    // Ports known not to be ACTIVE are left out (a port coming up reports the slowest rate).
-    if (reading.width === undefined || reading.speed === undefined || (reading.state !== undefined && reading.state.id !== PORT_STATE_ACTIVE)) continue;
-    const peer = reading.peer ?? fabric.topology?.ports.get(key)?.peer;
-    if (type(reading.nodeGuid) !== 'ca' && type(peer?.nodeGuid) !== 'ca') continue;
-    const lane = LANE_RATES[reading.speed].nominalGbps;
-    slowestGbps = Math.min(slowestGbps, reading.width * lane);
-    slowestLaneGbps = Math.min(slowestLaneGbps, lane);
-    count += 1;
-  }
-  return count === 0 ? undefined : { slowestGbps, slowestLaneGbps, count };
-}
 
-function partitionsConfName(pkey: string): string {
-  const base = Number.parseInt(pkey, 16) & 0x7fff;
-  return base === 0x7fff ? 'Default=0x7fff' : `<name>=0x${base.toString(16).padStart(4, '0')}`;
-}
-
-export function multicastGroupFindings(fabric: FabricSnapshot): Finding[] {
-  return atOnce(multicastGroupFindingsSteps(fabric));
-}
-
-/** The same, as work that may pause. */
-export function* multicastGroupFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
-  const links = yield* caLinks(fabric);
-  // With no CA link known the alert stays silent rather than guess; so does this.
-  if (!links) return [];
-  // Every HCA generation that reaches QDR lane speed (ConnectX and later) supports MTU 4096.
-  const all4k = links.slowestLaneGbps >= 10;
-  return fabric.multicastGroups.filter((group) => IPOIB_BROADCAST.test(group.mgid)).flatMap((group: MulticastGroup): Finding[] => {
-    const slowRate = group.rateGbps !== undefined && group.rateGbps < links.slowestGbps;
-    const smallMtu = group.mtuBytes !== undefined && group.mtuBytes < 4096 && all4k;
-    if (!slowRate && !smallMtu) return [];
-    const problems = [
-      slowRate && `the slowest active HCA link runs at ${links.slowestGbps} Gb/s`,
-      smallMtu && `every HCA link could carry MTU 4096`,
-    ].filter(Boolean).join(' and ');
-    const rate = slowRate ? saRateCode(links.slowestGbps) : undefined;
-    const settings = [rate !== undefined && `rate=${rate}`, `mtu=${saMtuCode(all4k ? 4096 : (group.mtuBytes ?? 2048))}`].filter(Boolean).join(', ');
-    return [{
-      condition: 'multicast-group-suboptimal',
-      severity: 'info',
-      subject: { kind: 'multicast-group', mgid: group.mgid, pkey: group.pkey },
-      summary: `the IPoIB broadcast group ${group.mgid} of P_Key ${group.pkey} runs at ${group.rateGbps ?? '?'} Gb/s with MTU ${group.mtuBytes ?? '?'}, while ${problems} (${plural(links.count, 'active HCA link')})`,
-      meaning: 'Every IPoIB broadcast and multicast packet (ARP, neighbour discovery, multicast applications) moves at the group\'s rate, and datagram-mode IPoIB is limited to the group\'s MTU minus 4 bytes (2044 for 2048).',
-      cause: 'opensm creates the group with its defaults, rate=3 (10 Gb/s) and mtu=4 (2048), when partitions.conf does not say otherwise.',
-      remedy: `set the partition's rate and MTU in /etc/opensm/partitions.conf (${partitionsConfName(group.pkey)}, ipoib, ${settings} : ALL=full;), restart opensm, then let the hosts rejoin (restart IPoIB on them)`,
-      runbook: 'infinibandmulticastgroupsuboptimal',
-      alert: 'InfiniBandMulticastGroupSuboptimal',
-    }];
-  });
-}
-
-export function addressConflictFindings(fabric: FabricSnapshot): Finding[] {
-  const topology = fabric.topology;
-  if (!topology || topology.duplicateGuids + topology.duplicateLids === 0) return [];
-  return [{
-    condition: 'fabric-address-conflict',
-    severity: 'critical',
-    subject: { kind: 'subnet' },
-    summary: `the fabric discovery found ${plural(topology.duplicateGuids, 'duplicate GUID')} and ${plural(topology.duplicateLids, 'duplicate LID')}: packets for one address reach the wrong port or none`,
-    meaning: 'A GUID two nodes share hides one of them from discovery and from the subnet manager\'s routing; two ports with one LID make it route to either. The subnet manager may refuse to bring ports up.',
-    cause: 'Duplicate GUIDs: a card with a cloned or badly burnt firmware image. Duplicate LIDs: two subnets joined by a cable while each had its own subnet manager, or a LID set by hand.',
-    remedy: 'find them with ibnetdiscover -p (one GUID or LID twice); reburn a duplicate GUID with the card\'s own (mstflint -d <pci> -guid <guid> sg) or replace the card; for duplicate LIDs unplug the cable that joined two subnets and restart the subnet manager',
-    runbook: 'infinibandfabricaddressconflict',
-    alert: 'InfiniBandFabricAddressConflict',
-  }];
-}
-
-function durationText(seconds: number): string {
-  if (seconds < 120) return plural(Math.round(seconds), 'second');
-  if (seconds < 7200) return plural(Math.round(seconds / 60), 'minute');
-  return plural(Math.round(seconds / 3600), 'hour');
-}
-
-const COMMANDS_FAIL = 'no access to /dev/infiniband/umad* (not root), ib_umad not loaded or the local port down, a command past --diag.timeout on a large fabric, the tool not installed (--<tool>.path), or its output cut short or garbled on its way (a wrapper script, a tool of another version: the read errors name the lines)';
-
-/** What a failed discovery means: the age of the topology in use. */
-export function discoveryFailure(fabric: FabricSnapshot, report: CollectorReport): CollectorFailure {
-  const topology = fabric.topology;
-  return {
-    consequence: topology
-      ? `the topology in use is from ${new Date(topology.discoveredAt * 1000).toISOString()}, ${durationText(Math.max(0, report.finishedAt - topology.discoveredAt))} older: switches, hosts and cables added, moved or removed since are not seen`
-      : 'no discovery has succeeded, so no switch, port or link of the fabric could be checked',
-    meaning: 'Fabric mode reads every port, link and counter through the topology that discovery found.',
-    cause: `ibnetdiscover failed, printed less than it found, or found less than half of the fabric (kept until the next discovery confirms it): ${COMMANDS_FAIL}.`,
-  };
-}
 
 export const PORTS_FAILURE: CollectorFailure = {
   consequence: 'port states, widths or counters of this cycle are missing: down, INIT and degraded links could not all be judged',
@@ -344,8 +185,3 @@ export const PORTS_FAILURE: CollectorFailure = {
   cause: `iblinkinfo or ibqueryerrors failed or printed less than they read: ${COMMANDS_FAIL}.`,
 };
 
-export const SA_FAILURE: CollectorFailure = {
-  consequence: 'subnet manager records or multicast groups are missing: the standby, the priorities or the IPoIB broadcast groups were not all checked',
-  meaning: 'The subnet administrator (part of the master subnet manager) did not answer; the fabric\'s routes still work while it is away, but nothing heals.',
-  cause: `No subnet manager answers SA queries (the master died or cannot be reached; ports stay ACTIVE meanwhile), or saquery failed or printed incomplete records: ${COMMANDS_FAIL}.`,
-};

@@ -22,29 +22,17 @@ import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error
 import type { PortCounter } from '../../../model/host.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import type { CounterSource } from '../../../sources/fabric/ports.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../../../collection/collector.js';
-import { DIAG_TIMEOUT } from '../../diag/diag-group.js';
-import { FABRIC_DISCOVERY, DISCOVERY_CYCLE } from '../discovery.js';
+import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
+import { DIAG_TIMEOUT } from '../../infiniband-diags.js';
+import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART, type FabricPortsPart, type PortTrend } from '../../parts.js';
 import { FABRIC_EXPECTATIONS_SECTION } from '../../expectation-sections.js';
-import { FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_INTERVAL, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from '../fabric-mode.js';
+import { DISCOVERY_CYCLE, FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_PORTS_CYCLE, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from '../fabric-mode.js';
 import { PORTS_FAILURE, portFindingsSteps } from './findings.js';
 
 /** `fabric.expectations` in the config file: what fabric links should run at, first match wins. */
 export const FABRIC_EXPECTATIONS: Section<readonly FabricExpectationRule[]> = FABRIC_EXPECTATIONS_SECTION;
 
-export interface FabricPortsPart {
-  /** The last cycle's readings, by `fabricPortKey` (this instance's shard only). */
-  ports: ReadonlyMap<string, FabricPortReading>;
-  /** What each read port's link should run at: a config expectation or the best both ends enable. */
-  expectations: ReadonlyMap<string, LinkExpectation>;
-  /** Since the previous cycle (the fabric map's colours): ports whose error counters rose, and those whose symbol errors over the bits carried exceed the BER threshold. */
-  trend: PortTrend;
-}
 
-export interface PortTrend {
-  risingErrors: ReadonlySet<string>;
-  berOverThreshold: ReadonlySet<string>;
-}
 
 const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
@@ -72,14 +60,6 @@ export function* portTrend(before: ReadonlyMap<string, FabricPortReading> | unde
   return { risingErrors, berOverThreshold };
 }
 
-export const FABRIC_PORTS_CYCLE: Cycle = {
-  name: 'fabric ports',
-  interval: (settings) => settings.get(FABRIC_INTERVAL),
-  // Two commands in a row (the scan beside the sweeps, then perfquery where they cannot run).
-  deadline: (settings) => Math.max(settings.get(FABRIC_INTERVAL), 2 * settings.get(DIAG_TIMEOUT) + 1000),
-  // It reads through a topology: it starts once the first discovery is over.
-  after: { cycle: DISCOVERY_CYCLE, fresh: false },
-};
 
 class PortsReader implements Reader<FabricPortsPart> {
   private counterSource: CounterSource = 'sweep';
@@ -99,7 +79,7 @@ class PortsReader implements Reader<FabricPortsPart> {
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<FabricPortsPart>> {
     const { settings, logger } = this.context;
-    const discovery = FABRIC_DISCOVERY.of(snapshot);
+    const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
     const { interval } = FABRIC_PORTS_CYCLE;
     if (!discovery?.topology) {
       // Without a topology, try again at each ports cycle rather than wait for the discovery interval.
@@ -257,8 +237,8 @@ const rateOf = (speed: LinkSpeed | undefined): number | undefined => (speed === 
  * escape.
  */
 function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
-  const part = FABRIC_PORTS.of(snapshot);
-  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  const part = FABRIC_PORTS_PART.of(snapshot);
+  const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
   if (!part) return;
   // A pause every few hundred samples: a shard of an AI-cluster fabric writes half a million.
   const pace = pacer();
@@ -333,13 +313,13 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
 
 /** Every read port and link. */
 function* judge(snapshot: Snapshot): Work<Finding[]> {
-  const part = FABRIC_PORTS.of(snapshot);
-  const discovery = FABRIC_DISCOVERY.of(snapshot);
+  const part = FABRIC_PORTS_PART.of(snapshot);
+  const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
   return part && discovery?.topology ? yield* portFindingsSteps(composeFabric(discovery.topology, part, undefined, discovery.shard)) : [];
 }
 
 export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
-  name: 'fabric_ports',
+  name: FABRIC_PORTS_PART.name,
   checks: 'the fabric\'s ports and links',
   enabledBy: FABRIC_SWITCH,
   flags: FABRIC_FLAGS,
@@ -348,9 +328,9 @@ export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
   schedule: { cycle: FABRIC_PORTS_CYCLE },
   onOverrun: 'drop',
   setUp: (context) => new PortsReader(context),
-  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY], write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
+  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY_PART], write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
   findings: (snapshot) => atOnce(judge(snapshot)),
   findingSteps: judge,
   // Without a topology the ports cycle has nothing to read: the discovery finding says why.
-  failure: (snapshot) => (FABRIC_DISCOVERY.of(snapshot)?.topology ? PORTS_FAILURE : undefined),
+  failure: (snapshot) => (FABRIC_DISCOVERY_PART.of(snapshot)?.topology ? PORTS_FAILURE : undefined),
 });
