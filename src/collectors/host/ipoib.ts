@@ -18,7 +18,7 @@ import { IPOIB_PART } from '../parts.js';
 /** Interface identities are read again at least this often (a changed mode or MTU). */
 const IDENTITY_MAX_AGE_MS = 300_000;
 
-export const IPOIB_SWITCH = collectorSwitch('ipoib', 'ipoib', true, 'Read the IPoIB interfaces (mode, MTU, carrier, P_Key) from sysfs.');
+export const IPOIB_SWITCH = collectorSwitch(IPOIB_PART.name, IPOIB_PART.name, true, 'Read the IPoIB interfaces (mode, MTU, carrier, P_Key) from sysfs.');
 
 interface KnownInterface {
   identity: InterfaceIdentity;
