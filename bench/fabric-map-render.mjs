@@ -16,7 +16,7 @@ import { FABRIC_PORTS } from '../dist/collectors/fabric/ports/index.js';
 import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
 import { renderFabricMap } from '../dist/commands/serve/fabric-map.js';
 import { buildInfo } from '../dist/metrics/build-info.js';
-import { exposition } from '../dist/metrics/exposition.js';
+import { exposition } from '../dist/metrics/snapshot-metrics.js';
 import { currentCabling } from '../dist/model/cabling.js';
 import { judgeConformance } from '../dist/model/cabling-conformance.js';
 import { judgeRails } from '../dist/model/rails.js';

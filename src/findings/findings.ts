@@ -9,7 +9,7 @@ import { COLLECTORS } from '../collectors/registry.js';
 import { portKey } from '../model/host.js';
 import { severityRank, type Finding, type FindingSubject } from '../model/finding.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { collectorFindings } from './collectors.js';
+import { collectorFindings } from './collector-health.js';
 
 /** Where a finding is shown: under its host device, the host as a whole, the fabric's subnet, or a fabric node. */
 export type FindingGroup =

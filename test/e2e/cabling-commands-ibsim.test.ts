@@ -1,4 +1,4 @@
-// The cabling plan through the program, on the real tools: the rail tree (test/fixtures/fabrics/
+// The cabling plan through the program, on the real tools: the rail tree (test/fixtures/ibsim-topologies/
 // rail-tree.net) on ibsim with opensm; `topology save` writes it as a plan; `check` and the server
 // with --fabric.topology-file find nothing on it; then four miswirings at once, live (a moved host
 // cable, two swapped cables, an adapter on another rail's leaf, a pulled inter-switch link), and

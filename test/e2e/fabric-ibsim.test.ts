@@ -1,5 +1,5 @@
 // Fabric mode against the real opensm and infiniband-diags on a simulated fat tree (ibsim):
-// test/fixtures/fabrics/fat-tree.net, two opensm instances of equal priority, the exporter on one
+// test/fixtures/ibsim-topologies/fat-tree.net, two opensm instances of equal priority, the exporter on one
 // host. Every check reads /metrics, as a user's Prometheus would.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

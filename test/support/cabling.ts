@@ -1,4 +1,4 @@
-// Fabrics for the cabling tests: from the tools' outputs recorded on test/fixtures/fabrics/rail-tree.net
+// Fabrics for the cabling tests: from the tools' outputs recorded on test/fixtures/ibsim-topologies/rail-tree.net
 // (test/fixtures/cabling/<scenario>/, see its README), or written as a cabling plan (one cable a line)
 // for the tangles no simulator run needs.
 import { readFileSync } from 'node:fs';

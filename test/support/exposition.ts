@@ -7,7 +7,7 @@ import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host/host-readin
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { buildInfo } from '../../src/metrics/build-info.js';
-import { exposition } from '../../src/metrics/exposition.js';
+import { exposition } from '../../src/metrics/snapshot-metrics.js';
 import type { EncodedPart } from '../../src/metrics/exposition-parts.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import type { SysfsFiles } from '../../src/sources/sysfs-files.js';

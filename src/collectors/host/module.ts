@@ -14,7 +14,7 @@ import type { Finding } from '../../model/finding.js';
 import { MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
-import { readModules, type ModuleTool } from '../../sources/module.js';
+import { readModules, type ModuleTool } from '../../sources/module/module-tools.js';
 import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 import { HOST_READING } from './host-reading.js';

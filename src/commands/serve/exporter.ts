@@ -1,5 +1,5 @@
 // The server: the registry's collectors on their schedules, their snapshot rendered part by part
-// (metrics/exposition.ts), and the HTTP application. No process concerns here (signals, exit
+// (metrics/snapshot-metrics.ts), and the HTTP application. No process concerns here (signals, exit
 // codes): those live in cli.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -13,7 +13,7 @@ import { SA_CYCLE } from '../../collectors/fabric/sa.js';
 import { COLLECTION_INTERVAL, HOST_READING } from '../../collectors/host/host-reading.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { buildInfo } from '../../metrics/build-info.js';
-import { Exposition } from '../../metrics/exposition.js';
+import { Exposition } from '../../metrics/snapshot-metrics.js';
 import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
@@ -59,7 +59,7 @@ export class Exporter {
     this.web = web;
     const serverMetrics = new ServerMetrics(web && (() => web.reloadStatus()));
 
-    // The parts of /metrics: the collectors' and the exporter's own (metrics/exposition.ts) with the
+    // The parts of /metrics: the collectors' and the exporter's own (metrics/snapshot-metrics.ts) with the
     // HTTP server's, each rendered once per change of what it is made from; then the process's
     // metrics, read at most once a second.
     const exposition = new Exposition(registry, settings, build);

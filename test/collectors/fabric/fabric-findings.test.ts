@@ -1,5 +1,5 @@
 // Fabric findings (src/collectors/fabric-findings.ts, judged by the three fabric collectors) on fixture snapshots: one cycle of fabric mode over the
-// tool outputs recorded on the simulated fat tree (test/fixtures/fabric), and copies of those
+// tool outputs recorded on the simulated fat tree (test/fixtures/fabric-recordings), and copies of those
 // snapshots changed one fact at a time. Every condition has a case that fires and a look-alike
 // that must not.
 import { readFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { FABRIC_SA } from '../../../src/collectors/fabric/sa.js';
 import { COLLECTORS } from '../../../src/collectors/registry.js';
 import { fabricOf as fabricView } from '../../../src/findings/fabric-overview.js';
 import { RUNBOOK_BASE, type Finding, type FindingSubject } from '../../../src/model/finding.js';
-import { collectorFindings } from '../../../src/findings/collectors.js';
+import { collectorFindings } from '../../../src/findings/collector-health.js';
 import { findingsOf, groupOf } from '../../../src/findings/findings.js';
 import type { FabricPortReading, FabricSnapshot, FabricSubnetManager, MulticastGroup } from '../../../src/model/fabric.js';
 import type { CollectorReport, Snapshot } from '../../../src/model/snapshot.js';

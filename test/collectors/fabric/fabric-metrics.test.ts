@@ -17,7 +17,7 @@ import { FABRIC_PORTS } from '../../../src/collectors/fabric/ports/index.js';
 import { FABRIC_SA } from '../../../src/collectors/fabric/sa.js';
 import { COLLECTORS } from '../../../src/collectors/registry.js';
 import { buildInfo } from '../../../src/metrics/build-info.js';
-import { Exposition } from '../../../src/metrics/exposition.js';
+import { Exposition } from '../../../src/metrics/snapshot-metrics.js';
 import type { Snapshot } from '../../../src/model/snapshot.js';
 import { FIXTURES } from '../../support/trees.js';
 import { ReplayRunner } from '../../support/replay.js';

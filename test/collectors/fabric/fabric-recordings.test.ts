@@ -1,4 +1,4 @@
-// Fabric mode end to end on recorded tool outputs (test/fixtures/fabric): discovery, the ports
+// Fabric mode end to end on recorded tool outputs (test/fixtures/fabric-recordings): discovery, the ports
 // cycle and the SA cycle through a real Exporter, read back from /metrics; then every failure the
 // collectors must survive.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

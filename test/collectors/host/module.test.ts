@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODULE } from '../../../src/collectors/host/module.js';
 import { runCheck } from '../../../src/commands/check/command.js';
 import { Exporter } from '../../../src/commands/serve/exporter.js';
-import { moduleToolArguments } from '../../../src/sources/module.js';
+import { moduleToolArguments } from '../../../src/sources/module/module-tools.js';
 import { settingsFromFlags } from '../../support/exporter.js';
 import { samplesOf, sampleValue, scrape } from '../../support/exposition.js';
 import { fakeModuleTool, type FakeTool } from '../../support/fake-module-tool.js';

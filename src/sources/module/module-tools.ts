@@ -10,10 +10,10 @@
 // `accessDenied` so that the collector turns itself off with one log line instead of failing every
 // port at every interval. Each port reads the module over I2C in the firmware: a few hundred ms,
 // which is why the collector runs it at its own interval (--module.interval, 5m), not every cycle.
-import type { ModuleReading } from '../model/optical-module.js';
-import type { ItemError } from '../model/snapshot.js';
-import { commandFailure, commandLine, type CommandResult, type CommandRunner } from './command-runner.js';
-import { interpretMlxlink, parseMlxlinkJson, parseMlxlinkText } from './module/mlxlink-output.js';
+import type { ModuleReading } from '../../model/optical-module.js';
+import type { ItemError } from '../../model/snapshot.js';
+import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
+import { interpretMlxlink, parseMlxlinkJson, parseMlxlinkText } from './mlxlink-output.js';
 
 export type ModuleTool = 'mstlink' | 'mlxlink';
 
