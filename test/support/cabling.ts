@@ -9,7 +9,7 @@ import { cablingFindings, explainedByCabling } from '../../src/collectors/fabric
 import { addressConflictFindings } from '../../src/collectors/fabric/discovery.js';
 import { portFindings } from '../../src/collectors/fabric/ports/findings.js';
 import { severityRank } from '../../src/model/finding.js';
-import type { FabricMapInput } from '../../src/commands/serve/fabric-map.js';
+import type { FabricMapInput } from '../../src/commands/serve/fabric-map-layout.js';
 import { formatPlan, parsePlan, resolvePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { buildTopology, nodesByPortGuid } from '../../src/sources/fabric/discovery.js';
 import { parseIblinkinfo } from '../../src/sources/fabric/iblinkinfo.js';
