@@ -13,7 +13,8 @@ import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
 import { ExpositionBuffer } from '../dist/exposition/buffer.js';
 import { buildInfo } from '../dist/metrics/build-info.js';
 import { exposition } from '../dist/metrics/snapshot-metrics.js';
-import { RECENT_CHANGE_MS, SysfsFiles } from '../dist/sources/sysfs-files.js';
+import { RECENT_CHANGE_MS } from '../dist/sources/sysfs-attribute.js';
+import { SysfsFiles } from '../dist/sources/sysfs-files.js';
 
 const [root, roundsText = '15'] = process.argv.slice(2);
 const rounds = Number(roundsText);
