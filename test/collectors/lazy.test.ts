@@ -43,7 +43,7 @@ describe('fabric mode is loaded lazily', () => {
 
   it.each([
     ['fabric/discovery.ts', ['commands', 'discovery']],
-    ['fabric/ports/index.ts', ['commands', 'ports']],
+    ['fabric/ports/reader.ts', ['commands', 'ports']],
     ['fabric/sa.ts', ['commands', 'sa-records']],
     ['fabric/cabling/index.ts', ['cabling-plan']],
   ])('collectors/%s imports its sources dynamically, when it first reads', (file, sources) => {

@@ -21,6 +21,9 @@ import type { LinkExpectation } from '../../../model/link-rate.js';
 import { atOnce, pacer, type Work } from '../../../event-loop/time-slices.js';
 import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
 import { COMMANDS_FAIL } from '../fabric-mode.js';
+import { composeFabric } from '../../../model/fabric.js';
+import type { Snapshot } from '../../../model/snapshot.js';
+import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
 
 
 function counter(reading: FabricPortReading, name: string): number {
@@ -185,3 +188,9 @@ export const PORTS_FAILURE: CollectorFailure = {
   cause: `iblinkinfo or ibqueryerrors failed or printed less than they read: ${COMMANDS_FAIL}.`,
 };
 
+/** Every read port and link. */
+export function* judge(snapshot: Snapshot): Work<Finding[]> {
+  const part = FABRIC_PORTS_PART.of(snapshot);
+  const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
+  return part && discovery?.topology ? yield* portFindingsSteps(composeFabric(discovery.topology, part, undefined, discovery.shard)) : [];
+}
