@@ -1,8 +1,8 @@
-// What a collector is: one module (or folder) under src/collectors/ that declares, in one place, its name, its
-// flags, when it runs, how it sets up its source, the part of the snapshot it fills, the metrics it
-// writes and the findings it judges. The registry (registry.ts) lists them; everything else (the
-// command line, the config file's schema, the schedules, the collector metrics, `check`'s cycle and
-// its "Not checked" list) is derived from these declarations. docs/architecture.md has the recipe.
+// What a collector is: one module (or folder) under src/collectors/ that declares, in one place, its
+// name, its flags, when it runs, how it sets up its source, the part of the snapshot it fills, the
+// metrics it writes and the findings it judges. The registry (src/collectors/registry.ts) lists
+// them; everything else (the command line, the config file's schema, the schedules, the collector
+// metrics, `check`'s cycle and its "Not checked" list) is derived from these declarations. docs/architecture.md has the recipe.
 import type { Logger } from 'pino';
 import type { UsageError } from '../config/errors.js';
 import type { Flag, Section, Settings } from '../config/flags.js';

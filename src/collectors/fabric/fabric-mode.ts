@@ -1,6 +1,6 @@
-// What fabric mode's three collectors (fabric_discovery, fabric_ports, fabric_sa) share: the
-// --collector.fabric switch, the fabric flags, the tools behind one runner, and this instance's
-// shard. Their sources (sources/fabric/) are loaded only when fabric mode is on.
+// What fabric mode's collectors (fabric_discovery, fabric_ports, fabric_sa, fabric_cabling) share:
+// the --collector.fabric switch, the fabric flags, the tools behind one runner, this instance's
+// shard, the discovery and ports cycles, and why a fabric command fails. Not a collector. Their sources (sources/fabric/) are loaded only when fabric mode is on.
 import { readFileSync } from 'node:fs';
 import { BOOLEAN, COUNT, DURATION, STRING, collectorSwitch, flag, formatted, optionalFlag } from '../../config/flags.js';
 import { UsageError } from '../../config/errors.js';

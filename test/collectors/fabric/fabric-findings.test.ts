@@ -1,4 +1,4 @@
-// Fabric findings (src/collectors/fabric-findings.ts, judged by the three fabric collectors) on fixture snapshots: one cycle of fabric mode over the
+// Fabric findings (each fabric collector's, in src/collectors/fabric/) on fixture snapshots: one cycle of fabric mode over the
 // tool outputs recorded on the simulated fat tree (test/fixtures/fabric-recordings), and copies of those
 // snapshots changed one fact at a time. Every condition has a case that fires and a look-alike
 // that must not.

@@ -1,7 +1,6 @@
-// The findings of fabric mode (--collector.fabric): what is wrong in the whole subnet, judged
-// from the fabric collectors' parts (a FabricSnapshot): address conflicts are fabric_discovery's,
-// ports and links fabric_ports', subnet managers and multicast groups fabric_sa's. Each condition
-// mirrors an alert of
+// The fabric_ports collector's findings: its ports and links, judged from the fabric collectors'
+// parts (a FabricSnapshot; address conflicts are fabric_discovery's findings, subnet managers and
+// multicast groups fabric_sa's, each in its own module). Each condition mirrors an alert of
 // rules/infiniband-fabric-alerts.yml at its severity, where one snapshot can judge it:
 //   - "was LinkUp within the last day" (InfiniBandFabricPortDown) needs history. Its stand-in here:
 //     a switch port without a link is a finding when something in this snapshot shows it was in
