@@ -2,7 +2,7 @@
 // files (test/fixtures/golden/fabric-*.metrics): every family, label and value, in order, as the
 // three fabric collectors write it. The ports part is written straight into bytes rather than
 // through `Samples`; these files were first made by the `Samples` rendering and hold the two to the
-// same text. Regenerate with `UPDATE_GOLDEN=1 npx vitest run test/collectors/fabric-metrics.test.ts`
+// same text. Regenerate with `UPDATE_GOLDEN=1 npx vitest run test/collectors/fabric/fabric-metrics.test.ts`
 // and review the diff like code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
