@@ -16,7 +16,8 @@ COPY src/ src/
 # The bundle step (scripts/bundle.mjs) runs the exporter on the demo host to write V8's code cache
 # for this image's Node.js and the ENTRYPOINT's flags.
 COPY scripts/bundle.mjs scripts/
-COPY demo/ demo/
+COPY test/fixtures/sys/zoo/ test/fixtures/sys/zoo/
+COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 RUN npm run build
 
 FROM ${NODE_IMAGE}
@@ -42,7 +43,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /app/dist/ dist/
 # The fixture host behind --demo.
-COPY demo/ demo/
+COPY test/fixtures/sys/zoo/ test/fixtures/sys/zoo/
+COPY test/fixtures/config/zoo.yml test/fixtures/config/zoo.yml
 # The node user (uid 1000) of the official image; files above stay root-owned and read-only to it.
 USER node
 EXPOSE 10460

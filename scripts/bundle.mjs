@@ -155,7 +155,7 @@ export async function writeCodeCaches({ dist = PROJECT_DIST, main = 'main.js', s
   const caches = path.join(dist, 'code-cache');
   rmSync(caches, { recursive: true, force: true });
   mkdirSync(caches);
-  const demo = existsSync(path.join(path.dirname(dist), 'demo/sysfs'));
+  const demo = existsSync(path.join(path.dirname(dist), 'test/fixtures/sys/zoo'));
   const empty = demo ? undefined : mkdtempSync(path.join(tmpdir(), 'infiniband-exporter-build-'));
   // A sysfs root without InfiniBand: class/ and nothing in it (a root without class/ is a usage error).
   if (empty !== undefined) mkdirSync(path.join(empty, 'class'));

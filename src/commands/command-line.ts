@@ -19,11 +19,11 @@ export const LOG_FORMATS = ['json', 'logfmt'] as const;
 export const CONFIG_FILE = optionalFlag(STRING, { name: 'config.file', help: 'YAML config file: expectations, filters, intervals (flags win over it).', check: true });
 export const LOG_LEVEL = flag(choice(LOG_LEVELS), { name: 'log.level', key: 'log.level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` });
 export const LOG_FORMAT = flag(choice(LOG_FORMATS), { name: 'log.format', key: 'log.format', default: 'json', help: `Log format: ${LOG_FORMATS.join(', ')}.` });
-export const DEMO = flag(BOOLEAN, { name: 'demo', default: false, help: 'Serve the bundled fixture host (demo/sysfs) instead of /sys.', check: true });
+export const DEMO = flag(BOOLEAN, { name: 'demo', default: false, help: 'Serve the bundled fixture host (test/fixtures/sys/zoo) instead of /sys.', check: true });
 
 /** The bundled demo host and its config, shipped in the package. */
-export const DEMO_SYSFS = fileURLToPath(new URL('../../demo/sysfs', import.meta.url));
-export const DEMO_CONFIG = fileURLToPath(new URL('../../demo/config.yml', import.meta.url));
+export const DEMO_SYSFS = fileURLToPath(new URL('../../test/fixtures/sys/zoo', import.meta.url));
+export const DEMO_CONFIG = fileURLToPath(new URL('../../test/fixtures/config/zoo.yml', import.meta.url));
 
 /** The flags of one command: its own, then the collectors', then the program's. */
 export interface FlagSet {

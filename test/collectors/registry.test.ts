@@ -121,7 +121,7 @@ describe('a collector added through the registry', () => {
   });
 
   it('is run by check, which judges its findings and names it in "Not checked" when it is off', async () => {
-    const high = await check(['--path.sysfs', ZOO, '--config.file', path.join(PROJECT_ROOT, 'demo/config.yml'), '--no-collector.diag', '--probe.gain', '200']);
+    const high = await check(['--path.sysfs', ZOO, '--config.file', path.join(PROJECT_ROOT, 'test/fixtures/config/zoo.yml'), '--no-collector.diag', '--probe.gain', '200']);
     expect(high.stdout).toMatch(/WARNING +the probe of mlx5_0 reads 200\n/);
     expect(high.code).toBe(1);
     const off = await check(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe']);

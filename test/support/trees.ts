@@ -5,11 +5,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-export const ZOO = fileURLToPath(new URL('../../demo/sysfs', import.meta.url));
+export const ZOO = path.join(FIXTURES, 'sys/zoo');
 export const DGX = path.join(FIXTURES, 'sys/dgx');
 /** A sysfs root without class/infiniband: a host whose InfiniBand stack is not loaded (or a fabric-mode host in tests). */
 export const NO_INFINIBAND = path.join(FIXTURES, 'sys/no-infiniband');
-export const ZOO_CONFIG = fileURLToPath(new URL('../../demo/config.yml', import.meta.url));
+export const ZOO_CONFIG = path.join(FIXTURES, 'config/zoo.yml');
 
 export interface TempTree {
   root: string;

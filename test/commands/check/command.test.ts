@@ -11,7 +11,7 @@ import type { ToolRunners } from '../../../src/commands/check/one-cycle.js';
 import { buildOnce, MAIN } from '../../support/built.js';
 import { generateTree } from '../../support/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../../support/host-tree.js';
-import { DGX, FIXTURES, NO_INFINIBAND, PROJECT_ROOT, SIMULATED_HOST, ZOO, ZOO_CONFIG, copyTree, writeTree } from '../../support/trees.js';
+import { DGX, FIXTURES, NO_INFINIBAND, PROJECT_ROOT, SIMULATED_HOST, copyTree, writeTree } from '../../support/trees.js';
 import { ReplayRunner } from '../../support/replay.js';
 import { LEAF1, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';
 import type { DiagCommand } from '../../../src/sources/diag/local-ports.js';
@@ -148,10 +148,10 @@ describe('text for a person', () => {
   });
 
   it('shows control characters of a hostile node description as ?', async () => {
-    const tree = await copyTree(ZOO);
+    const tree = await copyTree(path.join(FIXTURES, 'sys/zoo'));
     cleanups.push(tree.remove);
     writeFileSync(path.join(tree.root, 'class/infiniband/mlx5_2/node_desc'), 'evil\u001b]0;pwned\u0007\u001b[2J host\n');
-    const { stdout } = await check(['--path.sysfs', tree.root, '--config.file', ZOO_CONFIG]);
+    const { stdout } = await check(['--path.sysfs', tree.root, '--config.file', path.join(FIXTURES, 'config/zoo.yml')]);
     expect(stdout).toContain('"evil?]0;pwned??[2J host"');
     expect(stdout).not.toContain('\u001b');
   });
