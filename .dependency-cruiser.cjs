@@ -5,7 +5,7 @@ const { readdirSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 
 const RANKS = [
-  ['event-loop'],
+  ['event-loop', 'files'],
   ['model', 'exposition', 'startup'],
   ['config', 'log'],
   ['sources'],

@@ -8,13 +8,13 @@
 import '../dist/startup/set-v8-flags.js';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { cablingFindings } from '../dist/collectors/fabric-cabling-findings.js';
-import { FABRIC_DISCOVERY } from '../dist/collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../dist/collectors/fabric-ports.js';
+import { cablingFindings } from '../dist/collectors/fabric/cabling/findings.js';
+import { FABRIC_DISCOVERY } from '../dist/collectors/fabric/discovery.js';
+import { FABRIC_PORTS } from '../dist/collectors/fabric/ports/index.js';
 import { parseServeCommandLine } from '../dist/commands/serve/command-line.js';
 import { renderFabricMap } from '../dist/commands/serve/fabric-map.js';
 import { buildInfo } from '../dist/metrics/build-info.js';
-import { exposition } from '../dist/metrics/exposition.js';
+import { exposition } from '../dist/metrics/snapshot-metrics.js';
 import { currentCabling } from '../dist/model/cabling.js';
 import { judgeConformance } from '../dist/model/cabling-conformance.js';
 import { judgeRails } from '../dist/model/rails.js';

@@ -8,7 +8,7 @@ import { DEMO, DEMO_FABRIC, LOG_FORMAT, LOG_LEVEL, verifySettings } from './comm
 import { COLLECTORS } from './collectors/registry.js';
 import { parseServeCommandLine, serveHelpText } from './commands/serve/command-line.js';
 import { LISTEN_ADDRESS, TELEMETRY_PATH } from './commands/serve/flags.js';
-import { SYSFS_PATH } from './collectors/host.js';
+import { SYSFS_PATH } from './collectors/host/host-reading.js';
 import type { Exporter } from './commands/serve/exporter.js';
 import { createLogger } from './log/logger.js';
 import { buildInfo } from './metrics/build-info.js';

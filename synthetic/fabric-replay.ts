@@ -1,5 +1,5 @@
 // Replaying the fabric-mode tools from recorded or generated outputs, in the layout of
-// test/fixtures/fabric/<scenario>/ (stems' .stdout/.stderr/.exit, commands.tsv: stem → command
+// test/fixtures/fabric-recordings/<scenario>/ (stems' .stdout/.stderr/.exit, commands.tsv: stem → command
 // line with the cache path written `<cache>`, topology.cache: the file `ibnetdiscover --cache`
 // wrote). One lookup serves both ways of replaying: ReplayRunner (replay.ts), a CommandRunner inside
 // the test process, and the fake tools (fabric-generator/fake-tools.ts), executables the exporter's
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDiscoveryCache } from '../src/sources/fabric/discovery-cache.js';
 
-export const FABRIC_FIXTURES = fileURLToPath(new URL('../test/fixtures/fabric/', import.meta.url));
+export const FABRIC_FIXTURES = fileURLToPath(new URL('../test/fixtures/fabric-recordings/', import.meta.url));
 
 /** The command line as commands.tsv records it: the path after `--cache`/`--load-cache` as `<cache>`. */
 export function normalisedCommand(command: string, args: readonly string[]): string {

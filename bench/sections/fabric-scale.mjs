@@ -53,7 +53,7 @@ async function harness() {
 async function fullSizeFormats(g, scenario) {
   const undated = (text) => text.replace(/^# Topology file: generated on .*$/m, '');
   const cache = path.join(scenario, 'topology.cache');
-  const lab = await g.Lab.start(path.join(PROJECT, 'test/fixtures/fabrics/two-hosts.net')).catch(() => undefined);
+  const lab = await g.Lab.start(path.join(PROJECT, 'test/fixtures/ibsim-topologies/two-hosts.net')).catch(() => undefined);
   if (!lab) return 'not checked: ibsim is not installed';
   try {
     const discovered = await lab.run('Hca1', 'ibnetdiscover', ['--load-cache', cache], 300_000);

@@ -2,8 +2,8 @@
 // Regenerate the JSON with `npm run generate`; test/dashboards/generated.test.ts fails
 // when a committed file differs from what these sources build.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import { fabric } from './fabric.js';
-import { host } from './host.js';
+import { fabric } from './fabric-dashboard.js';
+import { host } from './host-dashboard.js';
 import { overview } from './overview.js';
 
 export { render } from './panels.js';

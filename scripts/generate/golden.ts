@@ -2,9 +2,9 @@
 // the fabric collectors' families on recorded scenarios. Review their diff like code.
 import path from 'node:path';
 import pino from 'pino';
-import { FABRIC_DISCOVERY } from '../../src/collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../../src/collectors/fabric-ports.js';
-import { FABRIC_SA } from '../../src/collectors/fabric-sa.js';
+import { FABRIC_DISCOVERY } from '../../src/collectors/fabric/discovery.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
+import { FABRIC_SA } from '../../src/collectors/fabric/sa.js';
 import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import type { Settings } from '../../src/config/flags.js';

@@ -3,19 +3,19 @@
 // Everything else is derived from the list: the flags and the config file's schema, the
 // collector metrics, the schedules, `check`'s cycle and its "Not checked" list.
 import type { Flag, Section } from '../config/flags.js';
-import type { Collector } from './collector.js';
-import { FABRIC_CABLING } from './fabric-cabling.js';
-import { FABRIC_DISCOVERY } from './fabric-discovery.js';
-import { FABRIC_PORTS } from './fabric-ports.js';
-import { FABRIC_SA } from './fabric-sa.js';
-import { IPOIB } from './ipoib.js';
-import { MODULE } from './module.js';
-import { PCIE } from './pcie.js';
-import { PERFQUERY } from './perfquery.js';
-import { SMINFO } from './sminfo.js';
-import { SMPQUERY } from './smpquery.js';
-import { SYSFS } from './sysfs.js';
-import { TSO } from './tso.js';
+import type { Collector } from '../collection/collector.js';
+import { FABRIC_CABLING } from './fabric/cabling/index.js';
+import { FABRIC_DISCOVERY } from './fabric/discovery.js';
+import { FABRIC_PORTS } from './fabric/ports/index.js';
+import { FABRIC_SA } from './fabric/sa.js';
+import { IPOIB } from './host/ipoib.js';
+import { MODULE } from './host/module.js';
+import { PCIE } from './host/pcie.js';
+import { PERFQUERY } from './diag/perfquery.js';
+import { SMINFO } from './diag/sminfo.js';
+import { SMPQUERY } from './diag/smpquery.js';
+import { SYSFS } from './host/sysfs/index.js';
+import { TSO } from './host/tso.js';
 
 export const COLLECTORS: readonly Collector[] = [
   SYSFS,

@@ -8,10 +8,10 @@ import { parseArgs } from 'node:util';
 import { STRING, checkFlag, choice, flag, optionalFlag, Settings, type Flag, type FlagValue, type Section } from '../config/flags.js';
 import { loadConfigFile } from '../config/config-file.js';
 import { UsageError } from '../config/errors.js';
-import type { Collector } from '../collectors/collector.js';
-import { DIAG_SWITCH } from '../collectors/diag.js';
-import { MODULE_SWITCH } from '../collectors/module.js';
-import { SYSFS_PATH } from '../collectors/host.js';
+import type { Collector } from '../collection/collector.js';
+import { DIAG_SWITCH } from '../collectors/diag/diag-group.js';
+import { MODULE_SWITCH } from '../collectors/host/module.js';
+import { SYSFS_PATH } from '../collectors/host/host-reading.js';
 import { collectorFlags, collectorSections } from '../collectors/registry.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;

@@ -9,7 +9,7 @@ import { yaml } from './yaml.js';
 import { UsageError } from './errors.js';
 import type { Flag, JsonSchema, Section } from './flags.js';
 import { describe, parseYaml, type YamlFile } from './yaml-file.js';
-import { CONFIG_FILE, readBoundedText } from '../sources/bounded-file.js';
+import { CONFIG_FILE, readBoundedText } from '../files/bounded-file.js';
 
 export interface ConfigFile {
   values: Map<Flag<unknown>, unknown>;

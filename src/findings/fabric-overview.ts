@@ -7,10 +7,10 @@ import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnaps
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { SubnetManagerState } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { FABRIC_DISCOVERY } from '../collectors/fabric-discovery.js';
-import { subnetManagerHost } from '../collectors/fabric-findings.js';
-import { FABRIC_PORTS } from '../collectors/fabric-ports.js';
-import { FABRIC_SA } from '../collectors/fabric-sa.js';
+import { FABRIC_DISCOVERY } from '../collectors/fabric/discovery.js';
+import { subnetManagerHost } from '../model/fabric-names.js';
+import { FABRIC_PORTS } from '../collectors/fabric/ports/index.js';
+import { FABRIC_SA } from '../collectors/fabric/sa.js';
 import { composeFabric } from '../model/fabric.js';
 import type { FabricPortName, Finding, Severity } from '../model/finding.js';
 import { stateText } from './port-overview.js';

@@ -3,13 +3,13 @@
 // order a person can read: within a severity, the host before the fabric, then as the subjects
 // stand (the host, its ports in snapshot order, its interfaces, its collectors; the fabric's
 // collectors, the subnet, its multicast groups, its ports).
-import type { Collector } from '../collectors/collector.js';
+import type { Collector } from '../collection/collector.js';
 import { atOnce, type Work } from '../event-loop/time-slices.js';
 import { COLLECTORS } from '../collectors/registry.js';
 import { portKey } from '../model/host.js';
 import { severityRank, type Finding, type FindingSubject } from '../model/finding.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { collectorFindings } from './collectors.js';
+import { collectorFindings } from './collector-health.js';
 
 /** Where a finding is shown: under its host device, the host as a whole, the fabric's subnet, or a fabric node. */
 export type FindingGroup =

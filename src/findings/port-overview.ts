@@ -1,8 +1,8 @@
 // One row per port, as `ibstat` would show it plus what the exporter knows besides (expectation,
 // IPoIB interfaces, link peer, worst finding): the table of the landing page and of `check --format json`.
-import { IPOIB } from '../collectors/ipoib.js';
-import { SMPQUERY } from '../collectors/smpquery.js';
-import { expectationOf } from '../collectors/sysfs.js';
+import { IPOIB } from '../collectors/host/ipoib.js';
+import { SMPQUERY } from '../collectors/diag/smpquery.js';
+import { expectationOf } from '../collectors/host/sysfs/metrics.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import { worstSeverity, type Finding, type Severity } from '../model/finding.js';
 import { portKey } from '../model/host.js';

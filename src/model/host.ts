@@ -1,6 +1,6 @@
 // One host's InfiniBand hardware as the readers found it: devices and their ports, IPoIB
 // interfaces, and what the infiniband-diags tools learnt about each local port. Plain data.
-import type { LinkSpeed, LinkWidth } from './link-rate.js';
+import type { LinkExpectation, LinkSpeed, LinkWidth } from './link-rate.js';
 import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
 
 export interface PortCounter {
@@ -128,4 +128,11 @@ export function isInfinibandPort(port: Pick<Port, 'linkLayer'>): boolean {
 /** A host port as people write it: `mlx5_0/1`. */
 export function portName(device: string, port: number): string {
   return `${device}/${port}`;
+}
+
+/** The best width and speed both link ends have enabled, as an expectation (smpquery found it; sysfs falls back on it). */
+export function peerExpectation(link: PortLink | undefined): LinkExpectation | undefined {
+  const capability = link?.enabledCapability;
+  if (!capability || (capability.width === undefined && capability.speed === undefined)) return undefined;
+  return { width: capability.width, speed: capability.speed, source: 'peer' };
 }

@@ -2,7 +2,7 @@
 // per-lane receive and transmit power and laser bias) with the thresholds the module stores in its
 // own EEPROM, and the physical-layer error rates and link-down reason the adapter's firmware keeps,
 // as mstlink (mstflint) or NVIDIA's mlxlink read them. Plain data and pure judgments: the parsers
-// are in sources/module/, the reader in sources/module.ts.
+// are in sources/module/, the reader in sources/module/module-tools.ts.
 
 /** What a module measures; each has a metric of its own and thresholds in `_threshold{measure}`. */
 export const MODULE_MEASURES = ['temperature', 'voltage', 'rx_power', 'tx_power', 'tx_bias'] as const;

@@ -21,7 +21,8 @@ import { parsePhysicalState, parsePortState, type PhysicalStateName, type PortSt
 import type { Device, Port, PortCounter } from '../model/host.js';
 import type { ItemError } from '../model/snapshot.js';
 import { deviceSelected, type DeviceFilter } from './device-filter.js';
-import type { ReadResult, SysfsFiles } from './sysfs-files.js';
+import type { ReadResult } from './sysfs-attribute.js';
+import type { SysfsFiles } from './sysfs-files.js';
 
 export const INFINIBAND_CLASS = 'class/infiniband';
 

@@ -5,7 +5,7 @@
 // is recorded (v8FlagsSet) for the code cache's name.
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import { CONFIG_FILE, readBoundedText } from '../sources/bounded-file.js';
+import { CONFIG_FILE, readBoundedText } from '../files/bounded-file.js';
 import { asksForFabricMode, chooseV8Flags, recordV8FlagsSet, v8FlagsSet } from './v8-flags.js';
 
 if (v8FlagsSet() === undefined) {

@@ -1,5 +1,5 @@
 // A generated fabric written as a replayable scenario, in the layout of the recordings of
-// test/fixtures/fabric/ (see ../fabric-replay.ts): every output of the tools fabric mode runs, with
+// test/fixtures/fabric-recordings/ (see ../fabric-replay.ts): every output of the tools fabric mode runs, with
 // the command lines it runs them with, written once per fabric. Large outputs go to their files in
 // chunks of one node, so that a 120 000-port fabric is written in seconds without being held whole.
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';

@@ -38,16 +38,18 @@ describe('fabric mode is loaded lazily', () => {
 
   it('the server reaches the fabric collectors statically (the closure is not vacuous)', () => {
     const reachable = [...staticClosure(path.join(SRC, 'commands/serve/exporter.ts'))].map((file) => path.relative(SRC, file));
-    expect(reachable).toEqual(expect.arrayContaining(['collectors/collectors.ts', 'collectors/fabric-discovery.ts', 'collectors/fabric-ports.ts', 'collectors/fabric-sa.ts']));
+    expect(reachable).toEqual(expect.arrayContaining(['collection/scheduler.ts', 'collectors/fabric/discovery.ts', 'collectors/fabric/ports/index.ts', 'collectors/fabric/sa.ts']));
   });
 
   it.each([
-    ['fabric-discovery.ts', ['commands', 'discovery']],
-    ['fabric-ports.ts', ['commands', 'ports']],
-    ['fabric-sa.ts', ['commands', 'sa-records']],
-    ['fabric-cabling.ts', ['cabling-plan', 'cabling-plan-resolution']],
+    ['fabric/discovery.ts', ['commands', 'discovery']],
+    ['fabric/ports/reader.ts', ['commands', 'ports']],
+    ['fabric/sa.ts', ['commands', 'sa-records']],
+    ['fabric/cabling/index.ts', ['cabling-plan', 'cabling-plan-resolution']],
   ])('collectors/%s imports its sources dynamically, when it first reads', (file, sources) => {
-    const text = readFileSync(path.join(SRC, 'collectors', file), 'utf8');
-    for (const source of sources) expect(text).toContain(`import('../sources/fabric/${source}.js')`);
+    const module = path.join(SRC, 'collectors', file);
+    const text = readFileSync(module, 'utf8');
+    const fabricSources = path.relative(path.dirname(module), path.join(SRC, 'sources/fabric'));
+    for (const source of sources) expect(text).toContain(`import('${fabricSources}/${source}.js')`);
   });
 });

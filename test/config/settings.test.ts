@@ -10,13 +10,13 @@ import { parseDuration } from '../../src/config/duration.js';
 import { UsageError } from '../../src/config/errors.js';
 import type { Settings } from '../../src/config/flags.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
-import { FABRIC_EXPECTATIONS } from '../../src/collectors/fabric-ports.js';
+import { FABRIC_EXPECTATIONS } from '../../src/collectors/fabric/ports/index.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
-import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
+import { EXPECTATIONS } from '../../src/collectors/host/sysfs/index.js';
 import { CONFIG_FILE, DEMO, DEMO_CONFIG, DEMO_FABRIC, DEMO_SYSFS, flagSet } from '../../src/commands/command-line.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';
-import { checkSysfsRoot } from '../../src/collectors/host.js';
+import { checkSysfsRoot } from '../../src/collectors/host/host-reading.js';
 import { NO_INFINIBAND, ZOO } from '../support/trees.js';
 
 const FLAGS = flagSet(SERVE_FLAGS, COLLECTORS);

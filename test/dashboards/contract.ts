@@ -1,8 +1,8 @@
 // The metrics that only the diag collector (perfquery, sminfo, smpquery) produces, and a synthetic
 // host serving them with the catalog's labels, changing scrape after scrape like a live fabric.
-import { PEER_COUNTER_METRICS } from '../../src/collectors/perfquery.js';
-import { SUBNET_MANAGER_METRICS } from '../../src/collectors/sminfo.js';
-import { PEER_METRICS } from '../../src/collectors/smpquery.js';
+import { PEER_COUNTER_METRICS } from '../../src/collectors/diag/perfquery.js';
+import { SUBNET_MANAGER_METRICS } from '../../src/collectors/diag/sminfo.js';
+import { PEER_METRICS } from '../../src/collectors/diag/smpquery.js';
 import { allMetrics } from '../../src/metrics/catalog.js';
 
 export const DIAG_METRICS: readonly string[] = [

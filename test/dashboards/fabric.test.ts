@@ -2,7 +2,7 @@
 // real Prometheus scraping the real exporter in fabric mode on simulated fabrics (ibsim, opensm,
 // the infiniband-diags tools):
 //   sm1, sm2  two exporters on one subnet, one on each subnet manager host, of the fat tree
-//             test/fixtures/fabrics/fat-tree.net made unhealthy: the spine-1/leaf-1 link trained
+//             test/fixtures/ibsim-topologies/fat-tree.net made unhealthy: the spine-1/leaf-1 link trained
 //             at 1X against a config expectation of 4X, a symbol error counter saturated
 //             (PerformanceSet), a spine port whose symbol errors, transmit wait and data counters
 //             rise during the test (PerformanceSet, from a timer), a host cable pulled during the

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { MODULE } from '../../src/collectors/module.js';
+import { MODULE } from '../../src/collectors/host/module.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';

@@ -9,7 +9,7 @@ import { parseServeCommandLine as parseCommandLine } from '../../src/commands/se
 import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { buildOnce, PROJECT } from '../support/built.js';
 import { demoMetrics } from '../support/demo-metrics.js';
-import { SYSFS_PATH } from '../../src/collectors/host.js';
+import { SYSFS_PATH } from '../../src/collectors/host/host-reading.js';
 
 interface Instruction {
   keyword: string;

@@ -11,8 +11,8 @@ import { PROJECT } from '../support/built.js';
 import { committed, stale } from '../../scripts/generate/generated-file.js';
 import { kubernetesFiles } from '../../scripts/generate/kubernetes.js';
 import { requireSystemTools } from '../support/system.js';
-import { SYSFS_PATH } from '../../src/collectors/host.js';
-import { DIAG_SWITCH } from '../../src/collectors/diag.js';
+import { SYSFS_PATH } from '../../src/collectors/host/host-reading.js';
+import { DIAG_SWITCH } from '../../src/collectors/diag/diag-group.js';
 import { LISTEN_ADDRESS } from '../../src/commands/serve/flags.js';
 
 const DIR = path.join(PROJECT, 'deploy/kubernetes');

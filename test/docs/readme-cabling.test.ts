@@ -2,7 +2,7 @@
 // (test/fixtures/cabling/miswired) against the plan saved from it healthy, word for word.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
 import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling } from '../../src/model/cabling.js';

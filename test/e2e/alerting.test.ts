@@ -194,7 +194,7 @@ describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertma
   }, 150_000);
 });
 
-// The simulated fat tree of test/fixtures/fabrics/fat-tree.net with one opensm (on H11, so the
+// The simulated fat tree of test/fixtures/ibsim-topologies/fat-tree.net with one opensm (on H11, so the
 // subnet has no standby) and the exporter in fabric mode on H22, scraped as the shipped
 // configuration's job infiniband-fabric. Leaf 1 has a name in the node-name-map; host 12 (on
 // leaf 1's port 2) is named by its NodeDescription only.

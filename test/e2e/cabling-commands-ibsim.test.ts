@@ -1,4 +1,4 @@
-// The cabling plan through the program, on the real tools: the rail tree (test/fixtures/fabrics/
+// The cabling plan through the program, on the real tools: the rail tree (test/fixtures/ibsim-topologies/
 // rail-tree.net) on ibsim with opensm; `topology save` writes it as a plan; `check` and the server
 // with --fabric.topology-file find nothing on it; then four miswirings at once, live (a moved host
 // cable, two swapped cables, an adapter on another rail's leaf, a pulled inter-switch link), and
@@ -15,8 +15,7 @@ import { Exporter } from '../../src/commands/serve/exporter.js';
 import { runCheck } from '../../src/commands/check/command.js';
 import { runTopology } from '../../src/commands/topology/command.js';
 import type { UsageError } from '../../src/config/errors.js';
-import { DISCOVERY_CYCLE } from '../../src/collectors/fabric-discovery.js';
-import { FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric-ports.js';
+import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric/fabric-mode.js';
 import { CABLING_FIXTURES } from '../support/cabling.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';

@@ -1,4 +1,4 @@
-// The cabling plan and the rails against the real tools: the rail tree (test/fixtures/fabrics/
+// The cabling plan and the rails against the real tools: the rail tree (test/fixtures/ibsim-topologies/
 // rail-tree.net: 3 rails x 2 leaves, 6 hosts x 3 adapters, 2 spines) on ibsim with opensm, read as
 // fabric mode reads it — ibnetdiscover for the discovery, iblinkinfo and ibqueryerrors for the
 // ports cycle, through the project's runner, parsers and sources — saved as a plan, then miswired
@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { parsePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';

@@ -1,5 +1,5 @@
 // `infiniband-exporter check --collector.fabric` on a simulated fat tree (ibsim,
-// test/fixtures/fabrics/fat-tree.net) with the real opensm and infiniband-diags, as a fabric health
+// test/fixtures/ibsim-topologies/fat-tree.net) with the real opensm and infiniband-diags, as a fabric health
 // check on a host of the subnet: one subnet manager and no standby, an inter-switch link pulled
 // after the SM routed the fabric, the spine-1/leaf-1 link at 1X against the config's 4X
 // expectation. Exit 1, each problem named; the spare switch ports that never had a cable are not.

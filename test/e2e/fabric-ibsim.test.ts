@@ -1,5 +1,5 @@
 // Fabric mode against the real opensm and infiniband-diags on a simulated fat tree (ibsim):
-// test/fixtures/fabrics/fat-tree.net, two opensm instances of equal priority, the exporter on one
+// test/fixtures/ibsim-topologies/fat-tree.net, two opensm instances of equal priority, the exporter on one
 // host. Every check reads /metrics, as a user's Prometheus would.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,9 +16,9 @@ import { waitFor } from '../support/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES } from '../support/trees.js';
 import { HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../support/fabric-recordings.js';
-import { DISCOVERY_CYCLE } from '../../src/collectors/fabric-discovery.js';
-import { FABRIC_PORTS, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric-ports.js';
-import { SA_CYCLE } from '../../src/collectors/fabric-sa.js';
+import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric/fabric-mode.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
+import { SA_CYCLE } from '../../src/collectors/fabric/sa.js';
 
 const tools = requireSystemTools('fabric mode on ibsim', FABRIC_LAB_PACKAGES);
 

@@ -2,9 +2,9 @@
 // fabric rules and the fabric dashboard depend on these names, types and labels.
 import { describe, expect, it } from 'vitest';
 import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
-import { FABRIC_DISCOVERY } from '../../src/collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../../src/collectors/fabric-ports.js';
-import { FABRIC_SA } from '../../src/collectors/fabric-sa.js';
+import { FABRIC_DISCOVERY } from '../../src/collectors/fabric/discovery.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
+import { FABRIC_SA } from '../../src/collectors/fabric/sa.js';
 
 const PORT = ['node_guid', 'port'];
 

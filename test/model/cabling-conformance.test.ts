@@ -2,7 +2,7 @@
 // rail tree recorded on ibsim (test/fixtures/cabling/) and on tangles written as plain plans.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
 import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { currentCabling, type CablingAction, type CablingConformance } from '../../src/model/cabling.js';

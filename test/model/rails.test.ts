@@ -1,8 +1,8 @@
-// Rails: configured (fabric.rails in the config file: test/collectors/fabric-rails-section.test.ts)
+// Rails: configured (fabric.rails in the config file: test/collectors/fabric/cabling/rails-section.test.ts)
 // and inferred from where most hosts cable each
 // adapter, on the rail tree recorded on ibsim (test/fixtures/cabling/) and on plain-plan fabrics.
 import { describe, expect, it } from 'vitest';
-import { cablingFindings } from '../../src/collectors/fabric-cabling-findings.js';
+import { cablingFindings } from '../../src/collectors/fabric/cabling/findings.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { currentCabling, type RailRule } from '../../src/model/cabling.js';
@@ -10,7 +10,7 @@ import { judgeRails } from '../../src/model/rails.js';
 import { fabricFromPlan, recordedRailTree } from '../support/cabling.js';
 import { stdout } from '../support/fabric-recordings.js';
 
-/** The rails of the config file's example (test/collectors/fabric-rails-section.test.ts reads them). */
+/** The rails of the config file's example (test/collectors/fabric/cabling/rails-section.test.ts reads them). */
 const CONFIGURED: readonly RailRule[] = [
   { name: 'rail0', leaves: ['rail0-*'], adapter: 'mlx5_0' },
   { name: 'rail1', leaves: ['rail1-*'], adapter: '* mlx5_1' },

@@ -6,7 +6,7 @@ import { parseConfigText } from '../../src/config/config-file.js';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
 import { UsageError } from '../../src/config/errors.js';
 import { parseListenAddress } from '../../src/config/listen-address.js';
-import { EXPECTATIONS } from '../../src/collectors/sysfs.js';
+import { EXPECTATIONS } from '../../src/collectors/host/sysfs/index.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import { flagSet } from '../../src/commands/command-line.js';
 import { SERVE_FLAGS } from '../../src/commands/serve/flags.js';

@@ -3,7 +3,7 @@
 // consistently (a total order).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareNatural } from '../../src/sources/sysfs-files.js';
+import { compareNatural } from '../../src/sources/natural-order.js';
 import './arbitraries.js';
 
 // Runs of letters and punctuation, and numbers without leading zeros (ICU ranks "01" and "1" alike).

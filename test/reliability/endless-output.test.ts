@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FABRIC_MAX_OUTPUT_BYTES } from '../../src/collectors/fabric.js';
+import { FABRIC_MAX_OUTPUT_BYTES } from '../../src/collectors/fabric/fabric-mode.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/commands.js';
 import { IblinkinfoParser } from '../../src/sources/fabric/iblinkinfo.js';

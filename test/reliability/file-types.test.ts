@@ -6,7 +6,7 @@ import { open, mkdir, mkdtemp, rename, rm, writeFile, type FileHandle } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { IDENTITY_MAX_AGE_MS } from '../../src/collectors/sysfs.js';
+import { IDENTITY_MAX_AGE_MS } from '../../src/collectors/host/host-reading.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { generateTree } from '../../synthetic/generate-tree.js';

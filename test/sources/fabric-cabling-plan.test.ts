@@ -1,5 +1,5 @@
 // The cabling plan's two formats, its errors (line and what was expected), resolution against a
-// recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/fabrics/rail-tree.net).
+// recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/ibsim-topologies/rail-tree.net).
 import { describe, expect, it } from 'vitest';
 import { parsePlan, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';

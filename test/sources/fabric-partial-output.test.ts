@@ -1,4 +1,4 @@
-// Partial output is never success: every fabric tool's recorded output (test/fixtures/fabric, see
+// Partial output is never success: every fabric tool's recorded output (test/fixtures/fabric-recordings, see
 // test/support/fabric-recordings.ts) cut short at every line, cut in the middle of every line, and
 // garbled on every third line, must be told incomplete by the parsers and readers — none of these
 // tools prints an end marker but ibqueryerrors (its `## Summary:`), so each check is what the

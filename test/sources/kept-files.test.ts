@@ -6,7 +6,8 @@ import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RECENT_CHANGE_MS, SysfsFiles, openFilesLimit, type ReadResult } from '../../src/sources/sysfs-files.js';
+import { RECENT_CHANGE_MS, openFilesLimit, type ReadResult } from '../../src/sources/sysfs-attribute.js';
+import { SysfsFiles } from '../../src/sources/sysfs-files.js';
 import { buildOnce, MAIN } from '../support/built.js';
 import { copyTree, ZOO } from '../support/trees.js';
 

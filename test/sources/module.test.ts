@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { lanesWithLowRxPower, moduleTooHot, thresholdsInOrder, type ModuleReading } from '../../src/model/optical-module.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { interpretMlxlink, parseMeasurement, parseMlxlinkJson, parseMlxlinkText } from '../../src/sources/module/mlxlink-output.js';
-import { judgeModuleResult, moduleToolArguments, readModules, type ModuleTool } from '../../src/sources/module.js';
+import { judgeModuleResult, moduleToolArguments, readModules, type ModuleTool } from '../../src/sources/module/module-tools.js';
 import { MODULE_FIXTURES, fakeModuleTool, type FakeTool } from '../support/fake-module-tool.js';
 
 const fixture = (name: string): string => readFileSync(path.join(MODULE_FIXTURES, name), 'utf8');

@@ -1,14 +1,15 @@
-// Fabrics for the cabling tests: from the tools' outputs recorded on test/fixtures/fabrics/rail-tree.net
+// Fabrics for the cabling tests: from the tools' outputs recorded on test/fixtures/ibsim-topologies/rail-tree.net
 // (test/fixtures/cabling/<scenario>/, see its README), or written as a cabling plan (one cable a line)
 // for the tangles no simulator run needs.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseNodeNameMap } from '../../src/config/node-name-map.js';
-import { cablingFindings, explainedByCabling } from '../../src/collectors/fabric-cabling-findings.js';
-import { addressConflictFindings, portFindings } from '../../src/collectors/fabric-findings.js';
+import { cablingFindings, explainedByCabling } from '../../src/collectors/fabric/cabling/findings.js';
+import { addressConflictFindings } from '../../src/collectors/fabric/discovery.js';
+import { portFindings } from '../../src/collectors/fabric/ports/findings.js';
 import { severityRank } from '../../src/model/finding.js';
-import type { FabricMapInput } from '../../src/commands/serve/fabric-map.js';
+import type { FabricMapInput } from '../../src/commands/serve/fabric-map-layout.js';
 import { parsePlan } from '../../src/sources/fabric/cabling-plan.js';
 import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
 import { formatPlan } from '../../src/sources/fabric/cabling-plan-writer.js';

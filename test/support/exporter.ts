@@ -1,7 +1,7 @@
 // An exporter built in-process from command-line flags, as cli.ts would build it.
 import pino from 'pino';
 import type { Settings } from '../../src/config/flags.js';
-import type { Collector } from '../../src/collectors/collector.js';
+import type { Collector } from '../../src/collection/collector.js';
 import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter, type ExporterOptions } from '../../src/commands/serve/exporter.js';
 

@@ -1,13 +1,13 @@
 // Reading the exporter's /metrics in tests, as a Prometheus would see it.
 import pino, { type Logger } from 'pino';
 import type { Settings } from '../../src/config/flags.js';
-import type { Collector } from '../../src/collectors/collector.js';
-import { Collectors } from '../../src/collectors/collectors.js';
-import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host.js';
+import type { Collector } from '../../src/collection/collector.js';
+import { Collectors } from '../../src/collection/scheduler.js';
+import { HOST_READING, SYSFS_FILES } from '../../src/collectors/host/host-reading.js';
 import { COLLECTORS } from '../../src/collectors/registry.js';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { buildInfo } from '../../src/metrics/build-info.js';
-import { exposition } from '../../src/metrics/exposition.js';
+import { exposition } from '../../src/metrics/snapshot-metrics.js';
 import type { EncodedPart } from '../../src/metrics/exposition-parts.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import type { SysfsFiles } from '../../src/sources/sysfs-files.js';

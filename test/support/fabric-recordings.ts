@@ -1,5 +1,5 @@
-// Outputs of the real tools recorded on the simulated fat tree (test/fixtures/fabrics/fat-tree.net,
-// two opensm instances of equal priority, run from host H22): test/fixtures/fabric/<scenario>/,
+// Outputs of the real tools recorded on the simulated fat tree (test/fixtures/ibsim-topologies/fat-tree.net,
+// two opensm instances of equal priority, run from host H22): test/fixtures/fabric-recordings/<scenario>/,
 // replayed by replay.ts; healthy/topology.cache is the cache ibnetdiscover wrote.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,7 @@ export function stdout(scenario: string, stem: string): string {
 }
 
 export function recordedCache(scenario = 'healthy'): Uint8Array {
-  return new Uint8Array(readFileSync(path.join(FIXTURES, 'fabric', scenario, 'topology.cache')));
+  return new Uint8Array(readFileSync(path.join(FIXTURES, 'fabric-recordings', scenario, 'topology.cache')));
 }
 
 // The recorded fabric, by node GUID.

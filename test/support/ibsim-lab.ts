@@ -15,7 +15,7 @@ import { findExecutable } from './system.js';
 import { NO_INFINIBAND } from './trees.js';
 
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
-export const FABRICS = fileURLToPath(new URL('../fixtures/fabrics/', import.meta.url));
+export const FABRICS = fileURLToPath(new URL('../fixtures/ibsim-topologies/', import.meta.url));
 export const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
 export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 /** What a fabric-mode test on ibsim needs installed: tool → Debian package (for requireSystemTools). */
@@ -56,7 +56,7 @@ export class Lab {
 
   private constructor(readonly dir: string) {}
 
-  /** Start ibsim on a copy of `fixtures/fabrics/<net>` (or of an absolute path), console on a FIFO. */
+  /** Start ibsim on a copy of `fixtures/ibsim-topologies/<net>` (or of an absolute path), console on a FIFO. */
   static async start(net: string): Promise<Lab> {
     const lab = new Lab(await mkdtemp(path.join(tmpdir(), 'ibx-lab-')));
     await cp(path.isAbsolute(net) ? net : path.join(FABRICS, net), path.join(lab.dir, 'fabric.net'));

@@ -13,16 +13,17 @@ import { readRecording, type Recording } from './recordings.js';
 
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
-/** Recordings of the diag collectors' tools (fixtures/diag) or fabric mode's (fixtures/fabric). */
+/** Recordings of the diag collectors' tools (fixtures/diag) or fabric mode's (fixtures/fabric-recordings). */
 export type Recorded = 'diag' | 'fabric';
+const FOLDER: Record<Recorded, string> = { diag: 'diag', fabric: 'fabric-recordings' };
 
 export function recording(tools: Recorded, scenario: string, stem: string): Recording {
-  return readRecording(path.join(FIXTURES, tools, scenario, stem));
+  return readRecording(path.join(FIXTURES, FOLDER[tools], scenario, stem));
 }
 
 /** The recorded command lines of a scenario: line → stem. */
 export function recordedCommands(tools: Recorded, scenario: string): Map<string, string> {
-  const table = readFileSync(path.join(FIXTURES, tools, scenario, 'commands.tsv'), 'utf8');
+  const table = readFileSync(path.join(FIXTURES, FOLDER[tools], scenario, 'commands.tsv'), 'utf8');
   return new Map(table.split('\n').filter(Boolean).map((line) => {
     const [stem, command] = line.split('\t');
     return [command!, stem!];
@@ -47,7 +48,7 @@ export function result<Tool extends string>(command: Tool, args: readonly string
 /** What `ibnetdiscover --cache FILE` does besides printing: write the scenario's recorded cache to FILE. */
 export function writeRecordedCache(scenario: string, args: readonly string[]): void {
   const cacheAt = args.indexOf('--cache');
-  const cache = path.join(FIXTURES, 'fabric', scenario, 'topology.cache');
+  const cache = path.join(FIXTURES, 'fabric-recordings', scenario, 'topology.cache');
   if (cacheAt >= 0 && existsSync(cache)) copyFileSync(cache, args[cacheAt + 1]!);
 }
 
@@ -80,9 +81,9 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
     const overridden = this.override?.(command, args);
     if (overridden) return overridden;
     if (this.tools === 'fabric') {
-      // Recorded or generated fabrics (a name under fixtures/fabric, or an absolute path), as the
+      // Recorded or generated fabrics (a name under fixtures/fabric-recordings, or an absolute path), as the
       // fake tools replay them: a sweep given a shard's pruned cache prints that shard's nodes.
-      const replayed = replay(this.scenarios.map((scenario) => path.resolve(FIXTURES, 'fabric', scenario)), command, args);
+      const replayed = replay(this.scenarios.map((scenario) => path.resolve(FIXTURES, 'fabric-recordings', scenario)), command, args);
       if (replayed) return result(command, args, { stdout: replayed.stdout.toString('utf8'), stderr: replayed.stderr, exitCode: replayed.exitCode });
     }
     for (const scenario of this.tools === 'fabric' ? [] : this.scenarios) {

@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { choice, flag } from '../../config/flags.js';
 import { UsageError } from '../../config/errors.js';
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { flagSet, helpLines, parseCommandLine, verifySettings } from '../command-line.js';
 import { demoRunners } from '../demo.js';

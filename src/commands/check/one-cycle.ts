@@ -4,8 +4,8 @@
 // each within the deadline of a single run.
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/flags.js';
-import type { Collector } from '../../collectors/collector.js';
-import { Collectors } from '../../collectors/collectors.js';
+import type { Collector } from '../../collection/collector.js';
+import { Collectors } from '../../collection/scheduler.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
 

@@ -2,8 +2,8 @@
 import { countBySeverity, isProblem, worstSeverity, type Finding, type Severity } from '../../model/finding.js';
 import { fabricOf, fabricOverview, type FabricOverview } from '../../findings/fabric-overview.js';
 import type { FabricSnapshot } from '../../model/fabric.js';
-import { IPOIB } from '../../collectors/ipoib.js';
-import type { Collector } from '../../collectors/collector.js';
+import { IPOIB } from '../../collectors/host/ipoib.js';
+import type { Collector } from '../../collection/collector.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { findingsOf } from '../../findings/findings.js';
 import { portOverview, type PortOverview } from '../../findings/port-overview.js';

@@ -2,7 +2,7 @@
 // then, in fabric mode, the subnet's and each switch's (worst first), worst first within a group,
 // one line each plus an indented remedy, then a one-line summary. Colour only on a terminal, and
 // never with NO_COLOR (https://no-color.org).
-import { fabricNodeName } from '../../collectors/fabric-findings.js';
+import { fabricNodeName } from '../../model/fabric-names.js';
 import type { FabricOverview } from '../../findings/fabric-overview.js';
 import { plural, severityRank, type Finding, type Severity } from '../../model/finding.js';
 import { groupOf, type FindingGroup } from '../../findings/findings.js';

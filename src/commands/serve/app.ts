@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { inSlices } from '../../event-loop/time-slices.js';
 import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';

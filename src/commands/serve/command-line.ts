@@ -1,6 +1,6 @@
 // The server's command line: its flags, the collectors', the program's, and --version.
 import type { Settings } from '../../config/flags.js';
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { flagSet, helpLines, parseCommandLine } from '../command-line.js';
 import { SERVE_FLAGS } from './flags.js';

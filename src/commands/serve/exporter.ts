@@ -1,20 +1,19 @@
 // The server: the registry's collectors on their schedules, their snapshot rendered part by part
-// (metrics/exposition.ts), and the HTTP application. No process concerns here (signals, exit
+// (metrics/snapshot-metrics.ts), and the HTTP application. No process concerns here (signals, exit
 // codes): those live in cli.ts.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/flags.js';
 import type { UsageError } from '../../config/errors.js';
-import type { Collector } from '../../collectors/collector.js';
-import { Collectors } from '../../collectors/collectors.js';
-import { DIAG_CYCLE } from '../../collectors/diag.js';
-import { DISCOVERY_CYCLE } from '../../collectors/fabric-discovery.js';
-import { FABRIC_PORTS_CYCLE } from '../../collectors/fabric-ports.js';
-import { SA_CYCLE } from '../../collectors/fabric-sa.js';
-import { COLLECTION_INTERVAL, HOST_READING } from '../../collectors/host.js';
+import type { Collector } from '../../collection/collector.js';
+import { Collectors } from '../../collection/scheduler.js';
+import { DIAG_CYCLE } from '../../collectors/diag/diag-group.js';
+import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../collectors/fabric/fabric-mode.js';
+import { SA_CYCLE } from '../../collectors/fabric/sa.js';
+import { COLLECTION_INTERVAL, HOST_READING } from '../../collectors/host/host-reading.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { buildInfo } from '../../metrics/build-info.js';
-import { Exposition } from '../../metrics/exposition.js';
+import { Exposition } from '../../metrics/snapshot-metrics.js';
 import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
@@ -60,7 +59,7 @@ export class Exporter {
     this.web = web;
     const serverMetrics = new ServerMetrics(web && (() => web.reloadStatus()));
 
-    // The parts of /metrics: the collectors' and the exporter's own (metrics/exposition.ts) with the
+    // The parts of /metrics: the collectors' and the exporter's own (metrics/snapshot-metrics.ts) with the
     // HTTP server's, each rendered once per change of what it is made from; then the process's
     // metrics, read at most once a second.
     const exposition = new Exposition(registry, settings, build);

@@ -2,10 +2,10 @@
 // check's words beside it. Rendered once per snapshot that is viewed (tens of milliseconds at 2 000
 // nodes, seconds at 120 000 ports: in time slices, the event loop turning meanwhile), never per
 // scrape.
-import type { Collector } from '../../collectors/collector.js';
-import { FABRIC_CABLING } from '../../collectors/fabric-cabling.js';
-import { FABRIC_DISCOVERY } from '../../collectors/fabric-discovery.js';
-import { FABRIC_PORTS } from '../../collectors/fabric-ports.js';
+import type { Collector } from '../../collection/collector.js';
+import { FABRIC_CABLING } from '../../collectors/fabric/cabling/index.js';
+import { FABRIC_DISCOVERY } from '../../collectors/fabric/discovery.js';
+import { FABRIC_PORTS } from '../../collectors/fabric/ports/index.js';
 import { inSlices, type Work } from '../../event-loop/time-slices.js';
 import { findingsSteps, groupOf } from '../../findings/findings.js';
 import type { FabricTopology } from '../../model/fabric.js';

@@ -8,7 +8,7 @@ import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '
 import { findingsSteps } from '../../findings/findings.js';
 import { portOverview, type PortOverview } from '../../findings/port-overview.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import type { Collector } from '../../collectors/collector.js';
+import type { Collector } from '../../collection/collector.js';
 
 export interface LandingPageOptions {
   telemetryPath: string;

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
-import { Periodic } from '../../../src/collectors/periodic.js';
+import { Periodic } from '../../../src/collection/periodic.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { ZOO } from '../../support/trees.js';
 

@@ -2,7 +2,8 @@
 // hosts collapsed to counts, the problem list linked to its lines, names escaped. Rendering it in
 // a real browser is fabric-map.browser.test.ts; its speed and size at 1 918 nodes are in the bench.
 import { describe, expect, it } from 'vitest';
-import { linkElementId, renderFabricMap, type FabricMapInput } from '../../../src/commands/serve/fabric-map.js';
+import { linkElementId, type FabricMapInput } from '../../../src/commands/serve/fabric-map-layout.js';
+import { renderFabricMap } from '../../../src/commands/serve/fabric-map.js';
 import { fabricPortKey } from '../../../src/model/fabric.js';
 import { fabricFromPlan, railTreeMapInput } from '../../support/cabling.js';
 import { fatTreeFabric, hostGuid, leafGuid, spineGuid } from '../../../synthetic/fat-tree.js';

@@ -8,7 +8,7 @@ import { describe, keyName, yamlSteps, type FileContext } from '../../../config/
 import { atOnce, type Work } from '../../../event-loop/time-slices.js';
 import { yaml } from '../../../config/yaml.js';
 import { UsageError } from '../../../config/errors.js';
-import { WEB_CONFIG_FILE, readBoundedText } from '../../../sources/bounded-file.js';
+import { WEB_CONFIG_FILE, readBoundedText } from '../../../files/bounded-file.js';
 
 export const KIND = 'web config file';
 

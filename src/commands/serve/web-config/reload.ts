@@ -12,7 +12,7 @@ import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { UsageError } from '../../../config/errors.js';
-import { FileRefused, WEB_CONFIG_FILE, readBoundedFile } from '../../../sources/bounded-file.js';
+import { FileRefused, WEB_CONFIG_FILE, readBoundedFile } from '../../../files/bounded-file.js';
 import { inSlices } from '../../../event-loop/time-slices.js';
 import { PasswordChecks, type BcryptCompare } from '../password-checks.js';
 import { basicAuthHook } from './basic-auth.js';

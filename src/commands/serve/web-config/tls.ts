@@ -4,7 +4,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server as TlsServer, createSecureContext, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
-import { PEM_FILE, readBoundedText } from '../../../sources/bounded-file.js';
+import { PEM_FILE, readBoundedText } from '../../../files/bounded-file.js';
 import { fileVersion } from './file-version.js';
 import type { ClientAuthType, Pem, TlsSettings, WebConfig } from './parse.js';
 

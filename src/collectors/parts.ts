@@ -1,0 +1,60 @@
+// Each collector's part of the snapshot that another collector reads, runs after or renders from,
+// declared here by its name and type, so that no collector imports another: sysfs writes the diag
+// collectors' findings into its port families, tso reads ipoib's interfaces, fabric_ports reads
+// through fabric_discovery's topology. A collector whose part no other reads declares none here.
+import { partOf } from '../collection/collector.js';
+import type { FabricPortReading, FabricTopology, Shard } from '../model/fabric.js';
+import type { IpoibInterface, PortLink, PortPma } from '../model/host.js';
+import type { LinkExpectation } from '../model/link-rate.js';
+import type { TopologyCache } from '../sources/fabric/discovery.js';
+
+/** What the sysfs collector keeps beside the devices. */
+export interface SysfsPart {
+  /** Logical state changes seen since start, by `portKey`. */
+  stateChanges: ReadonlyMap<string, number>;
+  /** What the config file's expectations say each port should run at, by `portKey`. */
+  configured: ReadonlyMap<string, LinkExpectation>;
+  /** When each port's link came up (ms), where the exporter saw it come up: the bits it carried since. */
+  linkUpAt: ReadonlyMap<string, number>;
+}
+
+/** The last good discovery. */
+export interface DiscoveryPart {
+  /** Undefined until a discovery succeeded. */
+  topology: FabricTopology | undefined;
+  /** The cache file ibnetdiscover wrote, for the counter sweeps; absent when it could not be read. */
+  cache: TopologyCache | undefined;
+  /** This instance's --fabric.shard: it reports only the nodes of that shard. */
+  shard: Shard;
+  /**
+   * The topology may not be the fabric as it is (it came from an incomplete discovery, or a
+   * discovery found far fewer nodes and awaits confirmation): each ports cycle asks for a discovery,
+   * as without any topology.
+   */
+  provisional: boolean;
+  /** The node-name-map in use (GUID → name), read again at each discovery. */
+  names: ReadonlyMap<string, string>;
+  /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
+  text?: string;
+}
+
+export interface FabricPortsPart {
+  /** The last cycle's readings, by `fabricPortKey` (this instance's shard only). */
+  ports: ReadonlyMap<string, FabricPortReading>;
+  /** What each read port's link should run at: a config expectation or the best both ends enable. */
+  expectations: ReadonlyMap<string, LinkExpectation>;
+  /** Since the previous cycle (the fabric map's colours): ports whose error counters rose, and those whose symbol errors over the bits carried exceed the BER threshold. */
+  trend: PortTrend;
+}
+
+export interface PortTrend {
+  risingErrors: ReadonlySet<string>;
+  berOverThreshold: ReadonlySet<string>;
+}
+
+export const SYSFS_PART = partOf<SysfsPart>('sysfs');
+export const IPOIB_PART = partOf<readonly IpoibInterface[]>('ipoib');
+export const SMPQUERY_PART = partOf<ReadonlyMap<string, PortLink>>('smpquery');
+export const PERFQUERY_PART = partOf<ReadonlyMap<string, PortPma>>('perfquery');
+export const FABRIC_DISCOVERY_PART = partOf<DiscoveryPart>('fabric_discovery');
+export const FABRIC_PORTS_PART = partOf<FabricPortsPart>('fabric_ports');

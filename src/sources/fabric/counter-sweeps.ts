@@ -1,0 +1,254 @@
+// The counters of the ports cycle from the two ibqueryerrors sweeps (ports.ts runs them beside
+// the iblinkinfo scan): the error counters (and PortXmitWait) with an empty threshold file, the
+// 64-bit data and packet counters with --counters, both through discovery's cache, pruned to the
+// nodes to sweep. A failed query loses only its own port's counters.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
+import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
+import { fabricPortKey, sameNodes, type FabricNode, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import type { PortCounter } from '../../model/host.js';
+import type { CommandResult } from '../command-runner.js';
+import { exportCounter } from '../infiniband.js';
+import { commandItem, type FabricCycle } from './commands.js';
+import { pruneDiscoveryCacheSteps } from './discovery-cache.js';
+import { type TopologyCache } from './discovery.js';
+import { IbqueryerrorsParser, type SweepReading, type SweepValue } from './ibqueryerrors.js';
+
+/** What the sweeps read of the ports cycle's options (PortsOptions). */
+export interface SweepOptions {
+  topology: FabricTopology;
+  cache: TopologyCache | undefined;
+  /** Also read CA and router ports (--fabric.hca-ports). */
+  hcaPorts: boolean;
+  /** A directory for the pruned cache file. */
+  scratch: string;
+}
+
+/** ibqueryerrors exits 1 when it printed ports with errors: that is its normal output here. */
+/**
+ * Output that contradicts itself or the topology: a port printed twice, a port number the node
+ * does not have, a node discovery never saw. Each is a read error that makes the cycle partial;
+ * of a port printed twice the first reading stands, the others are not believed.
+ */
+export interface Contradictions {
+  /** `<node>/<port>` of each repeated reading. */
+  repeated: string[];
+  /** `<node>/<port>` of each reading of a port beyond the node's port count. */
+  beyondPortCount: string[];
+  /** GUIDs printed that are no node of the topology, once each. */
+  unknownNodes: Set<string>;
+}
+
+export const noContradictions = (): Contradictions => ({ repeated: [], beyondPortCount: [], unknownNodes: new Set() });
+
+/** Each contradiction as a read error of `item`, the first of each kind named. */
+export function reportContradictions(cycle: FabricCycle, item: string, found: Contradictions, topology: FabricTopology): void {
+  const kinds: [string[], (first: string) => string][] = [
+    [found.repeated, (first) => `the same port printed more than once (first: ${first}); the first reading stands`],
+    [found.beyondPortCount, (first) => `a port number beyond the node's port count (first: port ${first.split('/')[1]} of ${first.split('/')[0]}, a node of ${topology.nodes.get(first.split('/')[0]!)?.portCount ?? '?'} ports); not believed`],
+    [[...found.unknownNodes], (first) => `a node discovery never saw (first: ${first}); not believed until a new discovery`],
+  ];
+  for (const [list, describe] of kinds) {
+    if (list.length === 0) continue;
+    const message = `the output contradicts ${list.length === 1 ? 'itself or the topology once' : `itself or the topology ${list.length} times`}: ${describe(list[0]!)}`;
+    for (let i = 0; i < list.length; i++) cycle.fail(item, message);
+  }
+}
+
+const acceptSweep = (result: CommandResult): boolean => result.exitCode === 0 || result.exitCode === 1;
+
+const ERROR_COUNTERS = PMA_COUNTERS.filter((counter) => !counter.tableDependent);
+const TRAFFIC_COUNTERS = PMA_COUNTERS.filter((counter) => counter.tableDependent);
+
+/** The last pruned cache written, by discovery cache: written again only for another set of nodes. */
+const prunedCaches = new WeakMap<TopologyCache, { file: string; swept: ReadonlySet<string> }>();
+
+/** `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be swept. */
+async function sweepCache(options: SweepOptions, swept: ReadonlySet<string>): Promise<string[]> {
+  const { cache } = options;
+  if (!cache) return [];
+  const types = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
+  const sweepable = cache.parsed.nodes.filter((node) => node.type !== undefined && types.has(node.type));
+  if (sweepable.every((node) => swept.has(node.guid))) return ['--load-cache', cache.file];
+  const file = path.join(options.scratch, 'sweep.cache');
+  const last = prunedCaches.get(cache);
+  if (last?.file !== file || !sameNodes(swept, last.swept)) {
+    await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, cache.parsed, (node) => swept.has(node.guid))));
+    prunedCaches.set(cache, { file, swept });
+  }
+  return ['--load-cache', file];
+}
+
+/**
+ * Counters of every port of the swept nodes from the two sweeps, by port key; undefined when a
+ * sweep could not run at all (the caller then reads them with perfquery).
+ */
+export async function sweepCounters(cycle: FabricCycle, options: SweepOptions, swept: readonly FabricNode[], nodeOfPort: ReadonlyMap<string, string>): Promise<Map<string, PortCounter[]> | undefined> {
+  const sweptGuids = new Set(swept.map((node) => node.guid));
+  const loadCache = await sweepCache(options, sweptGuids);
+  const typeArgs = options.hcaPorts ? [] : ['--switch'];
+  const errorArgs = ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs];
+  const trafficArgs = ['--skip-sl', '--counters', ...loadCache, ...typeArgs];
+  const [errors, traffic] = await Promise.all([sweep(cycle, errorArgs), sweep(cycle, trafficArgs)]);
+  if (errors === 'unusable' || traffic === 'unusable') return undefined;
+
+  const failed = failedQueries(cycle, options.topology, [errors, traffic]);
+  // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
+  const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
+  if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
+  const errorValues = await inSlices(valuesByPort(errors, options.topology, nodeOfPort));
+  const trafficValues = await inSlices(valuesByPort(traffic, options.topology, nodeOfPort));
+  reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: errorArgs }), errorValues.contradictions, options.topology);
+  reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: trafficArgs }), trafficValues.contradictions, options.topology);
+  return inSlices(sweptCounters(swept, failed, errors?.complete ?? false, errorValues.values, trafficValues.values));
+}
+
+/** The counters of each port of the swept nodes from the two sweeps' values, by port key. */
+function* sweptCounters(
+  swept: readonly FabricNode[],
+  failed: ReadonlySet<string>,
+  errorsComplete: boolean,
+  errorValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
+  trafficValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
+): Work<Map<string, PortCounter[]>> {
+  const pace = pacer(16);
+  const counters = new Map<string, PortCounter[]>();
+  for (const node of swept) {
+    const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
+    for (let port = 1; port <= node.portCount; port++) {
+      const key = fabricPortKey(node.guid, port);
+      const portCounters: PortCounter[] = [];
+      if (errorsComplete && !nodeFailed && !failed.has(key)) {
+        // Every threshold is 0: a counter the sweep did not print is 0.
+        const values = errorValues.get(key);
+        for (const counter of ERROR_COUNTERS) portCounters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
+      }
+      const values = trafficValues.get(key);
+      if (values) portCounters.push(...trafficCounters(values));
+      if (portCounters.length > 0) counters.set(key, portCounters);
+    }
+    if (pace()) yield;
+  }
+  return counters;
+}
+
+/**
+ * One sweep, its output parsed as it arrives. 'unusable': it failed outright (not installed, or
+ * exited at once with an error other than "ports with errors found"); undefined: it ran but was
+ * killed or cut short (recorded).
+ */
+async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | 'unusable' | undefined> {
+  const parser = new IbqueryerrorsParser();
+  const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep, true, parser);
+  if (!ok) {
+    if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
+    cycle.fail(commandItem(result), 'the sweep did not finish');
+    return undefined;
+  }
+  const parsed = parser.failures(result.stderr).end();
+  cycle.unparsed(result, parsed.unparsed);
+  if (!parsed.complete) cycle.fail(commandItem(result), 'output ends before its summary: the sweep did not finish');
+  return parsed;
+}
+
+/**
+ * Queries that failed, as port keys: `<node>/0` for a whole node (ClassPortInfo or the all-ports
+ * query), `<node>/<port>` for one port. Each is a read error; the others' values stand.
+ */
+function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: readonly (SweepReading | undefined)[]): Set<string> {
+  const failed = new Set<string>();
+  // Every LID of the fabric: looked up only when a query failed.
+  if (sweeps.every((reading) => !reading?.failures.length)) return failed;
+  const byLid = new Map<number, PortAddress>();
+  for (const node of topology.nodes.values()) if (node.type === 'switch' && node.lid !== undefined) byLid.set(node.lid, { nodeGuid: node.guid, port: 0 });
+  for (const port of topology.ports.values()) if (port.lid !== undefined && port.lid > 0) byLid.set(port.lid, port);
+  for (const reading of sweeps) {
+    for (const failure of reading?.failures ?? []) {
+      cycle.note(queryItem(failure.lid, failure.port), failure.message);
+      const target = byLid.get(failure.lid);
+      if (!target) continue;
+      const whole = target.port === 0 && (failure.port === 0 || failure.port === 255);
+      failed.add(fabricPortKey(target.nodeGuid, whole ? 0 : target.port === 0 ? failure.port : target.port));
+    }
+  }
+  return failed;
+}
+
+/**
+ * Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node), and
+ * what in them contradicts itself or the topology (the first reading of a port stands).
+ */
+function* valuesByPort(
+  reading: SweepReading | undefined,
+  topology: FabricTopology,
+  nodeOfPort: ReadonlyMap<string, string>,
+): Work<{ values: Map<string, Map<string, SweepValue>>; contradictions: Contradictions }> {
+  const pace = pacer();
+  const byPort = new Map<string, Map<string, SweepValue>>();
+  const contradictions = noContradictions();
+  for (const port of reading?.ports ?? []) {
+    if (pace()) yield;
+    const nodeGuid = nodeOfPort.get(port.guid);
+    const node = nodeGuid === undefined ? undefined : topology.nodes.get(nodeGuid);
+    if (!node) {
+      contradictions.unknownNodes.add(port.guid);
+      continue;
+    }
+    // Port 0 of a switch (its management port) carries no link.
+    if (port.port === 0) continue;
+    const key = fabricPortKey(node.guid, port.port);
+    if (port.port > node.portCount) contradictions.beyondPortCount.push(key);
+    else if (byPort.has(key)) contradictions.repeated.push(key);
+    else byPort.set(key, port.values);
+  }
+  return { values: byPort, contradictions };
+}
+
+/**
+ * A zero error counter, one object per counter shared by every port and cycle: on a sane fabric
+ * nearly all of the 14 error counters of every port are 0, and 5 400 ports x 14 new objects per
+ * cycle were a quarter of the port readings' heap.
+ */
+const ZERO_ERROR_COUNTERS = new Map(ERROR_COUNTERS.map((counter) => [counter.name, exportCounter(counter, 0n, counter.bits)]));
+
+function errorCounter(counter: PmaCounter, printed: SweepValue | undefined): PortCounter {
+  if (printed === undefined || printed.value === 0n) return ZERO_ERROR_COUNTERS.get(counter.name)!;
+  // Without a suffix the value came from PortCounters, whose fields have the IBA widths.
+  return exportCounter(counter, printed.value, printed.suffixed ? 64 : counter.bits);
+}
+
+/**
+ * Data and packet counters of one port. With the unicast/multicast counters the sweep read
+ * PortCountersExtended (64-bit); with the four basic ones only, either the 32-bit PortCounters or
+ * the extended set of a PMA without the IETF counters, which the output does not tell apart: a
+ * value above 32 bits settles it, else they are taken as 32-bit (saturation is then flagged at
+ * 2^32-1).
+ */
+function trafficCounters(values: ReadonlyMap<string, SweepValue>): PortCounter[] {
+  const extended = values.has('PortUnicastXmitPkts') || [...values.values()].some((v) => v.value > counterMaximum(32));
+  const counters: PortCounter[] = [];
+  for (const counter of TRAFFIC_COUNTERS) {
+    const printed = values.get(counter.perfqueryField);
+    if (printed !== undefined) counters.push(exportCounter(counter, printed.value, extended ? 64 : counter.bits));
+  }
+  return counters;
+}
+
+/** The item of one failed query of a sweep (the sweep names it by LID and port on its stderr). */
+function queryItem(lid: number, port: number): string {
+  return `ibqueryerrors Lid ${lid} port ${port}`;
+}
+
+/** The LID of a `queryItem`, else undefined. */
+function queriedLid(item: string): number | undefined {
+  const match = /^ibqueryerrors Lid (\d+) port \d+$/.exec(item);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The LIDs of a CA's or router's ports (each port has its own). */
+function portLids(topology: FabricTopology, node: FabricNode): (number | undefined)[] {
+  const lids: (number | undefined)[] = [];
+  for (let port = 1; port <= node.portCount; port++) lids.push(topology.ports.get(fabricPortKey(node.guid, port))?.lid);
+  return lids;
+}
