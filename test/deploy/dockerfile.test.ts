@@ -133,7 +133,7 @@ describe('Dockerfile', () => {
     }
     expect(imported.size).toBeGreaterThan(3);
     for (const name of imported) expect(Object.keys(pkg.dependencies), name).toContain(name);
-  });
+  }, 120_000); // the build (tsc and the bundle) alone takes most of a minute on two busy cores
 
   describe('the runtime stage, assembled from its COPY lines', () => {
     let root: string;
