@@ -133,16 +133,27 @@ describe('a collector added through the registry', () => {
   });
 });
 
-/** Every TypeScript file under src/, with its comments left out, and the collector each defines. */
-function sourceFiles(): { file: string; text: string; defines?: string }[] {
+/**
+ * Every TypeScript file under src/, with its comments left out, the collector each defines, and
+ * where that collector's name is spelled: in its own module (`defineCollector({ name: 'x' })`), or
+ * in parts.ts where other collectors read its part (`name: X_PART.name`, `X_PART = partOf<…>('x')`).
+ */
+function sourceFiles(): { file: string; text: string; defines?: string; spelledIn?: string }[] {
   const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
     const file = path.join(dir, name);
     return statSync(file).isDirectory() ? files(file) : file.endsWith('.ts') ? [file] : [];
   });
-  return files(path.join(PROJECT_ROOT, 'src')).map((file) => {
-    const text = readFileSync(file, 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
-    const defines = /=\s*defineCollector\s*(?:<[^>]*>)?\(\{\s*name:\s*'(\w+)'/.exec(text)?.[1];
-    return { file: path.relative(PROJECT_ROOT, file), text, ...(defines && { defines }) };
+  const sources = files(path.join(PROJECT_ROOT, 'src')).map((file) => ({ file: path.relative(PROJECT_ROOT, file), text: readFileSync(file, 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
+  const parts = new Map<string, { name: string; file: string }>();
+  for (const { file, text } of sources) {
+    for (const [, constant, name] of text.matchAll(/export const (\w+)\s*=\s*partOf\s*<[^;]*?>\(\s*'(\w+)'\s*\)/g)) parts.set(constant!, { name: name!, file });
+  }
+  return sources.map(({ file, text }) => {
+    const literal = /=\s*defineCollector\s*(?:<[^>]*>)?\(\{\s*name:\s*'(\w+)'/.exec(text)?.[1];
+    const part = parts.get(/=\s*defineCollector\s*(?:<[^>]*>)?\(\{\s*name:\s*(\w+)\.name\b/.exec(text)?.[1] ?? '');
+    const defines = literal ?? part?.name;
+    const spelledIn = literal !== undefined ? file : part?.file;
+    return { file, text, ...(defines && { defines }), ...(spelledIn && { spelledIn }) };
   });
 }
 
@@ -169,26 +180,8 @@ describe('the registry', () => {
   });
 
   it('has a module per collector, and each collector\'s name is spelled once in src/: in its module, or in parts.ts where others read its part', () => {
-    const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-      const file = path.join(dir, name);
-      return statSync(file).isDirectory() ? files(file) : file.endsWith('.ts') ? [file] : [];
-    });
-    const sources = files(path.join(PROJECT_ROOT, 'src')).map((file) => ({ file: path.relative(PROJECT_ROOT, file), text: readFileSync(file, 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
-    const PARTS = 'src/collectors/parts.ts';
-    const SPELLED_IN: Record<string, string> = {
-      sysfs: PARTS,
-      ipoib: PARTS,
-      tso: 'src/collectors/host/tso.ts',
-      pcie: 'src/collectors/host/pcie.ts',
-      module: 'src/collectors/host/module.ts',
-      smpquery: PARTS,
-      sminfo: 'src/collectors/diag/sminfo.ts',
-      perfquery: PARTS,
-      fabric_discovery: PARTS,
-      fabric_ports: PARTS,
-      fabric_sa: 'src/collectors/fabric/sa.ts',
-      fabric_cabling: 'src/collectors/fabric/cabling/index.ts',
-    };
+    const sources = sourceFiles();
+    const SPELLED_IN = Object.fromEntries(sources.flatMap(({ defines, spelledIn }) => (defines && spelledIn ? [[defines, spelledIn]] : []))) as Record<string, string>;
     expect(COLLECTORS.map(({ name }) => name).sort()).toEqual(Object.keys(SPELLED_IN).sort());
     // The diag collectors share their names with the tools they run, which sources and tool groups name.
     const TOOLS = ['smpquery', 'sminfo', 'perfquery'];

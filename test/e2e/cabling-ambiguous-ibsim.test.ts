@@ -1,4 +1,4 @@
-// A host that describes itself as another, on the real tools: the rail tree (test/fixtures/fabrics/
+// A host that describes itself as another, on the real tools: the rail tree (test/fixtures/ibsim-topologies/
 // rail-tree.net) on ibsim with opensm, gpu02's adapter carrying gpu01's NodeDescription from the
 // start (any host sets its own). A plan naming both hosts by description: the server and `check`
 // keep running and say which line no longer names one node; `topology save` writes those two by
@@ -42,7 +42,7 @@ describe.skipIf(tools.skipReason !== undefined)('a NodeDescription two hosts sha
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'ibx-cabling-clone-'));
     const net = path.join(dir, 'rail-tree.net');
-    const original = await readFile(path.join(FIXTURES, 'fabrics/rail-tree.net'), 'utf8');
+    const original = await readFile(path.join(FIXTURES, 'ibsim-topologies/rail-tree.net'), 'utf8');
     await writeFile(net, original.replace('Hca 1 "G2A0" # "gpu02 mlx5_0"', 'Hca 1 "G2A0" # "gpu01 mlx5_0"'));
     lab = await Lab.start(net);
     await lab.startSm('sm', 'S1', 10);

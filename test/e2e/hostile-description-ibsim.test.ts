@@ -1,5 +1,5 @@
 // Issue 31 on the real tools: a host whose NodeDescription is shaped like iblinkinfo's own output
-// (`x ==( Down/ Polling)==> 0xbad 1 9[] `, set in test/fixtures/fabrics/hostile-description.net).
+// (`x ==( Down/ Polling)==> 0xbad 1 9[] `, set in test/fixtures/ibsim-topologies/hostile-description.net).
 // ibnetdiscover and iblinkinfo print it unchanged inside quotes; the exporter's fabric collectors,
 // through the real tools, must still read the switch port it is cabled to as Active/LinkUp with
 // its true peer, and judge nothing wrong with it.

@@ -51,7 +51,7 @@ describe('the cabling plan read again', () => {
     ['a 50 MB file', fifty, /is 47\.7 MiB, more than the 32\.0 MiB a cabling plan may have/],
   ])('%s in its place on SIGHUP: one log line, the plan before stays in force, no freeze', async (_name, make, reason) => {
     const plan = path.join(dir, 'plan.net');
-    copyFileSync(path.join(FIXTURES, 'fabric/healthy/ibnetdiscover.stdout'), plan);
+    copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), plan);
     const { exporter, log } = fabricExporter(['--fabric.topology-file', plan]);
     await exporter.collectFabricOnce();
     expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
@@ -69,7 +69,7 @@ describe('the cabling plan read again', () => {
     const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
     expect(report.errors[0]!.message).toMatch(/the plan read before stays in force$/);
 
-    replaceWith(plan, (file) => copyFileSync(path.join(FIXTURES, 'fabric/healthy/ibnetdiscover.stdout'), file));
+    replaceWith(plan, (file) => copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), file));
     exporter.reload();
     await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
     expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);

@@ -157,7 +157,7 @@ describe('saquery', () => {
       expect(parseSmInfoRecords(firstLines(whole, n)).unparsed.count, `cut after line ${n}`).toBe(1);
     }
     // Cut between two records: the SA seems to know one SM. The output alone does not tell it
-    // from a standby that stopped; the collector asks the SM left out (test/collectors/fabric-sa.test.ts).
+    // from a standby that stopped; the collector asks the SM left out (test/collectors/fabric/fabric-sa.test.ts).
     expect(parseSmInfoRecords(firstLines(whole, 9))).toMatchObject({ unparsed: { count: 0 }, subnetManagers: [expect.anything()] });
   });
 

@@ -1,4 +1,4 @@
-// An exporter in fabric mode on recorded tool outputs (test/fixtures/fabric), as the fabric
+// An exporter in fabric mode on recorded tool outputs (test/fixtures/fabric-recordings), as the fabric
 // collectors' tests build it; `cleanUpFabricExporters` (their afterEach) stops every one and
 // removes the folders the tests listed in `dirs`.
 import { rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The fabric_discovery collector on recorded tool outputs (test/fixtures/fabric), through a real
+// The fabric_discovery collector on recorded tool outputs (test/fixtures/fabric-recordings), through a real
 // Exporter: the topology it keeps, its cache, node names, and every failure it must survive.
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

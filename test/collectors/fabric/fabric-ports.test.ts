@@ -1,4 +1,4 @@
-// The fabric_ports collector on recorded tool outputs (test/fixtures/fabric), through a real
+// The fabric_ports collector on recorded tool outputs (test/fixtures/fabric-recordings), through a real
 // Exporter: the scan and the counter sweeps, and every failure they must survive.
 import { afterEach, describe, expect, it } from 'vitest';
 import { samplesOf as series, sampleValue as value, scrape } from '../../support/exposition.js';

@@ -1,4 +1,4 @@
-// Fabric mode end to end on recorded tool outputs (test/fixtures/fabric): discovery, the ports
+// Fabric mode end to end on recorded tool outputs (test/fixtures/fabric-recordings): discovery, the ports
 // cycle and the SA cycle through a real Exporter, read back from /metrics; shards; and no fabric
 // at all without --collector.fabric. Each collector's own cases are in fabric-discovery.test.ts,
 // fabric-ports.test.ts and fabric-sa.test.ts.

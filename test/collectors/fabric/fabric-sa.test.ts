@@ -1,4 +1,4 @@
-// The fabric_sa collector on recorded tool outputs (test/fixtures/fabric), through a real
+// The fabric_sa collector on recorded tool outputs (test/fixtures/fabric-recordings), through a real
 // Exporter: the subnet managers and multicast groups, and every failure it must survive.
 import { afterEach, describe, expect, it } from 'vitest';
 import { samplesOf as series, sampleValue as value, scrape } from '../../support/exposition.js';

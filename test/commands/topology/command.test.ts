@@ -1,4 +1,4 @@
-// `topology save` on recorded tool outputs (test/fixtures/fabric/healthy): the names it writes
+// `topology save` on recorded tool outputs (test/fixtures/fabric-recordings/healthy): the names it writes
 // resolve, read back, each to its node alone — a NodeDescription two hosts share (any host sets its
 // own) is written as the GUID, and the command says how many and why.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The fabric_cabling collector through a real Exporter on recorded tool outputs (test/fixtures/fabric/
+// The fabric_cabling collector through a real Exporter on recorded tool outputs (test/fixtures/fabric-recordings/
 // healthy): a plan naming hosts by NodeDescription, and a host that copies another's description —
 // after start, or before the exporter starts. Any host can do that: the exporter never exits for it,
 // the collector fails with a finding naming the plan line, and every other line is still judged.
@@ -26,7 +26,7 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-// leaf-1 ports 1 to 3 are cabled to node11, node12 and node13 (test/fixtures/fabric/healthy).
+// leaf-1 ports 1 to 3 are cabled to node11, node12 and node13 (test/fixtures/fabric-recordings/healthy).
 const PLAN = [
   '# leaf-1 by GUID, the hosts by NodeDescription',
   `${LEAF1} 1 "node11 HCA-1" 1`,
