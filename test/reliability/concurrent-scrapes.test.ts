@@ -27,7 +27,8 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ibx-concurrent-'));
   root = path.join(dir, 'sys');
   await generateTree(root, DEVICES, 2);
-  const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h'];
+  // 200 scrapers from one address: above the per-client connection limit's default (64).
+  const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h', '--web.max-connections-per-client', '256'];
   exporter = exporterFromFlags(flags);
   // The same rendering the exporter does, of every snapshot it publishes, with the HTTP server's
   // own metrics (no connection refused here): the texts a scrape may serve.
