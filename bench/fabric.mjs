@@ -27,7 +27,7 @@ const SM_HOST = 'H1_1';
 // The exporter process is measured as the systemd unit, the image and npm start run it (with the
 // Node.js flags of src/startup/v8-flags.ts) and as a plain `node dist/main.js`.
 const NODE_OPTIONS = [NODE_FLAGS, []];
-// From the test harness (test/support/processes.ts), loaded by fabricBenchmark().
+// From the test harness (synthetic/processes.ts), loaded by fabricBenchmark().
 let freePort;
 let waitFor;
 
@@ -120,8 +120,8 @@ export async function fabricBenchmark() {
   // dist/ is built by bench/run.mjs.
   const { generateFabric, shapeSize } = await importTypeScript('synthetic/fabric-generator/topology.ts');
   const { ibsimNet } = await importTypeScript('synthetic/fabric-generator/net.ts');
-  const { FABRIC_TOOLS, Lab } = await importTypeScript('test/support/ibsim-lab.ts');
-  ({ freePort, waitFor } = await importTypeScript('test/support/processes.ts'));
+  const { FABRIC_TOOLS, Lab } = await importTypeScript('synthetic/ibsim-lab.ts');
+  ({ freePort, waitFor } = await importTypeScript('synthetic/processes.ts'));
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'ibx-bench-fabric-'));
   const net = path.join(dir, 'fat-tree.net');

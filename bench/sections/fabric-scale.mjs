@@ -41,7 +41,7 @@ const CASES = [
 
 /** The generator, the fake tools and the ibsim harness, from their TypeScript. */
 async function harness() {
-  const [generator, { Lab }] = await Promise.all([importTypeScript('synthetic/fabric-generator/index.ts'), importTypeScript('test/support/ibsim-lab.ts')]);
+  const [generator, { Lab }] = await Promise.all([importTypeScript('synthetic/fabric-generator/index.ts'), importTypeScript('synthetic/ibsim-lab.ts')]);
   return { ...generator, Lab };
 }
 

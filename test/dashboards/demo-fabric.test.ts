@@ -8,7 +8,7 @@ import { demoRunners } from '../../src/commands/demo.js';
 import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
-import { waitFor } from '../support/processes.js';
+import { waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { PROJECT_ROOT } from '../support/trees.js';
 import { startPrometheus, type RunningPrometheus, type Sample } from './harness.js';

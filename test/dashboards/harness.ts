@@ -16,7 +16,7 @@ import { createLogger } from '../../src/log/logger.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import type { CommandRunner } from '../../src/sources/command-runner.js';
 import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
-import { freePort, startService, type Service } from '../support/processes.js';
+import { freePort, startService, type Service } from '../../synthetic/processes.js';
 
 export interface RunningExporter {
   address: string;

@@ -21,8 +21,8 @@ import { parse, stringify } from 'yaml';
 import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { HOST12, LEAF1 } from '../support/fabric-recordings.js';
 import { exporterFromFlags } from '../support/exporter.js';
-import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
-import { freePort, startService, waitFor } from '../support/processes.js';
+import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
+import { freePort, startService, waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { copyTree, PROJECT_ROOT, ZOO, type TempTree } from '../support/trees.js';
 

@@ -16,7 +16,7 @@ import type { UsageError } from '../../src/config/errors.js';
 import { findingsOf } from '../../src/findings/findings.js';
 import { CABLING_FIXTURES } from '../support/cabling.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
-import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
+import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES } from '../support/trees.js';
 

@@ -18,7 +18,7 @@ import type { UsageError } from '../../src/config/errors.js';
 import { DISCOVERY_CYCLE, FABRIC_PORTS_CYCLE } from '../../src/collectors/fabric/fabric-mode.js';
 import { CABLING_FIXTURES } from '../support/cabling.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
-import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
+import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
 import { requireSystemTools } from '../support/system.js';
 
 const tools = requireSystemTools('the cabling plan through the commands on ibsim', FABRIC_LAB_PACKAGES);

@@ -23,7 +23,7 @@ import type { FabricPortReading, FabricTopology } from '../../src/model/fabric.j
 import { judgeRails } from '../../src/model/rails.js';
 import type { FabricCommand } from '../../src/sources/fabric/commands.js';
 import { railTreeNames } from '../support/cabling.js';
-import { FABRIC_LAB_PACKAGES, FABRIC_TOOLS, Lab } from '../support/ibsim-lab.js';
+import { FABRIC_LAB_PACKAGES, FABRIC_TOOLS, Lab } from '../../synthetic/ibsim-lab.js';
 import { requireSystemTools } from '../support/system.js';
 
 const tools = requireSystemTools('cabling plan on ibsim', FABRIC_LAB_PACKAGES);

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { requireSystemTools } from '../support/system.js';
-import { waitFor } from '../support/processes.js';
-import { startLab, type Lab } from '../support/ibsim-lab.js';
+import { waitFor } from '../../synthetic/processes.js';
+import { startLab, type Lab } from '../../synthetic/ibsim-lab.js';
 
 const tools = requireSystemTools('ibsim', {
   ibsim: 'ibsim-utils',

@@ -25,8 +25,8 @@ import {
   saqueryGroups, saqueryMembers, saquerySmInfo, sminfo, type FabricSpec, type GeneratedFabric, type Sink,
 } from '../../synthetic/fabric-generator/index.js';
 import { TRAFFIC_FIELDS, type TrafficField } from '../../synthetic/fabric-generator/pma.js';
-import { FABRIC_LAB_PACKAGES, Lab } from '../support/ibsim-lab.js';
-import { waitFor } from '../support/processes.js';
+import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
+import { waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
 
 const tools = requireSystemTools('generated fabric against the real tools on ibsim', FABRIC_LAB_PACKAGES);

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
-import { FABRIC_LAB_PACKAGES, startLab } from '../support/ibsim-lab.js';
+import { FABRIC_LAB_PACKAGES, startLab } from '../../synthetic/ibsim-lab.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import { requireSystemTools } from '../support/system.js';
 

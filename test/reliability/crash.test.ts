@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, MAIN } from '../support/built.js';
-import { waitFor } from '../support/processes.js';
+import { waitFor } from '../../synthetic/processes.js';
 import { ZOO } from '../support/trees.js';
 
 let dir: string;

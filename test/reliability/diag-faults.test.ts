@@ -10,7 +10,7 @@ import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { PMA_COUNTERS } from '../../src/model/pma-counters.js';
 import { exporterFromFlags } from '../support/exporter.js';
 import { generateTree } from '../../synthetic/generate-tree.js';
-import { waitFor } from '../support/processes.js';
+import { waitFor } from '../../synthetic/processes.js';
 import { alive, parseExposition, script } from './support.js';
 
 let dir: string;

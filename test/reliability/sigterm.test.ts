@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOnce, MAIN } from '../support/built.js';
 import { generateTree } from '../../synthetic/generate-tree.js';
-import { waitFor } from '../support/processes.js';
+import { waitFor } from '../../synthetic/processes.js';
 import { alive, childrenOf, script } from './support.js';
 
 let dir: string;

@@ -1,26 +1,13 @@
 // System-dependent tests (promtool, Prometheus, Alertmanager, opensm, ibsim, infiniband-diags)
 // skip with a printed reason when a package is missing, unless REQUIRE_SYSTEM_TESTS=1 (set by
 // .ci/run), in which case a missing tool fails the suite instead of hiding it.
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
+
+import { findExecutable } from '../../synthetic/processes.js';
+
+export { findExecutable };
 
 export const systemTestsRequired = process.env.REQUIRE_SYSTEM_TESTS === '1';
 
-/** Absolute path of an executable found on PATH (plus the sbin directories Debian uses), or undefined. */
-export function findExecutable(name: string): string | undefined {
-  const dirs = (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/sbin', '/sbin', '/usr/bin']);
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 export interface SystemTools {
   /** Paths of every tool asked for, when all were found. */

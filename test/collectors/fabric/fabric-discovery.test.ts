@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { samplesOf as series, sampleValue as value, scrape } from '../../support/exposition.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { firstLines, garbled } from '../../support/damaged-output.js';
 import { logLines } from '../../support/log-lines.js';
 import { parseDiscoveryCache } from '../../../src/sources/fabric/discovery-cache.js';

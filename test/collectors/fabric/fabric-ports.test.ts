@@ -2,7 +2,7 @@
 // Exporter: the scan and the counter sweeps, and every failure they must survive.
 import { afterEach, describe, expect, it } from 'vitest';
 import { samplesOf as series, sampleValue as value, scrape } from '../../support/exposition.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { firstLines } from '../../support/damaged-output.js';
 import { logLines } from '../../support/log-lines.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';

@@ -13,7 +13,7 @@ import { inSlices } from '../../../src/event-loop/time-slices.js';
 import { ExpositionBuffer } from '../../../src/exposition/buffer.js';
 import { exporterFromFlags, settingsFromFlags } from '../../support/exporter.js';
 import { samplesOf, scrape } from '../../support/exposition.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { fakeFabricTools, fakeToolFlags, generateFabric, writeScenario } from '../../../synthetic/fabric-generator/index.js';
 
 const dirs: string[] = [];

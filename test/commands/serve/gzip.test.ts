@@ -11,7 +11,7 @@ import { EncodedPart, MAX_JOINED_BYTES } from '../../../src/metrics/exposition-p
 import { acceptsGzip, buildApp } from '../../../src/commands/serve/app.js';
 import { startPrometheus } from '../../dashboards/harness.js';
 import { exporterFromFlags } from '../../support/exporter.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { requireSystemTools } from '../../support/system.js';
 import { ZOO } from '../../support/trees.js';
 

@@ -17,7 +17,7 @@ import { buildApp, TLS_LIMITS, type AppOptions } from '../../../src/commands/ser
 import { loadBcrypt, type BcryptCompare, type PasswordChecks } from '../../../src/commands/serve/password-checks.js';
 import { WebSecurity } from '../../../src/commands/serve/web-config/reload.js';
 import { exporterFromFlags } from '../../support/exporter.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { requireSystemTools } from '../../support/system.js';
 import { ZOO } from '../../support/trees.js';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EncodedPart } from '../../../src/metrics/exposition-parts.js';
 import { buildApp, SERVER_LIMITS, type AppOptions } from '../../../src/commands/serve/app.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../../../src/commands/serve/connection-cap.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {

@@ -15,7 +15,7 @@ import { buildApp } from '../../../src/commands/serve/app.js';
 import { WEB_CONFIG_SETTLE_MS, WebSecurity } from '../../../src/commands/serve/web-config/reload.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { exporterFromFlags } from '../../support/exporter.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { ZOO } from '../../support/trees.js';
 
 const SETTLE_MS = 30;

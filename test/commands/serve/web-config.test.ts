@@ -15,7 +15,7 @@ import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { parseWebConfigText } from '../../../src/commands/serve/web-config/parse.js';
 import { buildOnce, MAIN, PROJECT } from '../../support/built.js';
 import { exporterFromFlags } from '../../support/exporter.js';
-import { waitFor } from '../../support/processes.js';
+import { waitFor } from '../../../synthetic/processes.js';
 import { requireSystemTools } from '../../support/system.js';
 import { ZOO } from '../../support/trees.js';
 

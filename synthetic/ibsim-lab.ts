@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { waitFor } from './processes.js';
-import { findExecutable } from './system.js';
-import { NO_INFINIBAND } from './trees.js';
+import { findExecutable, waitFor } from './processes.js';
 
 export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
-export const FABRICS = fileURLToPath(new URL('../fixtures/ibsim-topologies/', import.meta.url));
+export const FABRICS = fileURLToPath(new URL('../test/fixtures/ibsim-topologies/', import.meta.url));
+/** A sysfs root without InfiniBand devices, for an exporter that reads only the fabric. */
+const NO_INFINIBAND = fileURLToPath(new URL('../test/fixtures/sys/no-infiniband', import.meta.url));
 export const DIAG_TOOLS = ['perfquery', 'sminfo', 'smpquery'] as const;
 export const FABRIC_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 /** What a fabric-mode test on ibsim needs installed: tool → Debian package (for requireSystemTools). */

@@ -1,5 +1,7 @@
-// Real servers started by tests (Prometheus, Alertmanager): 127.0.0.1 only, temporary storage,
-// and stopped by PID when the test ends.
+// Real servers started by tests and the bench (Prometheus, Alertmanager, ibsim): 127.0.0.1 only,
+// temporary storage, and stopped by PID when the test ends; and where a tool is installed.
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
@@ -68,4 +70,20 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** Absolute path of an executable found on PATH (plus the sbin directories Debian uses), or undefined. */
+export function findExecutable(name: string): string | undefined {
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/sbin', '/sbin', '/usr/bin']);
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
