@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { inSlices } from '../../src/event-loop/time-slices.js';
 import { parsePlan, parsePlanSteps, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
 import { resolvePlan, resolvePlanSteps } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { MAX_PLAN_ERRORS } from '../../src/sources/fabric/cabling-plan-lines.js';
 import { generateFabric, ibnetdiscover } from '../../synthetic/fabric-generator/index.js';
 import { fatTreeFabric } from '../../synthetic/fat-tree.js';
 import { countTurns } from '../support/event-loop-turns.js';
@@ -122,6 +123,13 @@ describe('a large plan in time slices', () => {
     expect((await inSlices(parsePlanSteps(lines.join('\n'), 'saved.txt'))).errors).toEqual([
       { line: last + 1, message: 'expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "[9] garbage"' },
     ]);
+  });
+
+  it('a file of junk keeps the first 100 errors, not one per line (the first is the one said)', () => {
+    const junk = parsePlan('y\n'.repeat(1_000_000), 'junk.txt');
+    expect(junk.errors).toHaveLength(MAX_PLAN_ERRORS);
+    expect(junk.errors[0]).toEqual({ line: 1, message: 'expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 1 field' });
+    expect(junk.errors.at(-1)!.line).toBe(MAX_PLAN_ERRORS);
   });
 
   it('resolving 13 920 cables by name: in slices, the same resolution as at once', async () => {

@@ -7,6 +7,7 @@ import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 import { IbnetdiscoverParser } from './ibnetdiscover.js';
 import { MAX_LINE_CHARS } from '../output-lines.js';
 import { UNPARSED_EXAMPLES } from '../unparsed-lines.js';
+import { MAX_PLAN_ERRORS } from './cabling-plan-lines.js';
 
 export function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
   return atOnce(parseIbnetdiscoverPlanSteps(text, file));
@@ -50,6 +51,7 @@ export function* parseIbnetdiscoverPlanSteps(text: string, file: string): Work<P
     const knownPeer = peers.get(peerKey);
     if ((known && known.peer !== peerKey) || (knownPeer && knownPeer.peer !== key)) {
       const earlier = known && known.peer !== peerKey ? known : knownPeer!;
+      if (errors.length >= MAX_PLAN_ERRORS) break;
       errors.push({ line: port.line, message: `port ${port.port} of ${port.nodeGuid} is cabled to port ${port.peer.port} of ${port.peer.nodeGuid} here, but line ${earlier.line} cables one of these ports elsewhere: expected each port in one cable at most` });
       continue;
     }

@@ -18,6 +18,9 @@ import type { ParsedPlan, PlanEnd, PlanError, PlannedCable } from '../../model/c
 
 const PLAN_LINE = '"<node> <port> <peer node> <peer port> [width] [speed]"';
 
+/** The errors a refused plan keeps: a file of junk must not make an error object per line (only the first is said). */
+export const MAX_PLAN_ERRORS = 100;
+
 interface Token {
   text: string;
   quoted: boolean;
@@ -118,6 +121,7 @@ export function* parseCablingPlanSteps(text: string, file: string): Work<ParsedP
     const newline = text.indexOf('\n', from);
     const to = newline < 0 ? text.length : newline;
     parseLine(text.slice(from, to), number);
+    if (errors.length >= MAX_PLAN_ERRORS) break;
     from = to + 1;
     if (pace()) yield;
   }
