@@ -65,7 +65,8 @@ describe('a large cabling plan read again', () => {
     const during = turns.stop();
     expect(fatal).toEqual([]);
     expect(reading.failure).toBe(`--fabric.topology-file ${file}:${lines}: expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 2 fields; the plan read before stays in force`);
-    // Parsed at once, the reload is one turn of the loop; in slices of about 10 ms, dozens.
-    expect(during).toBeGreaterThanOrEqual(10);
+    // Parsed at once, the loop does not turn at all during the reload; in slices of about 10 ms it
+    // turns a dozen times on a fast machine, more on a slow one.
+    expect(during).toBeGreaterThanOrEqual(3);
   });
 });
