@@ -4,7 +4,7 @@
 // snapshot, so what is made from it (a collector's exposition text) is made again only when it did.
 import type { ItemsRead, RecurringErrors } from '../log/recurring-errors.js';
 import type { Device } from '../model/host.js';
-import type { CollectorReport, Snapshot } from '../model/snapshot.js';
+import { readErrorCount, type CollectorReport, type Snapshot } from '../model/snapshot.js';
 
 export class SnapshotStore {
   private readonly parts = new Map<string, unknown>();
@@ -58,7 +58,7 @@ export class SnapshotStore {
    */
   report(report: CollectorReport, read?: ItemsRead): void {
     this.reports.set(report.collector, report);
-    this.readErrors.set(report.collector, (this.readErrors.get(report.collector) ?? 0) + report.errors.length);
+    this.readErrors.set(report.collector, (this.readErrors.get(report.collector) ?? 0) + readErrorCount(report.errors));
     this.errors.cycle(report.collector, report.errors, read);
   }
 

@@ -3,7 +3,7 @@
 // Each collector explains its own failure (its declaration's `failure`).
 import type { Collector } from '../collection/collector.js';
 import { plural, type Finding } from '../model/finding.js';
-import type { Snapshot } from '../model/snapshot.js';
+import { readErrorCount, type Snapshot } from '../model/snapshot.js';
 
 /** The collector findings of a snapshot, in the registry's order (the report reads the same every run). */
 export function collectorFindings(snapshot: Snapshot, collectors: readonly Collector[]): Finding[] {
@@ -25,7 +25,7 @@ export function collectorFindings(snapshot: Snapshot, collectors: readonly Colle
         condition: 'collector-failing',
         severity: 'warning',
         subject,
-        summary: `collector ${report.collector} failed (${plural(report.errors.length, 'error')}; first: ${firstText}): ${consequence}`,
+        summary: `collector ${report.collector} failed (${plural(readErrorCount(report.errors), 'error')}; first: ${firstText}): ${consequence}`,
         meaning,
         cause,
         remedy: `run the failing command or read the file by hand, as the same user: ${first ? first.item : report.collector}`,

@@ -40,7 +40,7 @@ export class RecurringErrors {
     const seen = new Set<string>();
     for (const error of errors) {
       const key = `${error.collector}\u0000${error.item}`;
-      // One command can fail several times in a cycle (each unparsable line is one read error).
+      // One command can fail several times in a cycle (a line cut, then its lines not understood).
       if (seen.has(key)) continue;
       seen.add(key);
       const entry = this.ongoing.get(key);

@@ -9,6 +9,18 @@ export interface ItemError {
   /** What failed, e.g. `class/infiniband/mlx5_0/ports/1/rate` or `perfquery -x mlx5_0 1`. */
   item: string;
   message: string;
+  /**
+   * How many read errors it stands for (1 when absent): the lines of one output that were not
+   * understood are one entry, however many, so that junk output holds no entry per line.
+   */
+  count?: number;
+}
+
+/** How many read errors a list holds (`infiniband_exporter_read_errors_total` grows by as many). */
+export function readErrorCount(errors: readonly ItemError[]): number {
+  let total = 0;
+  for (const error of errors) total += error.count ?? 1;
+  return total;
 }
 
 /** One thing that could not be read: a log line and a count in `infiniband_exporter_read_errors_total`. */

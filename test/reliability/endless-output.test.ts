@@ -6,7 +6,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SnapshotStore } from '../../src/collection/store.js';
+import { FABRIC_PORTS } from '../../src/collectors/fabric/ports/index.js';
+import { PORTS_FAILURE } from '../../src/collectors/fabric/ports/findings.js';
+import { collectorFindings } from '../../src/findings/collector-health.js';
+import { RecurringErrors } from '../../src/log/recurring-errors.js';
 import { FABRIC_MAX_OUTPUT_BYTES } from '../../src/collectors/fabric/fabric-mode.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
 import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/commands.js';
@@ -41,7 +47,7 @@ async function runAsIblinkinfo(body: string) {
   const cycle = new FabricCycle({ runner, timeoutMs: 20_000 });
   const parser = new IblinkinfoParser();
   const { value: result, growthMiB } = await peakGrowth(() => cycle.run('iblinkinfo', ['--switches-only'], undefined, parser));
-  return { result, growthMiB, report: cycle.report(), parser };
+  return { result, growthMiB, report: cycle.report(), cycle, parser };
 }
 
 describe('a tool that prints without end', () => {
@@ -76,12 +82,37 @@ describe('a tool that prints without end', () => {
     expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
     cycle.unparsed(result!, parser.end().unparsed);
     const report = cycle.report();
-    expect(report.errors.map((error) => error.message)).toEqual([
-      `a line longer than ${MAX_LINE_CHARS} characters cut`,
-      // The cut line and "tail" are not iblinkinfo: both counted as not understood.
-      expect.stringMatching(/^output not understood: 2 lines skipped, the data they held is missing \(first: "x{120}"\)$/),
-      expect.stringMatching(/^output not understood: 2 lines/),
+    expect(report.errors.map((error) => [error.message, error.count])).toEqual([
+      [`a line longer than ${MAX_LINE_CHARS} characters cut`, undefined],
+      // The cut line and "tail" are not iblinkinfo: both counted as not understood, in one entry.
+      [expect.stringMatching(/^output not understood: 2 lines skipped, the data they held is missing \(first: "x{120}"\)$/), 2],
     ]);
+  }, 60_000);
+});
+
+describe('junk under the output limit, exit status 0', () => {
+  it('a million lines not understood: one read error entry counting them all, read_errors_total +1 000 000, memory bounded', async () => {
+    // 2 MB of `y\n`, far under the output limit: the tool is not killed and exits 0.
+    const { result, growthMiB, cycle, parser } = await runAsIblinkinfo('yes | head -n 1000000');
+    expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
+    cycle.unparsed(result!, parser.end().unparsed);
+    const report = cycle.report();
+    expect(report.failed).toBe(true);
+    // One entry, not one per line (60 MiB of `y\n` would be 30 M of them, about 240 MB, until the next cycle).
+    expect(report.errors).toEqual([
+      { item: 'iblinkinfo --switches-only', message: 'output not understood: 1000000 lines skipped, the data they held is missing (first: "y")', count: 1_000_000 },
+    ]);
+    expect(growthMiB).toBeLessThan(100);
+
+    // Every consumer counts what the entry stands for: the counter, the collector's finding, check's JSON.
+    const store = new SnapshotStore(new RecurringErrors(pino({ level: 'silent' })));
+    store.enroll('fabric_ports');
+    store.report({ collector: 'fabric_ports', success: false, durationSeconds: 1, finishedAt: 0, errors: report.errors.map((error) => ({ collector: 'fabric_ports', ...error })) });
+    const snapshot = store.publish();
+    expect(snapshot.totals.readErrors.get('fabric_ports')).toBe(1_000_000);
+    // (The ports collector explains its failure once a discovery found the fabric: here, always.)
+    const [finding] = collectorFindings(snapshot, [{ ...FABRIC_PORTS, failure: PORTS_FAILURE }]);
+    expect(finding?.summary).toMatch(/^collector fabric_ports failed \(1000000 errors; first: iblinkinfo --switches-only: output not understood/);
   }, 60_000);
 });
 

@@ -1,8 +1,13 @@
 // The cabling plan's two formats, its errors (line and what was expected), resolution against a
 // recorded fabric, and `topology save`'s writing, on test/fixtures/cabling/ (test/fixtures/ibsim-topologies/rail-tree.net).
 import { describe, expect, it } from 'vitest';
-import { parsePlan, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
-import { resolvePlan } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { inSlices } from '../../src/event-loop/time-slices.js';
+import { parsePlan, parsePlanSteps, planErrorMessage, planFormat } from '../../src/sources/fabric/cabling-plan.js';
+import { resolvePlan, resolvePlanSteps } from '../../src/sources/fabric/cabling-plan-resolution.js';
+import { MAX_PLAN_ERRORS } from '../../src/sources/fabric/cabling-plan-lines.js';
+import { generateFabric, ibnetdiscover } from '../../synthetic/fabric-generator/index.js';
+import { fatTreeFabric } from '../../synthetic/fat-tree.js';
+import { countTurns } from '../support/event-loop-turns.js';
 import { formatPlan, planNames, planToken } from '../../src/sources/fabric/cabling-plan-writer.js';
 import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { cablingFixture, plan, railTreeNames, recordedRailTree } from '../support/cabling.js';
@@ -98,6 +103,44 @@ describe('a saved ibnetdiscover output as a plan', () => {
     const errors = parsePlan(twice.join('\n'), 'saved.txt').errors;
     expect(errors[0]?.line).toBe(port + 1);
     expect(errors[0]?.message).toMatch(/^port 2 of 0x[0-9a-f]{16} is cabled to port 1 of 0x[0-9a-f]{16} here, but line \d+ cables one of these ports elsewhere/);
+  });
+});
+
+describe('a large plan in time slices', () => {
+  it('a saved ibnetdiscover output: the ibnetdiscover parser driven line by line in slices, the same plan as at once, its errors by line number', async () => {
+    const chunks: string[] = [];
+    ibnetdiscover(generateFabric({ shape: { tiers: 3, hosts: 2048, radix: 32 } }), (chunk) => chunks.push(chunk));
+    const saved = chunks.join('');
+    const turns = countTurns();
+    const sliced = await inSlices(parsePlanSteps(saved, 'saved.txt'));
+    expect(turns.stop()).toBeGreaterThanOrEqual(2);
+    expect(sliced).toEqual(parsePlan(saved, 'saved.txt'));
+    expect(sliced.plan!.cables.length).toBeGreaterThan(4000);
+
+    const lines = saved.split('\n');
+    const last = lines.findLastIndex((line) => line.startsWith('['));
+    lines[last] = '[9] garbage';
+    expect((await inSlices(parsePlanSteps(lines.join('\n'), 'saved.txt'))).errors).toEqual([
+      { line: last + 1, message: 'expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "[9] garbage"' },
+    ]);
+  });
+
+  it('a file of junk keeps the first 100 errors, not one per line (the first is the one said)', () => {
+    const junk = parsePlan('y\n'.repeat(1_000_000), 'junk.txt');
+    expect(junk.errors).toHaveLength(MAX_PLAN_ERRORS);
+    expect(junk.errors[0]).toEqual({ line: 1, message: 'expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 1 field' });
+    expect(junk.errors.at(-1)!.line).toBe(MAX_PLAN_ERRORS);
+  });
+
+  it('resolving 13 920 cables by name: in slices, the same resolution as at once', async () => {
+    const { topology, readings } = fatTreeFabric({ spines: 16, leaves: 120, hostsPerLeaf: 100 });
+    const written = plan(formatPlan(topology, readings));
+    const turns = countTurns();
+    const sliced = await inSlices(resolvePlanSteps(written, topology, new Map()));
+    expect(turns.stop()).toBeGreaterThanOrEqual(2);
+    expect(sliced).toEqual(resolvePlan(written, topology, new Map()));
+    expect(sliced.cables).toHaveLength(120 * (16 + 100));
+    expect(sliced.problems).toEqual([]);
   });
 });
 

@@ -98,7 +98,8 @@ export function renderJson(report: CheckReport): string {
       collector: collector.collector,
       success: collector.success,
       duration_seconds: collector.durationSeconds,
-      errors: collector.errors.map((error) => ({ item: error.item, message: error.message })),
+      // `count`: the read errors an entry stands for (an output's lines not understood are one entry).
+      errors: collector.errors.map((error) => ({ item: error.item, message: error.message, count: error.count ?? 1 })),
     })),
     findings: report.findings.map(findingJson),
     ports: report.ports.map(portJson),

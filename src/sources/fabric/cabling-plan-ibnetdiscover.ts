@@ -3,20 +3,36 @@
 // does not understand, and a port in two cables, are the user's errors, with their lines.
 import type { ParsedPlan, PlanEnd, PlanError, PlannedCable } from '../../model/cabling.js';
 import { fabricPortKey, type FabricNodeType } from '../../model/fabric.js';
-import { parseIbnetdiscover } from './ibnetdiscover.js';
-import { unparsedExample } from '../unparsed-lines.js';
+import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
+import { IbnetdiscoverParser } from './ibnetdiscover.js';
+import { MAX_LINE_CHARS } from '../output-lines.js';
+import { UNPARSED_EXAMPLES } from '../unparsed-lines.js';
+import { MAX_PLAN_ERRORS } from './cabling-plan-lines.js';
 
 export function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
-  const parsed = parseIbnetdiscover(text);
+  return atOnce(parseIbnetdiscoverPlanSteps(text, file));
+}
+
+/** `parseIbnetdiscoverPlan`, pausing every few hundred lines and cables. */
+export function* parseIbnetdiscoverPlanSteps(text: string, file: string): Work<ParsedPlan> {
+  const parser = new IbnetdiscoverParser();
   const errors: PlanError[] = [];
-  // The parser returns the lines it did not understand in order: find their numbers.
-  const lines = text.split('\n');
-  let next = 0;
-  for (const unparsed of parsed.unparsed.examples) {
-    while (next < lines.length && unparsedExample(lines[next]!.trimEnd()) !== unparsed) next++;
-    errors.push({ line: next + 1, message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${unparsed.slice(0, 80)}"` });
-    next++;
+  const pace = pacer();
+  // The lines of `text.split('\n')`, each cut as OutputLines cuts them (as parseWhole hands them over).
+  // The first few lines the parser did not understand are the errors, with their numbers.
+  for (let from = 0, number = 1; from <= text.length; number++) {
+    const newline = text.indexOf('\n', from);
+    const to = newline < 0 ? text.length : newline;
+    const line = text.slice(from, Math.min(to, from + MAX_LINE_CHARS));
+    const before = parser.unparsedCount;
+    parser.push(line);
+    if (parser.unparsedCount > before && errors.length < UNPARSED_EXAMPLES) {
+      errors.push({ line: number, message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${line.trimEnd().slice(0, 80)}"` });
+    }
+    from = to + 1;
+    if (pace()) yield;
   }
+  const parsed = parser.end();
   if (parsed.nodes.length === 0 && errors.length === 0) errors.push({ line: 1, message: 'expected a saved ibnetdiscover output with at least one node record' });
 
   const nodes = new Map<string, { type: FabricNodeType; description: string }>();
@@ -28,12 +44,14 @@ export function parseIbnetdiscoverPlan(text: string, file: string): ParsedPlan {
   // Every cable is printed from both of its ends: each port is in one cable, and both lines agree.
   const peers = new Map<string, { peer: string; line: number }>();
   for (const port of parsed.ports) {
+    if (pace()) yield;
     const key = fabricPortKey(port.nodeGuid, port.port);
     const peerKey = fabricPortKey(port.peer.nodeGuid, port.peer.port);
     const known = peers.get(key);
     const knownPeer = peers.get(peerKey);
     if ((known && known.peer !== peerKey) || (knownPeer && knownPeer.peer !== key)) {
       const earlier = known && known.peer !== peerKey ? known : knownPeer!;
+      if (errors.length >= MAX_PLAN_ERRORS) break;
       errors.push({ line: port.line, message: `port ${port.port} of ${port.nodeGuid} is cabled to port ${port.peer.port} of ${port.peer.nodeGuid} here, but line ${earlier.line} cables one of these ports elsewhere: expected each port in one cable at most` });
       continue;
     }

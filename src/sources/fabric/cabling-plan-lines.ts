@@ -10,11 +10,16 @@
 // both optional. `#` starts a comment outside quotes; blank lines are ignored.
 //
 // `parseCablingPlan` checks the text alone: every error is the user's, with its line.
+// `parseCablingPlanSteps` is the same in time slices (a plan of 16 MiB is seconds of work).
+import { pacer, atOnce, type Work } from '../../event-loop/time-slices.js';
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import type { ParsedPlan, PlanEnd, PlanError, PlannedCable } from '../../model/cabling.js';
 
 const PLAN_LINE = '"<node> <port> <peer node> <peer port> [width] [speed]"';
+
+/** The errors a refused plan keeps: a file of junk must not make an error object per line (only the first is said). */
+export const MAX_PLAN_ERRORS = 100;
 
 interface Token {
   text: string;
@@ -102,11 +107,28 @@ const portText = (end: PlanEnd): string => `port ${end.port} of ${end.node.text}
 const writtenKey = (end: PlanEnd): string => `${end.node.guid ?? `name:${end.node.text}`}/${end.port}`;
 
 export function parseCablingPlan(text: string, file: string): ParsedPlan {
+  return atOnce(parseCablingPlanSteps(text, file));
+}
+
+/** `parseCablingPlan`, pausing every few hundred lines. */
+export function* parseCablingPlanSteps(text: string, file: string): Work<ParsedPlan> {
   const cables: PlannedCable[] = [];
   const errors: PlanError[] = [];
   const seen = new Map<string, number>();
-  text.split('\n').forEach((raw, index) => {
-    const line = index + 1;
+  const pace = pacer();
+  // The lines of `text.split('\n')`, without holding them all at once.
+  for (let from = 0, number = 1; from <= text.length; number++) {
+    const newline = text.indexOf('\n', from);
+    const to = newline < 0 ? text.length : newline;
+    parseLine(text.slice(from, to), number);
+    if (errors.length >= MAX_PLAN_ERRORS) break;
+    from = to + 1;
+    if (pace()) yield;
+  }
+  if (errors.length > 0) return { plan: undefined, errors };
+  return { plan: { file, format: 'plan', cables, nodes: new Map() }, errors: [] };
+
+  function parseLine(raw: string, line: number): void {
     const tokens = tokenize(raw);
     if (typeof tokens === 'string') {
       errors.push({ line, message: `expected ${tokens}` });
@@ -150,7 +172,5 @@ export function parseCablingPlan(text: string, file: string): ParsedPlan {
     }
     for (const end of ends) seen.set(writtenKey(end), line);
     cables.push({ line, ends: [a, b], width: rate.width, speed: rate.speed });
-  });
-  if (errors.length > 0) return { plan: undefined, errors };
-  return { plan: { file, format: 'plan', cables, nodes: new Map() }, errors: [] };
+  }
 }

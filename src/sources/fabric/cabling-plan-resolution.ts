@@ -11,6 +11,7 @@
 // its cables (the copy is still a problem: a restart would no longer know which node is meant).
 import type { CablingPlan, PlanEnd, PlanPort, PlanProblem, ResolvedCable, ResolvedPlan } from '../../model/cabling.js';
 import { fabricPortKey, type FabricTopology } from '../../model/fabric.js';
+import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 
 const ADVICE = 'name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does)';
 
@@ -26,6 +27,17 @@ export function resolvePlan(
   names: ReadonlyMap<string, string>,
   previous: ReadonlyMap<string, string> = new Map(),
 ): ResolvedPlan {
+  return atOnce(resolvePlanSteps(plan, topology, names, previous));
+}
+
+/** `resolvePlan`, pausing every few hundred cables (a plan of 16 MiB is 300 000 of them). */
+export function* resolvePlanSteps(
+  plan: CablingPlan,
+  topology: FabricTopology | undefined,
+  names: ReadonlyMap<string, string>,
+  previous: ReadonlyMap<string, string> = new Map(),
+): Work<ResolvedPlan> {
+  const pace = pacer();
   const byName = groupBy([...names].map(([guid, name]) => [name, guid]));
   const byDescription = groupBy([...(topology?.nodes.values() ?? [])].map((node) => [node.description.trim(), node.guid]));
   const bindings = new Map<string, string>();
@@ -71,7 +83,8 @@ export function resolvePlan(
     if (ref.guid !== undefined) return ref.guid;
     let found = refs.get(ref.text);
     if (!found) refs.set(ref.text, (found = resolveName(ref.text)));
-    if (found.problem && !found.problem.lines.includes(line)) found.problem.lines.push(line);
+    // Cables come in the order of their lines: a line already noted is the last one.
+    if (found.problem && found.problem.lines.at(-1) !== line) found.problem.lines.push(line);
     if (found.guid === undefined) unresolved.add(ref.text);
     return found.guid;
   };
@@ -81,6 +94,7 @@ export function resolvePlan(
   const nodes = new Map<string, string>();
   const planned = new Map<string, number>();
   for (const cable of plan.cables) {
+    if (pace()) yield;
     const ends = cable.ends.map((end): PlanPort => {
       const nodeGuid = resolve(end.node, cable.line);
       const written = plan.format === 'ibnetdiscover' ? plan.nodes.get(end.node.text)?.description.trim() || end.node.text : end.node.text;

@@ -5,14 +5,15 @@
 //   ibnetdiscover  a saved `ibnetdiscover` output (a known-good discovery): every cable of it, the
 //                  width and speed it trained at as the plan's (cabling-plan-ibnetdiscover.ts).
 //
-// Reading a plan has two steps. `parsePlan` (here) checks the text alone (a malformed line, a port
+// Reading a plan has two steps. `parsePlan` (here; `parsePlanSteps` in time slices) checks the text alone (a malformed line, a port
 // cabled twice, an unknown width or speed): every error is the user's, with its line, and the
 // exporter refuses the file (exit 2 at start and in `check`; a reload keeps the previous plan).
 // `resolvePlan` (cabling-plan-resolution.ts) names each plan node's GUID in a discovered fabric.
 // `formatPlan` (cabling-plan-writer.ts) writes a fabric as a plan (`infiniband-exporter topology save FILE`).
 import type { ParsedPlan, PlanError, PlanFormat } from '../../model/cabling.js';
-import { parseIbnetdiscoverPlan } from './cabling-plan-ibnetdiscover.js';
-import { parseCablingPlan } from './cabling-plan-lines.js';
+import { atOnce, type Work } from '../../event-loop/time-slices.js';
+import { parseIbnetdiscoverPlanSteps } from './cabling-plan-ibnetdiscover.js';
+import { parseCablingPlanSteps } from './cabling-plan-lines.js';
 
 /**
  * A plan error as the one line a person reads (exit 2): `source` names where the file was given,
@@ -33,5 +34,10 @@ export function planFormat(text: string): PlanFormat {
 
 /** Parse a plan file's text (either format; `file` is only kept for messages). */
 export function parsePlan(text: string, file: string): ParsedPlan {
-  return planFormat(text) === 'ibnetdiscover' ? parseIbnetdiscoverPlan(text, file) : parseCablingPlan(text, file);
+  return atOnce(parsePlanSteps(text, file));
+}
+
+/** `parsePlan` in time slices: a plan of 16 MiB is seconds of work, read again while the exporter serves. */
+export function parsePlanSteps(text: string, file: string): Work<ParsedPlan> {
+  return planFormat(text) === 'ibnetdiscover' ? parseIbnetdiscoverPlanSteps(text, file) : parseCablingPlanSteps(text, file);
 }

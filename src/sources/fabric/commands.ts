@@ -121,18 +121,19 @@ export class FabricCycle {
 
   /**
    * Output lines of a command that were not understood: each counts as one read error, and the
-   * cycle fails (what they held is missing); the log shows the first (one log line per command,
-   * however many lines a new output format breaks).
+   * cycle fails (what they held is missing); one entry stands for them all (`count`: junk output
+   * of millions of lines holds no entry per line), and the log shows the first (one log line per
+   * command, however many lines a new output format breaks).
    */
   unparsed(result: Pick<CommandResult, 'command' | 'args'>, lines: UnparsedLines): void {
     const { count } = lines;
     if (count === 0) return;
     this.failed = true;
-    const error: ItemError = {
+    this.errors.push({
       item: commandItem(result),
       message: `output not understood: ${count === 1 ? 'a line' : `${count} lines`} skipped, the data ${count === 1 ? 'it' : 'they'} held is missing (first: ${JSON.stringify(lines.examples[0]!.slice(0, 120))})`,
-    };
-    for (let i = 0; i < count; i++) this.errors.push(error);
+      ...(count > 1 && { count }),
+    });
   }
 
   report(): FabricCycleReport {

@@ -81,6 +81,11 @@ export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
   private current: IbnetdiscoverNode | undefined;
   private lines = 0;
 
+  /** Lines not understood so far (a saved output read as a plan names the first ones by line number). */
+  get unparsedCount(): number {
+    return this.unparsed.count;
+  }
+
   push(raw: string): void {
     const line = raw.trimEnd();
     const number = ++this.lines;

@@ -12,7 +12,7 @@ import { buildOnce, MAIN } from '../../support/built.js';
 import { generateTree } from '../../../synthetic/generate-tree.js';
 import { HOSTILE_CONFIG, HOSTILE_DEVICES, HOSTILE_INTERFACES, hostDir, type HostDir } from '../../support/host-tree.js';
 import { DGX, FIXTURES, NO_INFINIBAND, PROJECT_ROOT, SIMULATED_HOST, ZOO, ZOO_CONFIG, copyTree, writeTree } from '../../support/trees.js';
-import { ReplayRunner } from '../../support/replay.js';
+import { recording, ReplayRunner } from '../../support/replay.js';
 import { LEAF1, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';
 import type { DiagCommand } from '../../../src/sources/diag/local-ports.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
@@ -353,6 +353,20 @@ describe('--collector.fabric (outputs recorded on the simulated fat tree)', () =
     expect(code).toBe(1);
     expect(stdout).toMatch(/\nthe fabric {2}not discovered\n {2}WARNING {3}collector fabric_discovery failed .*\n.*\n {2}WARNING {3}collector fabric_sa failed .*\n {12}→ run the failing command or read the file by hand, as the same user: saquery SMIR /);
     expect(stdout.trimEnd().split('\n').at(-1)).toMatch(/^WARNING: 0 critical, 2 warning, 8 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric not discovered; first: collector fabric_discovery failed/);
+  });
+
+  it('counts the junk lines of an output that exited 0 in one error entry: the JSON says how many, the finding too', async () => {
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command !== 'iblinkinfo') return undefined;
+      const recorded = recording('fabric', 'healthy', 'iblinkinfo-switches');
+      return { command, args, outcome: 'exited', exitCode: 0, stdout: `${recorded.stdout}${'junk\n'.repeat(1000)}`, stderr: '', durationMs: 1 };
+    });
+    const { stdout } = await check([...FABRIC_FLAGS, '--format', 'json'], { runners: { module: 'not-installed', ethtool: 'not-installed', fabric: runner } });
+    const report = JSON.parse(stdout) as { findings: { summary: string }[]; collectors: { collector: string; success: boolean; errors: { item: string; message: string; count: number }[] }[] };
+    const ports = report.collectors.find((c) => c.collector === 'fabric_ports')!;
+    expect(ports.success).toBe(false);
+    expect(ports.errors).toEqual([{ item: 'iblinkinfo --line --switches-only', message: expect.stringMatching(/^output not understood: 1000 lines skipped/), count: 1000 }]);
+    expect(report.findings.map((finding) => finding.summary)).toContainEqual(expect.stringMatching(/^collector fabric_ports failed \(1000 errors; first: iblinkinfo --line --switches-only: output not understood/));
   });
 
   it('lists the fabric flags in its help', async () => {

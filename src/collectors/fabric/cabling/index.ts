@@ -56,8 +56,8 @@ let planSource: Promise<PlanSource> | undefined;
 const loadPlanSource = (): Promise<PlanSource> =>
   (planSource ??= Promise.all([import('../../../sources/fabric/cabling-plan.js'), import('../../../sources/fabric/cabling-plan-resolution.js')]).then(([parsing, resolution]) => ({ ...parsing, ...resolution })));
 
-/** Read and parse the plan file: the plan, or the one line that says why it cannot be used. */
-function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, source: string): { loaded: PlanFile } | { error: string } {
+/** Read and parse the plan file (in time slices: a reload must not hold the loop): the plan, or the one line that says why it cannot be used. */
+async function loadPlan({ parsePlanSteps, planErrorMessage }: PlanSource, file: string, source: string): Promise<{ loaded: PlanFile } | { error: string }> {
   let text: string;
   let version: string;
   try {
@@ -66,7 +66,7 @@ function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, sou
   } catch (error) {
     return { error: `${source}: ${file} ${error instanceof FileRefused ? error.reason : `cannot be read: ${(error as Error).message}`}` };
   }
-  const parsed = parsePlan(text, file);
+  const parsed = await inSlices(parsePlanSteps(text, file));
   if (!parsed.plan) return { error: planErrorMessage(source, file, parsed.errors[0]!) };
   return { loaded: { plan: parsed.plan, version } };
 }
@@ -75,7 +75,7 @@ function loadPlan({ parsePlan, planErrorMessage }: PlanSource, file: string, sou
 async function verify(settings: Settings): Promise<void> {
   const file = settings.get(FABRIC_TOPOLOGY_FILE);
   if (file === undefined) return;
-  const result = loadPlan(await loadPlanSource(), file, settings.placeOf(FABRIC_TOPOLOGY_FILE));
+  const result = await loadPlan(await loadPlanSource(), file, settings.placeOf(FABRIC_TOPOLOGY_FILE));
   if ('error' in result) throw new UsageError(result.error);
 }
 
@@ -112,7 +112,7 @@ class CablingReader implements Reader<CablingReport> {
     const failures: string[] = [];
     const discovery = FABRIC_DISCOVERY.of(snapshot);
     if (this.file !== undefined) {
-      this.consider(await loadPlanSource(), this.file, discovery, failures);
+      await this.consider(await loadPlanSource(), this.file, discovery, failures);
       if (this.refused && this.inForce) failures.push(`${this.refused.message}; the plan read before stays in force`);
     }
     // Names of the plan that do not resolve: errors of the collector, each with its first line.
@@ -127,7 +127,7 @@ class CablingReader implements Reader<CablingReport> {
   }
 
   /** Read the plan file again when it changed (or SIGHUP asked), and resolve the plan against the fabric. */
-  private consider(plans: PlanSource, file: string, discovery: DiscoveryPart | undefined, failures: string[]): void {
+  private async consider(plans: PlanSource, file: string, discovery: DiscoveryPart | undefined, failures: string[]): Promise<void> {
     const { logger } = this.context;
     let candidate = this.inForce?.file;
     let version: string | undefined;
@@ -140,7 +140,7 @@ class CablingReader implements Reader<CablingReport> {
     const reload = this.reloadAsked;
     this.reloadAsked = false;
     if (version !== undefined && (!candidate || reload || (version !== candidate.version && version !== this.refused?.version))) {
-      const result = loadPlan(plans, file, this.source);
+      const result = await loadPlan(plans, file, this.source);
       if ('loaded' in result) {
         if (candidate) logger.info({ file }, 'cabling plan read again');
         candidate = result.loaded;
@@ -161,7 +161,7 @@ class CablingReader implements Reader<CablingReport> {
       this.inForce = { file: candidate, resolved: undefined, against: undefined };
       return;
     }
-    const resolved = plans.resolvePlan(candidate.plan, topology, discovery.names, this.bindings);
+    const resolved = await inSlices(plans.resolvePlanSteps(candidate.plan, topology, discovery.names, this.bindings));
     this.inForce = { file: candidate, resolved, against: topology };
     this.bindings = resolved.bindings;
   }
