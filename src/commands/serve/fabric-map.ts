@@ -15,6 +15,7 @@
 import { runbookUrl, severityRank, type Finding, type Severity } from '../../model/finding.js';
 import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type FabricNodeType, type FabricTopology } from '../../model/fabric.js';
+import { linkCountSteps } from '../../model/cabling.js';
 import { escapeHtml } from './landing-page.js';
 import { LINK_STATES, STATE_WORDS, collectLinks, idPart, layout, MARGIN, nodeOfKey, worst, type FabricMapInput, type MapLink, type MapNode } from './fabric-map-layout.js';
 
@@ -110,6 +111,7 @@ export function renderFabricMap(input: FabricMapInput): string {
 export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
   const pace = pacer();
   const links = yield* collectLinks(input);
+  const linkCount = yield* linkCountSteps(input.topology, input.readings);
   const map = yield* layout(input, links);
   const { nodes } = map;
 
@@ -215,7 +217,7 @@ ${problems.join('\n')}
 </head>
 <body>
 <h1>InfiniBand fabric map</h1>
-<p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${links.size} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
+<p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${linkCount} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
 <div class="layout">
 <div class="picture">
 ${svg}
