@@ -196,7 +196,7 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
       summary: `no link between ${words.cable(cable)}, a cable of the plan${words.lines([cable])}: the cable is not plugged in, or it, a transceiver or a port is broken`,
       meaning: 'A planned path is missing: on an inter-switch link the fabric has less bandwidth and fewer routes than it was built with; on a host link the adapter is cut off.',
       cause: 'The cable was never plugged in or was pulled, a transceiver is unseated or dead, or a port is disabled.',
-      remedy: `plug the cable between ${words.cable(cable)}, or reseat it at both ends; if the link stays down, replace the cable or transceiver (iblinkinfo -S ${a.nodeGuid} shows the port)`,
+      remedy: `plug the cable between ${words.cable(cable)}, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G ${a.nodeGuid} ${a.port} query shows the port's state)`,
     });
   }
   findings.push(...problemFindings(words, conformance));
@@ -219,7 +219,7 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
         : `${name}, a node of the plan${node.cables.length > 0 ? ` with ${plural(node.cables.length, 'cable')} (to ${ends.map((end) => words.planPort(end)).join(', ')})` : ''}, is not in the fabric${words.lines(node.cables)}`,
       meaning: 'A switch or host the fabric was planned with is not reachable: its links are dark, and for a switch every host behind it is cut off.',
       cause: used ? 'The cable was pulled or broke, a transceiver failed, or the node at the other end was powered off or failed (its switch port carried traffic before).' : 'It is powered off or not installed yet, every one of its cables is unplugged, or (a switch) it failed.',
-      remedy: `power it on and check its cables${node.cables.length > 0 ? ` to ${ends.map((end) => words.planPort(end)).join(', ')}` : ''}${used ? ` (iblinkinfo -S ${ends.find((end) => words.inUse(end))?.nodeGuid} shows the switch side)` : '; a node not installed yet can wait'}`,
+      remedy: `power it on and check its cables${node.cables.length > 0 ? ` to ${ends.map((end) => words.planPort(end)).join(', ')}` : ''}${used ? ` (${ends.filter((end) => words.inUse(end)).map((end) => `ibportstate -G ${end.nodeGuid} ${end.port} query`).join(', ')} shows the switch side)` : '; a node not installed yet can wait'}`,
     });
   }
   // Cables the plan does not have and no action explains: between two nodes of the plan, on ports it leaves free.
