@@ -23,7 +23,7 @@ const tools = requireSystemTools('remedy commands against the real tools', {
 const ARGUMENT = /^(-[A-Za-z]|--[a-z][\w-]*|0x[0-9a-f]+|\d+|mlx\d+_\d+|reset|enable|disable|query|portinfo|nodedesc)$/;
 
 /** The commands of infiniband-diags in a text: the tool and the arguments that follow it. */
-export function diagCommands(text: string): string[][] {
+function diagCommands(text: string): string[][] {
   const commands: string[][] = [];
   const words = text.split(/[\s;,()]+/);
   for (let i = 0; i < words.length; i++) {

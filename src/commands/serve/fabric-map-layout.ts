@@ -30,6 +30,8 @@ export interface FabricMapInput {
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** The cabling plan's and the rails' report, when there is one. */
   cabling?: CablingReport | undefined;
+  /** Where the runbook links point (the exporter's /runbooks, or --web.runbook-url). */
+  runbookBase?: string;
   /** The findings to list beside the picture (the fabric's and the cabling's), worst first. */
   findings: readonly Finding[];
   /** Ports (fabricPortKey) whose error counters rose over the caller's window. */

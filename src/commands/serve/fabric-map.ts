@@ -201,7 +201,7 @@ ${problems.join('\n')}
   const items = shown.map((finding, i) => {
     const link = findingPorts(finding).map((port) => linkOfPort.get(port)).find(Boolean);
     const summary = escapeHtml(finding.summary);
-    return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding))}">runbook</a></div></li>`;
+    return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding, input.runbookBase))}">runbook</a></div></li>`;
   });
   const more = input.findings.length > shown.length ? `<p class="note">… and ${input.findings.length - shown.length} more: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
   const problemCount = problems.length;
