@@ -1,7 +1,7 @@
 // Rails of a rail-optimised fabric: adapter i of every GPU host on the leaves of rail i, so that the
 // all-reduce of one rail stays on its leaves. One adapter on another rail's leaf sends a whole job's
 // traffic through the spines. Which switches make a rail, and which adapter of a host belongs to it:
-//   - `fabric.rails` in the config file (collectors/fabric-rails-section.ts): per rail, globs on the leaves'
+//   - `fabric.rails` in the config file (collectors/fabric/cabling/rails-section.ts): per rail, globs on the leaves'
 //     names and the adapter (`mlx5_3`, matched against the last word of the host adapter's
 //     NodeDescription as rdma-ndd writes it, `<hostname> <device>`; or a glob on the whole of it,
 //     `* HCA-4`);

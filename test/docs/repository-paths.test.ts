@@ -14,7 +14,7 @@ const PATH = new RegExp(`(?<![\\w./@~$-])(?:(?:${ROOMS.join('|')})/[\\w./-]*|[\\
 
 /** Paths named on purpose that are not in the repository, each with why. */
 const NOT_IN_REPOSITORY = new Map<string, string>([
-  ['src/collectors/cable-temperature.ts', "docs/architecture.md's example of adding a collector"],
+  ['src/collectors/host/cable-temperature.ts', "docs/architecture.md's example of adding a collector"],
   ['dist/exporter.cjs', 'the bundle `npm run build` writes'],
   ['examples/web-config.yml', 'where the packages install the example, under /usr/share/infiniband-exporter/'],
 ]);
