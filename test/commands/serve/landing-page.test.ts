@@ -51,8 +51,12 @@ describe('landing page', () => {
     expect(page).toContain('<p class="summary">2 critical, 4 warning, 8 info, <time');
     const rows = [...page.matchAll(/<tr class="(\w+)">/g)].map((match) => match[1]);
     expect(rows).toHaveLength(14);
-    expect(page).toMatch(/<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/);
+    expect(page).toMatch(/<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td class="problem"><span class="marker" title="problem">⚠ <\/span>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/);
     expect(page).toMatch(/<tr class="ok"><td><strong>mlx5_1<\/strong>.*<td>Ethernet<\/td><td>ACTIVE<\/td>/);
+    // Problem cells are marked by a class and a visible sign, not by colour alone: INIT, Polling, 1X, SDR below the expected speed.
+    const marked = [...page.matchAll(/<td class="problem"><span class="marker" title="problem">⚠ <\/span>([^<]+)<\/td>/g)].map((match) => match[1]);
+    expect(marked).toEqual(expect.arrayContaining(['INIT', 'Polling', expect.stringMatching(/^1X /), expect.stringMatching(/ SDR$/)]));
+    expect(page).not.toMatch(/<td class="problem">[^<]*ACTIVE/);
     const order = ['id="findings"', 'id="ports"', 'href="/metrics"', 'href="/healthz"', 'href="/ready"'].map((marker) => page.indexOf(marker));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
