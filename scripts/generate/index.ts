@@ -8,11 +8,13 @@ import { REPOSITORY, type GeneratedFile } from './generated-file.js';
 import { goldenFiles } from './golden.js';
 import { kubernetesFiles } from './kubernetes.js';
 import { readmeFiles } from './readme.js';
+import { runbooksFiles } from './runbooks.js';
 import { screenshotFiles } from './screenshots.js';
 
 const GENERATORS: [string, () => GeneratedFile[] | Promise<GeneratedFile[]>][] = [
   ['golden', goldenFiles],
   ['readme', readmeFiles],
+  ['runbooks', runbooksFiles],
   ['dashboards', dashboardFiles],
   ['kubernetes', kubernetesFiles],
   ['screenshots', screenshotFiles],

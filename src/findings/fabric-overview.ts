@@ -2,8 +2,9 @@
 // subnet managers, IPoIB groups, and the unhealthy links and ports (those with a finding) with
 // both ends named. Never a row per port: a fabric has thousands.
 import { physicalLinkIsUp } from '../model/port-state.js';
+import { linkCountSteps } from '../model/cabling.js';
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
-import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type FabricTopology, type MulticastGroup, type Shard } from '../model/fabric.js';
+import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { SubnetManagerState } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -42,7 +43,7 @@ export interface FabricOverview {
   discoveredAt: number | undefined;
   shard: Shard;
   nodes: Record<FabricNodeType, number>;
-  /** Cables the last discovery saw, each once. */
+  /** Links of the fabric now, each once (linkCountSteps: the same count as /fabric). */
   links: number;
   /** Ports the last ports cycle read (this shard's switch ports, and CA ports with --fabric.hca-ports), and how many had a physical link. */
   portsRead: number;
@@ -68,34 +69,12 @@ export function fabricOverview(fabric: FabricSnapshot, findings: readonly Findin
   return atOnce(fabricOverviewSteps(fabric, findings));
 }
 
-/** The cables of each topology, counted once. */
-const cableCounts = new WeakMap<FabricTopology, number>();
-
-/** Cables the topology holds, each counted once whichever of its ends discovery listed. */
-function* cablesOf(topology: FabricTopology): Work<number> {
-  const known = cableCounts.get(topology);
-  if (known !== undefined) return known;
-  const pace = pacer();
-  let cables = 0;
-  for (const port of topology.ports.values()) {
-    if (pace()) yield;
-    const { peer } = port;
-    if (!peer) continue;
-    const back = topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer;
-    // A cable listed from both ends is counted at its lower end.
-    const both = back?.nodeGuid === port.nodeGuid && back.port === port.port;
-    if (!both || port.nodeGuid < peer.nodeGuid || (port.nodeGuid === peer.nodeGuid && port.port < peer.port)) cables += 1;
-  }
-  cableCounts.set(topology, cables);
-  return cables;
-}
-
 /** The same, as work that may pause. */
 export function* fabricOverviewSteps(fabric: FabricSnapshot, findings: readonly Finding[]): Work<FabricOverview> {
   const pace = pacer();
   const nodes = Object.fromEntries(FABRIC_NODE_TYPES.map((type) => [type, 0])) as Record<FabricNodeType, number>;
   for (const node of fabric.topology?.nodes.values() ?? []) nodes[node.type] += 1;
-  const links = fabric.topology ? yield* cablesOf(fabric.topology) : 0;
+  const links = yield* linkCountSteps(fabric.topology, fabric.ports);
   let portsUp = 0;
   let portsRead = 0;
   for (const reading of fabric.ports.values()) {

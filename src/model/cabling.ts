@@ -263,6 +263,21 @@ export function* currentCablingSteps(topology: FabricTopology | undefined, readi
   return now;
 }
 
+/**
+ * The fabric's links: the cables with a link now (currentCabling), each counted once. The one count
+ * of the landing page, `/fabric` and `check`, so that every page says the same number.
+ */
+export function* linkCountSteps(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Work<number> {
+  const cables = yield* currentCablingSteps(topology, readings);
+  const pace = pacer();
+  const pairs = new Set<string>();
+  for (const [key, peer] of cables) {
+    if (pace()) yield;
+    pairs.add([key, fabricPortKey(peer.nodeGuid, peer.port)].sort().join(' '));
+  }
+  return pairs.size;
+}
+
 /** A host adapter's NodeDescription as rdma-ndd writes it by default, `<hostname> <device>` (`gpu01 mlx5_3`); undefined otherwise. */
 export function adapterOf(node: Pick<FabricNode, 'type' | 'description'>): { host: string; adapter: string } | undefined {
   if (node.type !== 'ca') return undefined;

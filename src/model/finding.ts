@@ -60,8 +60,8 @@ export interface Finding {
  */
 export const RUNBOOK_BASE = 'https://github.com/infiniband-exporter/infiniband-exporter/blob/main/docs/runbooks.md';
 
-export function runbookUrl(finding: Pick<Finding, 'runbook'>): string {
-  return `${RUNBOOK_BASE}#${finding.runbook}`;
+export function runbookUrl(finding: Pick<Finding, 'runbook'>, base = RUNBOOK_BASE): string {
+  return `${base}#${finding.runbook}`;
 }
 
 export function severityRank(severity: Severity): number {

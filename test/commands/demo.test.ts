@@ -14,8 +14,8 @@ import { RecordedRunner, grownOutput, recordedCommandLine } from '../../src/sour
 import { settingsFromFlags } from '../support/exporter.js';
 
 const FAULTS = [
-  // The pulled cable: node12's, on leaf-1 port 2.
-  'port 2 of leaf-1 has no link',
+  // The pulled cable: node12's, on leaf-1 port 2, one finding with both ends and the plan's line.
+  'leaf-1 port 2 has no link, and node12 (0x0002c90300a10020) at the other end of its planned cable is not in the fabric',
   // The miswired cable: node23's, planned on leaf-2 port 3.
   'the cable from node23 port 1 is in leaf-3 port 6, the plan has it in leaf-2 port 3',
   // The degraded inter-switch link.
@@ -54,6 +54,13 @@ describe('--demo=fabric', () => {
     expect(page).toMatch(/class="link problem degraded/);
     const landing = unescaped((await exporter.app.inject({ url: '/' })).body);
     for (const fault of FAULTS) expect(landing).toContain(fault);
+    // Every page and check count the links one way (linkCountSteps).
+    let stdout = '';
+    await runCheck(['--demo=fabric'], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: { NO_COLOR: '1' } });
+    const links = /and (\d+) links/.exec(stdout)?.[1];
+    expect(links).toBeDefined();
+    expect(page).toContain(`, ${links} links,`);
+    expect(landing).toContain(`<dt>links</dt><dd>${links} `);
   });
 
   it('exposes the fabric series the fabric dashboard and rules query, with every collector succeeding', async () => {
@@ -79,7 +86,11 @@ describe('--demo=fabric', () => {
     const code = await runCheck(['--demo=fabric'], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: { NO_COLOR: '1' } });
     expect(code).toBe(1);
     for (const fault of FAULTS) expect(stdout).toContain(fault);
-    expect(stdout).toContain('node12 (0x0002c90300a10020), a node of the plan with 1 cable (to leaf-1 port 2), is not in the fabric');
+    // One cause, one finding: no second finding for the switch end of the pulled cable, nor for
+    // the degraded link the plan's line already names.
+    expect(stdout).not.toContain('port 2 of leaf-1 has no link');
+    expect(stdout).not.toContain('the link from port 1 of spine-1 to port 4 of leaf-1');
+    expect(stdout).toMatch(/cabling-plan line 8\)/);
     expect(stdout).not.toContain('no recording');
   });
 

@@ -140,7 +140,7 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     const { report, findings } = await judge();
     expect(findings).toEqual([[
       'planned-link-missing',
-      'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (iblinkinfo -S 0x0002c90200700005 shows the port)',
+      'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G 0x0002c90200700005 4 query shows the port\'s state)',
     ]]);
     expect(report.conformance!.links.filter((link) => link.status !== 0).map((link) => link.status)).toEqual([1]);
     await lab.command('ReLink "L5"[4]');

@@ -38,13 +38,13 @@ describe('the rail tree on ibsim against the plan saved from it', () => {
       ['rail-violation', 'move its cable to rail0-leaf2 port 1, where the plan puts it'],
     ]],
     ['pulled', 'pulled', { 'rail2-leaf1 4': 1 }, [
-      ['planned-link-missing', 'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (iblinkinfo -S 0x0002c90200700005 shows the port)'],
+      ['planned-link-missing', 'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G 0x0002c90200700005 4 query shows the port\'s state)'],
     ]],
     ['miswired', 'healthy', { 'rail0-leaf1 1': 2, 'rail0-leaf2 1': 2, 'rail1-leaf1 2': 2, 'rail1-leaf1 3': 2, 'rail2-leaf1 4': 1 }, [
       ['cable-misplaced', 'move the cable in rail0-leaf1 port 6 to rail0-leaf1 port 1'],
       ['cable-misplaced', 'move the cable in rail1-leaf2 port 7 to rail0-leaf2 port 1'],
       ['cable-swapped', 'swap the cables of rail1-leaf1 ports 2 and 3'],
-      ['planned-link-missing', 'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (iblinkinfo -S 0x0002c90200700005 shows the port)'],
+      ['planned-link-missing', 'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G 0x0002c90200700005 4 query shows the port\'s state)'],
       ['rail-violation', 'move its cable to rail0-leaf2 port 1, where the plan puts it'],
     ]],
   ])('%s (topology discovered in %s)', (scenario, discoveredIn, expectedStatuses, expectedFindings) => {

@@ -8,6 +8,7 @@ import type { Collector } from '../../collection/collector.js';
 import { Collectors } from '../../collection/scheduler.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
+import { notChecked } from '../../findings/not-checked.js';
 
 export interface CheckCycle {
   snapshot: Snapshot;
@@ -29,22 +30,4 @@ export async function collectOnce(settings: Settings, logger: Logger, collectors
     // Removes what the collectors keep between cycles (the discovery cache files).
     await program.stop();
   }
-}
-
-/**
- * What was not checked: the collectors whose switch is off, and those that could not run here,
- * one line per reason (the three diag collectors share theirs).
- */
-function notChecked(program: Collectors): string[] {
-  const reasons = new Map<string, string[]>();
-  for (const collector of program.registry) {
-    const disabled = program.disabled.some((entry) => entry.collector === collector);
-    const enrolment = program.enrolments.find((entry) => entry.collector === collector);
-    // Fabric mode is off on most hosts by design: not a gap in the host's check.
-    const reason = disabled ? (collector.scope === 'host' ? `the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off` : undefined) : enrolment && 'off' in enrolment ? enrolment.off : undefined;
-    if (reason === undefined) continue;
-    const checks = reasons.get(reason) ?? [];
-    if (!checks.includes(collector.checks)) reasons.set(reason, [...checks, collector.checks]);
-  }
-  return [...reasons].map(([reason, checks]) => `${checks.join(', ')}: ${reason}`);
 }

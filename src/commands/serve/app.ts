@@ -13,7 +13,8 @@ import type { Collector } from '../../collection/collector.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';
-import { landingPageSteps } from './landing-page.js';
+import { landingPageSteps, withAge } from './landing-page.js';
+import { renderRunbooks } from './runbooks-page.js';
 import { PageCache } from './page-cache.js';
 import { guardSlowClients } from './slow-clients.js';
 
@@ -55,6 +56,14 @@ export interface AppOptions {
   currentSnapshot?: () => Snapshot | undefined;
   /** The collectors that judge it (the registry's by default). */
   collectors?: readonly Collector[];
+  /** The host's name, in the landing page's title and heading. */
+  hostname?: string;
+  /** What the collectors cannot check here and why (the "Not checked" list). */
+  notChecked?: () => readonly string[];
+  /** Seconds between collections: the landing page reloads itself at this interval. */
+  refreshSeconds?: number;
+  /** --web.runbook-url: the runbooks the pages link to; the exporter's own /runbooks when undefined. */
+  runbookUrl?: string;
 }
 
 /**
@@ -179,7 +188,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // order): 401 for every request without the right credentials, whatever it asks for.
   if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
   // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
-  const paths = new Set(['/', options.telemetryPath, '/fabric', '/healthz', '/ready']);
+  const paths = new Set(['/', options.telemetryPath, '/fabric', '/runbooks', '/healthz', '/ready']);
+  const runbookBase = options.runbookUrl ?? '/runbooks';
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'GET' || request.method === 'HEAD') return;
     const path = request.url.split('?', 1)[0]!;
@@ -199,8 +209,19 @@ export function buildApp(options: AppOptions): FastifyInstance {
       snapshot,
       ...(options.collectors && { collectors: options.collectors }),
       takenAt,
+      ...(options.hostname !== undefined && { hostname: options.hostname }),
+      ...(options.notChecked && { notChecked: options.notChecked() }),
+      ...(options.refreshSeconds !== undefined && { refreshSeconds: options.refreshSeconds }),
+      runbookBase,
     })));
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page);
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(withAge(page, takenAt, now()));
+  });
+
+  // The runbooks, rendered once on first view (the Markdown is in the bundle).
+  let runbooks: string | undefined;
+  app.get('/runbooks', async (_request, reply) => {
+    runbooks ??= renderRunbooks();
+    return reply.type('text/html; charset=utf-8').send(runbooks);
   });
 
   // The parts are encoded once each; the last body joined from them (plain and gzip) is kept, so
@@ -227,7 +248,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return reply.send(Readable.from(body, { objectMode: false }));
   });
 
-  const fabricPage = new FabricPage(options.collectors ?? COLLECTORS);
+  const fabricPage = new FabricPage(options.collectors ?? COLLECTORS, runbookBase);
   app.get('/fabric', async (_request, reply) => {
     const page = await fabricPage.of(options.currentSnapshot?.(), options.source.takenAt());
     if ('missing' in page) return reply.code(404).type('text/plain; charset=utf-8').send(`${page.missing}\n`);

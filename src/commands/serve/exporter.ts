@@ -1,6 +1,7 @@
 // The server: the registry's collectors on their schedules, their snapshot rendered part by part
 // (metrics/snapshot-metrics.ts), and the HTTP application. No process concerns here (signals, exit
 // codes): those live in cli.ts.
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Settings } from '../../config/flags.js';
@@ -18,7 +19,8 @@ import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
-import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, RUNBOOK_URL, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import { notChecked } from '../../findings/not-checked.js';
 import { ServerMetrics } from './server-metrics.js';
 import { WebSecurity } from './web-config/reload.js';
 
@@ -91,6 +93,10 @@ export class Exporter {
       now,
       currentSnapshot: () => this.collectors.snapshot,
       collectors: registry,
+      hostname: hostname(),
+      notChecked: () => notChecked(this.collectors),
+      refreshSeconds: settings.get(COLLECTION_INTERVAL) / 1000,
+      ...(settings.get(RUNBOOK_URL) !== undefined && { runbookUrl: settings.get(RUNBOOK_URL)! }),
       maxConnections: settings.get(MAX_CONNECTIONS),
       maxConnectionsPerClient: settings.get(MAX_CONNECTIONS_PER_CLIENT),
       onConnectionRefused: () => serverMetrics.connectionRefused(),

@@ -1,7 +1,7 @@
 // The fabric map's layout (GET /fabric; fabric-map.ts draws it): every link with its worst state,
 // switches in tiers derived from the cabling (leaves are the switches with hosts, spines one hop
 // above, …), hosts under their leaf, and where each box goes.
-import { type Finding } from '../../model/finding.js';
+import type { Finding } from '../../model/finding.js';
 import { PHYSICAL_STATE_LINK_UP, PORT_STATE_INIT } from '../../model/port-state.js';
 import { pacer, type Work } from '../../event-loop/time-slices.js';
 import { compareNames, currentCablingSteps, nodeLabel, planPortKey, PLANNED_LINK_STATUS, type CablingReport } from '../../model/cabling.js';
@@ -13,12 +13,12 @@ export const LINK_STATES = ['down', 'init', 'miswired', 'degraded', 'ber', 'erro
 export type LinkState = (typeof LINK_STATES)[number];
 
 export const STATE_WORDS: Readonly<Record<LinkState, string>> = {
-  down: 'down: no link (dashed, as every cable that is not there now)',
-  init: 'stuck INIT: link up, no subnet manager configured it',
-  miswired: 'miswired: not where the plan or the rails put it (dashed: where it belongs)',
-  degraded: 'degraded: below its expected or planned width or speed',
-  ber: 'bit error rate over the threshold',
-  errors: 'rising error counters',
+  down: 'down (vermilion): no link (long dashes, as every cable that is not there now)',
+  init: 'stuck INIT (purple, short dashes): link up, no subnet manager configured it',
+  miswired: 'miswired (blue, dash-dot): not where the plan or the rails put it (long dashes: where it belongs)',
+  degraded: 'degraded (orange, dashes): below its expected or planned width or speed',
+  ber: 'bit error rate over the threshold (black, dotted)',
+  errors: 'rising error counters (sky blue, dash-dot-dot)',
   ok: 'as expected',
 };
 
@@ -30,6 +30,8 @@ export interface FabricMapInput {
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** The cabling plan's and the rails' report, when there is one. */
   cabling?: CablingReport | undefined;
+  /** Where the runbook links point (the exporter's /runbooks, or --web.runbook-url). */
+  runbookBase?: string;
   /** The findings to list beside the picture (the fabric's and the cabling's), worst first. */
   findings: readonly Finding[];
   /** Ports (fabricPortKey) whose error counters rose over the caller's window. */

@@ -15,6 +15,7 @@
 import { runbookUrl, severityRank, type Finding, type Severity } from '../../model/finding.js';
 import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type FabricNodeType, type FabricTopology } from '../../model/fabric.js';
+import { linkCountSteps } from '../../model/cabling.js';
 import { escapeHtml } from './landing-page.js';
 import { LINK_STATES, STATE_WORDS, collectLinks, idPart, layout, MARGIN, nodeOfKey, worst, type FabricMapInput, type MapLink, type MapNode } from './fabric-map-layout.js';
 
@@ -22,15 +23,17 @@ const STYLE = `
 body{font-family:system-ui,sans-serif;margin:0;padding:1em;color:#1b1b1b;line-height:1.4}
 h1{font-size:1.4em;margin:0 0 .2em}
 .summary{margin:.2em 0 .8em;color:#333}
-.layout{display:grid;grid-template-columns:minmax(0,1fr) 30em;gap:1em;align-items:start}
+.layout{display:grid;grid-template-columns:minmax(0,1fr) minmax(16em,24em);gap:1em;align-items:start}
+@media (max-width:60em){.layout{grid-template-columns:1fr}}
 .picture{overflow:auto;border:1px solid #ddd;max-height:88vh;background:#fff}
+.picture svg{display:block;height:auto}
 aside{max-height:88vh;overflow:auto}
 aside h2{font-size:1.1em;margin:.2em 0 .4em}
 ol.problems{list-style:none;padding:0;margin:0}
 ol.problems li{border-left:.35em solid #999;background:#fafafa;padding:.3em .6em;margin:.35em 0;font-size:.9em}
-ol.problems li.critical{border-color:#c62828;background:#fdecea}
-ol.problems li.warning{border-color:#ef8f00;background:#fff4e0}
-ol.problems li.info{border-color:#1e88e5}
+ol.problems li.critical{border-color:#d55e00;background:#fdecea}
+ol.problems li.warning{border-color:#e69f00;background:#fff4e0}
+ol.problems li.info{border-color:#0072b2}
 ol.problems .remedy{color:#333;margin-top:.1em}
 ul.legend{list-style:none;padding:0;font-size:.85em}
 ul.legend li{display:flex;gap:.5em;align-items:center}
@@ -39,22 +42,29 @@ svg text{font-size:11px;fill:#1b1b1b}
 svg .tier{font-size:12px;fill:#666;font-weight:bold}
 svg .node rect{fill:#eef3f8;stroke:#5b7083;stroke-width:1}
 svg .node.ca rect{fill:#f4f4f4;stroke:#999}
-svg .node.missing rect{fill:#fff;stroke:#c62828;stroke-dasharray:4 3}
-svg .node.problem rect{stroke:#ef8f00;stroke-width:2.5}
-svg .node.critical rect{stroke:#c62828;stroke-width:2.5}
+svg .node.missing rect{fill:#fff;stroke:#d55e00;stroke-dasharray:4 3}
+svg .node.problem rect{stroke:#e69f00;stroke-width:2.5;stroke-dasharray:5 2}
+svg .node.critical rect{stroke:#d55e00;stroke-width:2.5;stroke-dasharray:none}
 svg .count rect{fill:#f4f4f4;stroke:#999}
 svg .bus{stroke:#bbb;stroke-width:1}
 .link{fill:none;stroke-linecap:round}
 .link.ok{stroke:#9aa5b1;stroke-width:.7;opacity:.55}
-.link.down{stroke:#c62828;stroke-width:3.5}
-.link.init{stroke:#8e24aa;stroke-width:3.5;stroke-dasharray:2 3}
-.link.miswired{stroke:#ef6c00;stroke-width:3.5}
-.link.degraded{stroke:#f9a825;stroke-width:3.5}
-.link.ber{stroke:#6d4c41;stroke-width:3.5}
-.link.errors{stroke:#d81b60;stroke-width:3}
+/* Square ends on problem links: round caps would fill the gaps of their dashes. */
+.link.problem{stroke-linecap:butt}
+.link.down{stroke:#d55e00;stroke-width:3.5}
+.link.init{stroke:#cc79a7;stroke-width:3.5;stroke-dasharray:2 4}
+.link.miswired{stroke:#0072b2;stroke-width:3.5;stroke-dasharray:12 3 3 3}
+.link.degraded{stroke:#e69f00;stroke-width:3.5;stroke-dasharray:6 3}
+.link.ber{stroke:#000;stroke-width:3.5;stroke-dasharray:3 3}
+.link.errors{stroke:#56b4e9;stroke-width:3;stroke-dasharray:9 2 2 2 2 2}
 .link.absent{stroke-dasharray:7 5}
 .link:target{stroke-width:8;opacity:1}
 `;
+
+/** The least a picture is scaled down to fit the window: 11 px names read at 8 px. */
+const SMALLEST_SCALE = 0.7;
+/** Beyond this width the picture is not scaled at all: a fabric of thousands of nodes is scrolled. */
+const SCALED_UP_TO = 2400;
 
 function rect(x: number, y: number, w: number, h: number): string {
   return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${w.toFixed(1)}" height="${h.toFixed(1)}" rx="3"/>`;
@@ -110,6 +120,7 @@ export function renderFabricMap(input: FabricMapInput): string {
 export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
   const pace = pacer();
   const links = yield* collectLinks(input);
+  const linkCount = yield* linkCountSteps(input.topology, input.readings);
   const map = yield* layout(input, links);
   const { nodes } = map;
 
@@ -178,7 +189,11 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
     boxes.push(nodeElement(node, nodeSeverity.get(node.id)));
     if (pace()) yield;
   }
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${Math.ceil(map.width)}" height="${Math.ceil(map.height)}" viewBox="0 0 ${Math.ceil(map.width)} ${Math.ceil(map.height)}" role="img" aria-label="InfiniBand fabric map">
+  // Scaled to the window, down to SMALLEST_SCALE of its size (below that its names no longer read,
+  // and it scrolls); a picture wider than SCALED_UP_TO (thousands of nodes) keeps its own size.
+  const width = Math.ceil(map.width);
+  const minWidth = width > SCALED_UP_TO ? width : Math.ceil(width * SMALLEST_SCALE);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" style="width:100%;max-width:${width}px;min-width:${minWidth}px" width="${Math.ceil(map.width)}" height="${Math.ceil(map.height)}" viewBox="0 0 ${Math.ceil(map.width)} ${Math.ceil(map.height)}" role="img" aria-label="InfiniBand fabric map">
 <g class="tiers">${tiers.join('')}</g>
 <g class="links">
 ${healthy.join('\n')}
@@ -199,7 +214,7 @@ ${problems.join('\n')}
   const items = shown.map((finding, i) => {
     const link = findingPorts(finding).map((port) => linkOfPort.get(port)).find(Boolean);
     const summary = escapeHtml(finding.summary);
-    return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding))}">runbook</a></div></li>`;
+    return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding, input.runbookBase))}">runbook</a></div></li>`;
   });
   const more = input.findings.length > shown.length ? `<p class="note">… and ${input.findings.length - shown.length} more: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
   const problemCount = problems.length;
@@ -215,7 +230,7 @@ ${problems.join('\n')}
 </head>
 <body>
 <h1>InfiniBand fabric map</h1>
-<p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${links.size} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
+<p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${linkCount} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
 <div class="layout">
 <div class="picture">
 ${svg}

@@ -16,7 +16,10 @@ import { PageCache } from './page-cache.js';
 export class FabricPage {
   private readonly cache = new PageCache();
 
-  constructor(private readonly collectors: readonly Collector[]) {}
+  constructor(
+    private readonly collectors: readonly Collector[],
+    private readonly runbookBase?: string,
+  ) {}
 
   /** The page of `snapshot`, or why there is no fabric to draw. */
   async of(snapshot: Snapshot | undefined, takenAt: number | undefined): Promise<{ html: string } | { missing: string }> {
@@ -42,6 +45,7 @@ export class FabricPage {
       findings,
       ...(ports && { risingErrors: ports.trend.risingErrors, berOverThreshold: ports.trend.berOverThreshold }),
       ...(takenAt !== undefined && { takenAt }),
+      ...(this.runbookBase !== undefined && { runbookBase: this.runbookBase }),
     });
   }
 }

@@ -24,4 +24,10 @@ export const DISABLE_EXPORTER_METRICS = flag(BOOLEAN, {
   help: 'Leave out the process_* and nodejs_* metrics of the exporter itself.',
 });
 
-export const SERVE_FLAGS = [LISTEN_ADDRESS, TELEMETRY_PATH, WEB_CONFIG_FILE, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, DISABLE_EXPORTER_METRICS];
+export const RUNBOOK_URL = optionalFlag(STRING, {
+  name: 'web.runbook-url',
+  key: 'web.runbook_url',
+  help: 'Where a site keeps its own copy of the runbooks (a URL the anchors #<alert name in lower case> are added to): the landing page\'s and /fabric\'s links point there instead of the exporter\'s own /runbooks; for the runbook_url of the alerts, rewrite rules/ with the same URL (docs/runbooks.md).',
+});
+
+export const SERVE_FLAGS = [LISTEN_ADDRESS, TELEMETRY_PATH, WEB_CONFIG_FILE, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, DISABLE_EXPORTER_METRICS, RUNBOOK_URL];

@@ -317,7 +317,7 @@ describe('--collector.fabric (outputs recorded on the simulated fat tree)', () =
     ]);
     expect(stdout).toContain(`MF0;leaf-3:SX6036/U1  switch ${LEAF3}, LID 6
   CRITICAL  port 5 of MF0;leaf-3:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 71 packets since its counters were reset)
-            → reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the device at the other end is powered (iblinkinfo -S ${LEAF3}) [runbook: infinibandfabricportdown]`);
+            → reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the device at the other end is powered (ibportstate -G ${LEAF3} 5 query shows the port's state) [runbook: infinibandfabricportdown]`);
     expect(lines.at(-1)).toBe('CRITICAL: 3 critical, 1 warning, 10 info on 8 InfiniBand devices, 8 ports, 8 IPoIB interfaces and a fabric of 5 switches, 8 CAs and 13 links; first: port 2 of MF0;leaf-1:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 76 packets since its counters were reset)');
   });
 

@@ -24,7 +24,8 @@ const RESULTS = path.join(PROJECT_ROOT, 'test-results');
 const README_SCREENSHOT = path.join(PROJECT_ROOT, 'docs/fabric-map.png');
 
 /** The colours of each link state in the map's stylesheet. */
-const COLOURS = { down: '#c62828', init: '#8e24aa', miswired: '#ef6c00', degraded: '#f9a825', ber: '#6d4c41', errors: '#d81b60' } as const;
+// Okabe and Ito's palette: told apart by a colour-blind reader too (each state has its dashes besides).
+const COLOURS = { down: '#d55e00', init: '#cc79a7', miswired: '#0072b2', degraded: '#e69f00', ber: '#000000', errors: '#56b4e9' } as const;
 
 const LEAF = (n: number): string => `0x0002c90200700${n.toString(16).padStart(3, '0')}`;
 const SPINE1 = '0x0002c90200600001';
@@ -75,7 +76,19 @@ describe.skipIf(skipReason !== undefined)('fabric map in a headless browser', ()
       const style = (globalThis as unknown as { getComputedStyle(e: unknown): { stroke: string; strokeDasharray: string } }).getComputedStyle(element);
       return [style.stroke, style.strokeDasharray];
     };
-    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5))}`).evaluate(strokeOf)).toEqual(['rgb(198, 40, 40)', '7px, 5px']);
+    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5))}`).evaluate(strokeOf)).toEqual(['rgb(213, 94, 0)', '7px, 5px']);
+    // A degraded link is dashed, a miswired one dash-dotted: not told by colour alone.
+    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(6), 4), fabricPortKey(SPINE1, 6))}`).evaluate(strokeOf)).toEqual(['rgb(230, 159, 0)', '6px, 3px']);
+
+    // At 1 400 px the picture fits: no sideways scrolling, the last leaf in view.
+    const overflow = (element: unknown): number[] => {
+      const box = element as { scrollWidth: number; clientWidth: number };
+      return [box.scrollWidth, box.clientWidth];
+    };
+    const [scrollWidth, clientWidth] = await page.locator('.picture').evaluate(overflow);
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth!);
+    const [pageWidth] = await page.locator('html').evaluate(overflow);
+    expect(pageWidth).toBeLessThanOrEqual(VIEWPORT.width);
 
     // Every entry of the list beside the picture links to a line that exists.
     const targets = await page.locator('ol.problems a[href^="#l-"]').evaluateAll((links) => links.map((link) => (link as unknown as { getAttribute(name: string): string }).getAttribute('href')));

@@ -4,6 +4,7 @@
 // findings come first and mark the ports of those adapters. The screenshots are kept in
 // test-results/ for a person to look at.
 import { mkdir, readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +51,19 @@ describe.skipIf(skipReason !== undefined)('landing page in a headless browser', 
       const page = await context.newPage();
       const response = await page.goto(`${address}/`);
       expect(response?.status()).toBe(200);
-      expect(await page.title()).toBe('InfiniBand Exporter');
+      expect(await page.title()).toBe(`${hostname()} — InfiniBand Exporter`);
+      expect(await page.locator('h1').innerText()).toBe(`${hostname()} — InfiniBand Exporter`);
+      // The snapshot's age, the absolute time in its title; a refresh at the collection interval.
+      expect(await page.locator('#findings .summary time').innerText()).toMatch(/^collected \d+ s ago$/);
+      expect(await page.locator('#findings .summary time').getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(await page.locator('meta[http-equiv="refresh"]').getAttribute('content')).toBe('10');
+      // The "Not checked" list check prints (the demo host has no module tools).
+      const notChecked = page.locator('#not-checked li');
+      expect(await notChecked.count()).toBeGreaterThan(0);
+      expect(await notChecked.first().isVisible()).toBe(true);
+      // Problem cells carry a class and a visible marker, not colour alone.
+      const init = page.locator('#ports td.problem', { hasText: 'INIT' }).first();
+      expect(await init.innerText()).toBe('⚠ INIT');
 
       const first = page.locator('#findings ol.findings > li').first();
       await expect.poll(() => first.getAttribute('class')).toBe('critical');
@@ -93,7 +106,7 @@ describe.skipIf(skipReason !== undefined)('landing page in a headless browser', 
       expect(await findings.first().isVisible()).toBe(true);
       const box = await findings.first().boundingBox();
       expect(box!.y + box!.height).toBeLessThan(VIEWPORT.height);
-      expect(await page.locator('#findings p.summary').innerText()).toMatch(/^0 critical, 2 warning, 1 info as of /);
+      expect(await page.locator('#findings p.summary').innerText()).toMatch(/^0 critical, 2 warning, 1 info, collected \d+ s ago$/);
       // The runbook link of the finding leads to the PCIe section.
       expect(await findings.first().getByRole('link', { name: 'runbook' }).getAttribute('href')).toMatch(/docs\/runbooks\.md#infinibandpcielinkdegraded$/);
       // The ports of the two adapters are marked with the finding; the healthy adapters' are not.

@@ -47,12 +47,16 @@ describe('landing page', () => {
     expect(findings).toEqual(['critical', 'critical', 'warning', 'warning', 'warning', 'warning', ...Array(8).fill('info')]);
     expect(page).toContain('<div class="what">port mlx5_2/1 is INIT with its link up (LinkUp, SM LID 0): no subnet manager has configured it</div>');
     expect(page).toContain('systemctl enable --now opensm');
-    expect(page).toContain('<a href="https://github.com/infiniband-exporter/infiniband-exporter/blob/main/docs/runbooks.md#infinibandportstuckinitializing">runbook</a>');
-    expect(page).toContain('<p class="summary">2 critical, 4 warning, 8 info as of <time');
+    expect(page).toContain('<a href="/runbooks#infinibandportstuckinitializing">runbook</a>');
+    expect(page).toContain('<p class="summary">2 critical, 4 warning, 8 info, <time');
     const rows = [...page.matchAll(/<tr class="(\w+)">/g)].map((match) => match[1]);
     expect(rows).toHaveLength(14);
-    expect(page).toMatch(/<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/);
+    expect(page).toMatch(/<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td class="problem"><span class="marker" title="problem">⚠ <\/span>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/);
     expect(page).toMatch(/<tr class="ok"><td><strong>mlx5_1<\/strong>.*<td>Ethernet<\/td><td>ACTIVE<\/td>/);
+    // Problem cells are marked by a class and a visible sign, not by colour alone: INIT, Polling, 1X, SDR below the expected speed.
+    const marked = [...page.matchAll(/<td class="problem"><span class="marker" title="problem">⚠ <\/span>([^<]+)<\/td>/g)].map((match) => match[1]);
+    expect(marked).toEqual(expect.arrayContaining(['INIT', 'Polling', expect.stringMatching(/^1X /), expect.stringMatching(/ SDR$/)]));
+    expect(page).not.toMatch(/<td class="problem">[^<]*ACTIVE/);
     const order = ['id="findings"', 'id="ports"', 'href="/metrics"', 'href="/healthz"', 'href="/ready"'].map((marker) => page.indexOf(marker));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
@@ -135,8 +139,8 @@ describe('landing page in fabric mode', () => {
     const findings = [...page.matchAll(/<li class="(critical|warning|info)">/g)].map((match) => match[1]);
     expect(findings).toEqual([...Array(3).fill('critical'), 'warning', ...Array(10).fill('info')]);
     expect(page).toContain('<div class="what">port 2 of MF0;leaf-1:SX6036/U1 has no link (Polling)');
-    expect(page).toContain('<a href="https://github.com/infiniband-exporter/infiniband-exporter/blob/main/docs/runbooks.md#infinibandfabricportdown">runbook</a>');
-    expect(page).toContain('<p class="summary">3 critical, 1 warning, 10 info as of <time');
+    expect(page).toContain('<a href="/runbooks#infinibandfabricportdown">runbook</a>');
+    expect(page).toContain('<p class="summary">3 critical, 1 warning, 10 info, <time');
     const fabric = page.slice(page.indexOf('<section id="fabric">'), page.indexOf('</section>', page.indexOf('<section id="fabric">')));
     expect(fabric).toContain('<dt>nodes</dt><dd>5 switches, 8 CAs</dd><dt>links</dt><dd>13 (discovered ');
     expect(fabric).toContain('<dt>ports read</dt><dd>32, 18 with a link</dd>');

@@ -22,12 +22,24 @@ import {
   type RailReport,
   type ResolvedCable,
 } from '../../../model/cabling.js';
-import { fabricPortKey, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
+import { fabricPortKey, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
 import { plural } from '../../../model/finding.js';
 import type { FabricNodeName, FabricPortName, Finding } from '../../../model/finding.js';
 
 const MISWIRED = { runbook: 'infinibandfabriccablemiswired', alert: 'InfiniBandFabricCableMiswired' } as const;
 const MISSING = { runbook: 'infinibandfabricplannedlinkmissing', alert: 'InfiniBandFabricPlannedLinkMissing' } as const;
+/**
+ * A missing cable whose switch port shows it carried traffic (a link-down count, packets since the
+ * counters were reset) was pulled, not forgotten: critical as the port-down finding it explains
+ * (InfiniBandFabricPortDown), which it replaces with both ends and the plan's line.
+ */
+const IN_USE = { severity: 'critical', runbook: 'infinibandfabricportdown', alert: 'InfiniBandFabricPortDown' } as const;
+
+/** The counts fabric_ports' port-down finding takes as signs of use (the discovery no longer shows the cable). */
+export function portWasInUse(reading: FabricPortReading | undefined): boolean {
+  const count = (name: string): number => reading?.counters.find((c) => c.name === name)?.value ?? 0;
+  return count('link_downed') + count('transmit_packets') + count('receive_packets') > 0;
+}
 const RAIL = { runbook: 'infinibandfabricrailviolation', alert: 'InfiniBandFabricRailViolation' } as const;
 const UNRESOLVED = { runbook: 'infinibandexportercollectorfailing', alert: 'InfiniBandExporterCollectorFailing' } as const;
 
@@ -39,10 +51,16 @@ export class CablingWords {
   constructor(
     readonly topology: FabricTopology | undefined,
     conformance?: CablingConformance,
+    private readonly readings: ReadonlyMap<string, FabricPortReading> = new Map(),
     private readonly planFile = conformance?.plan.plan.file,
   ) {
     for (const [guid, written] of conformance?.plan.nodes ?? []) this.written.set(guid, written);
     for (const cable of conformance?.plan.cables ?? []) for (const end of cable.ends) this.planned.set(planPortKey(end), cable);
+  }
+
+  /** Whether a port of the plan shows it carried a link since its counters were reset. */
+  inUse(end: { nodeGuid?: string | undefined; port: number }): boolean {
+    return end.nodeGuid !== undefined && portWasInUse(this.readings.get(fabricPortKey(end.nodeGuid, end.port)));
   }
 
   /** The planned cable of a port, if the plan has one. */
@@ -170,15 +188,15 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
   }
   for (const { cable } of conformance.missingLinks) {
     const [a, b] = cable.ends;
+    const used = words.inUse(a) || words.inUse(b);
     findings.push({
       condition: 'planned-link-missing',
-      severity: 'warning',
+      ...(used ? IN_USE : { severity: 'warning', ...MISSING }),
       subject: subject(words, { nodeGuid: a.nodeGuid!, port: a.port }, { nodeGuid: b.nodeGuid!, port: b.port }),
       summary: `no link between ${words.cable(cable)}, a cable of the plan${words.lines([cable])}: the cable is not plugged in, or it, a transceiver or a port is broken`,
       meaning: 'A planned path is missing: on an inter-switch link the fabric has less bandwidth and fewer routes than it was built with; on a host link the adapter is cut off.',
       cause: 'The cable was never plugged in or was pulled, a transceiver is unseated or dead, or a port is disabled.',
-      remedy: `plug the cable between ${words.cable(cable)}, or reseat it at both ends; if the link stays down, replace the cable or transceiver (iblinkinfo -S ${a.nodeGuid} shows the port)`,
-      ...MISSING,
+      remedy: `plug the cable between ${words.cable(cable)}, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G ${a.nodeGuid} ${a.port} query shows the port's state)`,
     });
   }
   findings.push(...problemFindings(words, conformance));
@@ -191,15 +209,17 @@ function conformanceFindings(words: CablingWords, conformance: CablingConformanc
     const ends = node.cables.map((cable) => cable.ends.find((end) => (node.guid === undefined ? end.nodeGuid === undefined && end.written === node.written : end.nodeGuid !== node.guid)) ?? cable.ends[1]);
     const first = node.cables[0];
     const peer = first?.ends.find((end) => end.nodeGuid !== node.guid && end.nodeGuid !== undefined);
+    const used = ends.some((end) => words.inUse(end));
     findings.push({
       condition: 'plan-node-missing',
-      severity: 'warning',
+      ...(used ? IN_USE : { severity: 'warning', ...MISSING }),
       subject: peer ? subject(words, { nodeGuid: peer.nodeGuid!, port: peer.port }, undefined) : { kind: 'subnet' },
-      summary: `${name}, a node of the plan${node.cables.length > 0 ? ` with ${plural(node.cables.length, 'cable')} (to ${ends.map((end) => words.planPort(end)).join(', ')})` : ''}, is not in the fabric${words.lines(node.cables)}`,
+      summary: used
+        ? `${ends.filter((end) => words.inUse(end)).map((end) => words.planPort(end)).join(', ')} has no link, and ${name} at the other end of ${node.cables.length === 1 ? 'its planned cable' : `its ${node.cables.length} planned cables`} is not in the fabric${words.lines(node.cables)}: the cable was pulled or ${nodeLabel(words.topology, node.guid, node.written)} went down`
+        : `${name}, a node of the plan${node.cables.length > 0 ? ` with ${plural(node.cables.length, 'cable')} (to ${ends.map((end) => words.planPort(end)).join(', ')})` : ''}, is not in the fabric${words.lines(node.cables)}`,
       meaning: 'A switch or host the fabric was planned with is not reachable: its links are dark, and for a switch every host behind it is cut off.',
-      cause: 'It is powered off or not installed yet, every one of its cables is unplugged, or (a switch) it failed.',
-      remedy: `power it on and check its cables${node.cables.length > 0 ? ` to ${ends.map((end) => words.planPort(end)).join(', ')}` : ''}; a node not installed yet can wait`,
-      ...MISSING,
+      cause: used ? 'The cable was pulled or broke, a transceiver failed, or the node at the other end was powered off or failed (its switch port carried traffic before).' : 'It is powered off or not installed yet, every one of its cables is unplugged, or (a switch) it failed.',
+      remedy: `power it on and check its cables${node.cables.length > 0 ? ` to ${ends.map((end) => words.planPort(end)).join(', ')}` : ''}${used ? ` (${ends.filter((end) => words.inUse(end)).map((end) => `ibportstate -G ${end.nodeGuid} ${end.port} query`).join(', ')} shows the switch side)` : '; a node not installed yet can wait'}`,
     });
   }
   // Cables the plan does not have and no action explains: between two nodes of the plan, on ports it leaves free.
@@ -289,10 +309,23 @@ function railFindings(words: CablingWords, rails: RailReport): Finding[] {
  */
 export function explainedByCabling(report: CablingReport | undefined): (finding: Finding) => boolean {
   const ports = new Set<string>();
-  for (const action of report?.conformance?.actions ?? []) {
+  const degraded = new Set<string>();
+  const conformance = report?.conformance;
+  for (const action of conformance?.actions ?? []) {
     for (const move of action.moves) for (const end of [move.from, move.to]) ports.add(`${end.nodeGuid}/${end.port}`);
   }
-  return (finding) => finding.condition === 'fabric-port-down' && finding.subject.kind === 'fabric-port' && ports.has(`${finding.subject.node.guid}/${finding.subject.port}`);
+  // A pulled cable is one finding: the plan's missing link (or missing node) names both ends.
+  for (const { cable } of conformance?.missingLinks ?? []) for (const end of cable.ends) ports.add(`${end.nodeGuid}/${end.port}`);
+  for (const node of conformance?.missingNodes ?? []) {
+    for (const cable of node.cables) for (const end of cable.ends) if (end.nodeGuid !== undefined) ports.add(`${end.nodeGuid}/${end.port}`);
+  }
+  // A link below the plan is one finding with the plan's line, not a second one from the expectations.
+  for (const { cable } of conformance?.belowPlan ?? []) for (const end of cable.ends) degraded.add(`${end.nodeGuid}/${end.port}`);
+  return (finding) => {
+    if (finding.subject.kind !== 'fabric-port') return false;
+    const key = `${finding.subject.node.guid}/${finding.subject.port}`;
+    return (finding.condition === 'fabric-port-down' && ports.has(key)) || (finding.condition === 'fabric-link-degraded' && degraded.has(key));
+  };
 }
 
 /**
@@ -300,9 +333,9 @@ export function explainedByCabling(report: CablingReport | undefined): (finding:
  * names). Actions first (each with every step in order), then missing links and nodes, links below
  * the plan, rail violations, and the cables the plan does not have.
  */
-export function cablingFindings(report: CablingReport | undefined, topology: FabricTopology | undefined): Finding[] {
+export function cablingFindings(report: CablingReport | undefined, topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading> = new Map()): Finding[] {
   if (!report) return [];
-  const words = new CablingWords(topology, report.conformance);
+  const words = new CablingWords(topology, report.conformance, readings);
   return [
     ...(report.conformance ? conformanceFindings(words, report.conformance) : []),
     ...(report.rails ? railFindings(words, report.rails) : []),

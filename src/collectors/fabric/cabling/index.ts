@@ -200,7 +200,7 @@ export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
   verify,
   setUp,
   metrics: { families: CABLING_METRIC_ORDER, write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
-  findings: (snapshot) => cablingFindings(FABRIC_CABLING.of(snapshot), FABRIC_DISCOVERY.of(snapshot)?.topology),
+  findings: (snapshot) => cablingFindings(FABRIC_CABLING.of(snapshot), FABRIC_DISCOVERY.of(snapshot)?.topology, FABRIC_PORTS.of(snapshot)?.ports),
   explains: (snapshot) => {
     const report = FABRIC_CABLING.of(snapshot);
     return report && explainedByCabling(report);

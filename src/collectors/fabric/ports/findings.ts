@@ -73,7 +73,7 @@ function portDownFinding(fabric: FabricSnapshot, key: string, reading: FabricPor
       : 'Cable pulled or broken; a transceiver (QSFP) failed or is unseated at either end; the switch or host at the other end is powered off or its port died.',
     remedy: disabled
       ? `enable it: ibportstate -G ${guid} ${end.port} enable`
-      : `reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the device at the other end is powered (iblinkinfo -S ${guid})`,
+      : `reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the device at the other end is powered (ibportstate -G ${guid} ${end.port} query shows the port's state)`,
     runbook: 'infinibandfabricportdown',
     alert: 'InfiniBandFabricPortDown',
   };

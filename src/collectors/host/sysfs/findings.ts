@@ -9,9 +9,23 @@ import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error
 import { PORT_STATE_INIT, physicalLinkIsUp } from '../../../model/port-state.js';
 import { plural, type Finding } from '../../../model/finding.js';
 import type { Snapshot } from '../../../model/snapshot.js';
-import { IPOIB_PART, PERFQUERY_PART, SYSFS_PART } from '../../parts.js';
+import { IPOIB_PART, PERFQUERY_PART, SMPQUERY_PART, SYSFS_PART } from '../../parts.js';
 import { countersOf, expectationOf } from './metrics.js';
 export const START_OPENSM = 'start a subnet manager on one host of this fabric: systemctl enable --now opensm (package opensm)';
+/**
+ * perfquery addressed at this very port: without -C and -P it reads the first port it finds, on a
+ * host of several adapters another one than the finding names.
+ */
+export function perfqueryOf(device: string, port: number, options = ''): string {
+  return `perfquery -C ${device} -P ${port}${options === '' ? '' : ` ${options}`}`;
+}
+
+/** perfquery of the switch port at the other end, from this port (its LID from smpquery, when known). */
+function peerPerfquery(snapshot: Snapshot, device: string, port: number, options: string): string {
+  const peer = SMPQUERY_PART.of(snapshot)?.get(portKey(device, port))?.peer;
+  const address = peer?.lid === undefined ? `<peer lid> ${peer?.port ?? '<peer port>'}` : `${peer.lid} ${peer.port}`;
+  return perfqueryOf(device, port, `${options}${options === '' ? '' : ' '}${address}`);
+}
 export const SM_MEANING = 'A port without a subnet manager gets no LID and carries no traffic; IPoIB on it has no carrier.';
 
 /** A linked InfiniBand port that no subnet manager configured: INIT, or SM LID 0 (sysfs alone tells). */
@@ -171,7 +185,7 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
       summary: `port ${name}: ${plural(saturated.length, 'counter')} stuck at ${saturated.length === 1 ? 'its' : 'their'} maximum (${describeCounters(saturated)}): new events are no longer counted`,
       meaning: 'A fixed-width PMA counter at its maximum stops counting: error rates read 0 and the error alerts are blind for it until it is reset. peer_ counters are the switch port\'s.',
       cause: 'Errors accumulated for months without a reset, an error storm, or 32-bit data counters on an adapter or kernel without extended counters.',
-      remedy: 'reset the counters: perfquery -R (and perfquery -R <peer lid> <peer port> for peer_ counters); if errors fill them again quickly, fix the link',
+      remedy: `reset the counters: ${perfqueryOf(device.name, port.port, '-R')}${saturated.some((c) => c.name.startsWith('peer_')) ? ` (and ${peerPerfquery(snapshot, device.name, port.port, '-R')} for the peer_ counters)` : ''}; if errors fill them again quickly, fix the link`,
       runbook: 'infinibandcountersaturated',
       alert: 'InfiniBandCounterSaturated',
     });
@@ -185,7 +199,7 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
       summary: `port ${name} has counted errors since its counters were reset: ${describeCounters(errors)}`,
       meaning: 'A count, not a rate: one look cannot tell whether they still grow. A few from link bring-up are normal; a steady rise means a bad cable, transceiver or port (the InfiniBandPhysicalErrors alert watches the rate). peer_ counters are the switch port\'s.',
       cause: 'Link bring-up, or a dirty, bent or damaged cable or connector, a failing transceiver, a cable too long for the speed.',
-      remedy: 'see whether they grow: perfquery; sleep 60; perfquery — if they do, reseat or replace the cable; once fixed, perfquery -R',
+      remedy: `see whether they grow: ${perfqueryOf(device.name, port.port)}; sleep 60; ${perfqueryOf(device.name, port.port)} — if they do, reseat or replace the cable; once fixed, ${perfqueryOf(device.name, port.port, '-R')}`,
       runbook: 'infinibandphysicalerrors',
       alert: undefined,
     });
@@ -272,8 +286,8 @@ export function bitErrorRateFindings(
             : 'A few errors, mostly from link bring-up; below 10^-12 the link is healthy.',
           cause: 'Link bring-up, or a dirty, bent or damaged cable or connector, a failing transceiver, a cable too long for the speed.',
           remedy: high
-            ? 'reseat and clean the cable at both ends, then swap it or its transceivers; perfquery -x and mstlink -c show whether errors still grow'
-            : 'nothing unless it grows: perfquery -x; sleep 60; perfquery -x',
+            ? `reseat and clean the cable at both ends, then swap it or its transceivers; ${perfqueryOf(device.name, port.port, '-x')} and mstlink -d ${device.name} -p ${port.port} -c show whether errors still grow`
+            : `nothing unless it grows: ${perfqueryOf(device.name, port.port, '-x')}; sleep 60; ${perfqueryOf(device.name, port.port, '-x')}`,
           runbook: 'infinibandlinkbiterrorratehigh',
           alert: high ? 'InfiniBandLinkBitErrorRateHigh' : undefined,
         });
