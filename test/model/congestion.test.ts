@@ -13,6 +13,7 @@ import {
 } from '../../src/model/congestion.js';
 import type { DiscoveredPort, FabricNode, FabricNodeType, FabricTopology } from '../../src/model/fabric.js';
 import { fabricPortKey } from '../../src/model/fabric.js';
+import type { LinkWidth } from '../../src/model/link-rate.js';
 
 describe('the tick of a device', () => {
   it.each([
@@ -44,7 +45,7 @@ describe('the tick of a device', () => {
     [{ tick: 7, counting: 'port', source: 'device' } as const, 4, 'NDR' as const, 0.16e-9],
     [{ tick: 7, counting: 'port', source: 'device' } as const, 2, 'NDR' as const, 0.32e-9],
   ])('tick seconds %#', (tick, width, speed, seconds) => {
-    expect(xmitWaitTickSeconds(tick, width, speed)).toBeCloseTo(seconds, 20);
+    expect(xmitWaitTickSeconds(tick, width as LinkWidth, speed)).toBeCloseTo(seconds, 20);
   });
 });
 
