@@ -3,6 +3,7 @@
 // collectors' findings into its port families, tso reads ipoib's interfaces, fabric_ports reads
 // through fabric_discovery's topology. A collector whose part no other reads declares none here.
 import { partOf } from '../collection/collector.js';
+import type { XmitWaitTick } from '../model/congestion.js';
 import type { FabricPortReading, FabricTopology, Shard } from '../model/fabric.js';
 import type { IpoibInterface, PortLink, PortPma } from '../model/host.js';
 import type { LinkExpectation } from '../model/link-rate.js';
@@ -34,6 +35,8 @@ export interface DiscoveryPart {
   provisional: boolean;
   /** The node-name-map in use (GUID → name), read again at each discovery. */
   names: ReadonlyMap<string, string>;
+  /** Each node's PortXmitWait tick (this shard's nodes whose ports are read), by GUID, read once per node. */
+  ticks: ReadonlyMap<string, XmitWaitTick>;
   /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
   text?: string;
 }
