@@ -5,8 +5,6 @@
 // Switch-IB and Switch-IB 2 count 32 bytes per lane (Tick 31: the IBA reading), Quantum,
 // Quantum-2 and Quantum-3 count 8 bytes per port whatever its width (Tick 7, one tick being
 // 8 bytes at the port's whole rate). Pure functions: the collectors read Tick and the port rate.
-import { pacer, type Work } from '../event-loop/time-slices.js';
-import type { FabricNodeType, FabricTopology } from './fabric.js';
 import { LANE_RATES, type LinkSpeed, type LinkWidth } from './link-rate.js';
 
 /** How a device counts a tick: IBA's symbol time per lane, or (NVIDIA Quantum) bytes at the port's whole rate. */
@@ -80,45 +78,3 @@ export const CONGESTED_LINK_RATIO = 0.3;
 /** `down` toward the hosts, `up` away from them. */
 export type CongestionDirection = 'down' | 'up';
 
-/**
- * Each switch's tier in a fat tree: 1 for switches with a host (a CA) on some port, then one more
- * for each hop away from those. Switches no tier-1 switch reaches have none.
- */
-export function* switchTiers(topology: FabricTopology): Work<Map<string, number>> {
-  const neighbours = new Map<string, string[]>();
-  const tiers = new Map<string, number>();
-  const pace = pacer(256);
-  for (const port of topology.ports.values()) {
-    if (pace()) yield;
-    if (!port.peer) continue;
-    const node = topology.nodes.get(port.nodeGuid);
-    const peer = topology.nodes.get(port.peer.nodeGuid);
-    if (node?.type !== 'switch' || !peer) continue;
-    if (peer.type === 'ca') tiers.set(node.guid, 1);
-    else if (peer.type === 'switch') {
-      const list = neighbours.get(node.guid);
-      if (list) list.push(peer.guid);
-      else neighbours.set(node.guid, [peer.guid]);
-    }
-  }
-  let frontier = [...tiers.keys()];
-  for (let tier = 2; frontier.length > 0; tier++) {
-    const next: string[] = [];
-    for (const guid of frontier) {
-      if (pace()) yield;
-      for (const neighbour of neighbours.get(guid) ?? []) {
-        if (tiers.has(neighbour)) continue;
-        tiers.set(neighbour, tier);
-        next.push(neighbour);
-      }
-    }
-    frontier = next;
-  }
-  return tiers;
-}
-
-/** Which way a switch port of `tier` sends: `down` to a host or a lower tier, `up` otherwise (a link within one tier included). */
-export function congestionDirection(tier: number, peerType: FabricNodeType, peerTier: number | undefined): CongestionDirection {
-  if (peerType === 'ca') return 'down';
-  return peerTier !== undefined && peerTier < tier ? 'down' : 'up';
-}

@@ -1,16 +1,8 @@
 // Congestion as time lost: the tick a device counts in, the stalled fraction of a port, tiers.
 import { describe, expect, it } from 'vitest';
 import { atOnce } from '../../src/event-loop/time-slices.js';
-import {
-  congestionDirection,
-  defaultTick,
-  deviceTick,
-  stalledFraction,
-  switchTiers,
-  tickCounting,
-  xmitWaitTickSeconds,
-  XMIT_WAIT_MAX,
-} from '../../src/model/congestion.js';
+import { defaultTick, deviceTick, stalledFraction, tickCounting, xmitWaitTickSeconds, XMIT_WAIT_MAX } from '../../src/model/congestion.js';
+import { congestionDirection, switchTiers } from '../../src/model/fabric-tiers.js';
 import type { DiscoveredPort, FabricNode, FabricNodeType, FabricTopology } from '../../src/model/fabric.js';
 import { fabricPortKey } from '../../src/model/fabric.js';
 import type { LinkWidth } from '../../src/model/link-rate.js';

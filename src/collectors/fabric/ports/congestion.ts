@@ -7,9 +7,9 @@ import { pacer, type Work } from '../../../event-loop/time-slices.js';
 import type { ExpositionBuffer } from '../../../exposition/buffer.js';
 import { gauge } from '../../../exposition/metric-spec.js';
 import { FamilyWriter } from '../../../exposition/samples.js';
+import { congestionDirection } from '../../../model/fabric-tiers.js';
 import {
   CONGESTION_PORT_FLOOR,
-  congestionDirection,
   stalledFraction,
   xmitWaitTickSeconds,
   type CongestionDirection,

@@ -12,7 +12,7 @@ import { bestCommonEnabled } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error-rate.js';
 import type { Snapshot } from '../../../model/snapshot.js';
-import { switchTiers } from '../../../model/congestion.js';
+import { switchTiers } from '../../../model/fabric-tiers.js';
 import { CongestionWalk } from './congestion.js';
 import type { CounterSource } from '../../../sources/fabric/ports.js';
 import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
