@@ -121,7 +121,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const wanted = [...topology.nodes.values()].filter((node) => (node.type === 'switch' || hcaPorts) && inShard(node.guid, shard));
     const missing = wanted.filter((node) => {
       const known = this.tickCache.get(node.guid);
-      return !known || !known.settled || known.deviceId !== node.deviceId;
+      return !known?.settled || known.deviceId !== node.deviceId;
     });
     if (missing.length === 0 && wanted.length === this.ticks.size) return this.ticks;
     const { readXmitWaitTicks } = await import('../../sources/fabric/xmit-wait-ticks.js');
