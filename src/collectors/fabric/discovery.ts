@@ -74,7 +74,8 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
         shard,
         provisional: verdict === 'provisional',
         names: this.names,
-        ticks: await this.readTicks(cycle, found.topology),
+        // Only `serve` measures congestion (two ports cycles); `check` and `topology save` run one.
+        ticks: this.context.mode === 'serve' ? await this.readTicks(cycle, found.topology) : this.ticks,
         ...(this.context.mode !== 'serve' && { text: found.text }),
       };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
