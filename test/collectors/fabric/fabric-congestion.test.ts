@@ -8,6 +8,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_FABRIC } from '../../../src/commands/command-line.js';
 import { Exporter } from '../../../src/commands/serve/exporter.js';
 import { RecordedRunner } from '../../../src/sources/recorded-runner.js';
+import { CongestionWalk } from '../../../src/collectors/fabric/ports/congestion.js';
+import { defaultTick } from '../../../src/model/congestion.js';
+import type { DiscoveredPort, FabricNode, FabricPortReading, FabricTopology } from '../../../src/model/fabric.js';
 import { settingsFromFlags } from '../../support/exporter.js';
 import { sampleValue as value, scrape } from '../../support/exposition.js';
 
@@ -55,5 +58,35 @@ describe('fabric congestion between two ports cycles', () => {
     expect(series(text, 'infiniband_fabric_congestion_ports')).toHaveLength(3);
     // ibsim's sampctlquery failures are no read errors: the documented tick stands in.
     expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_discovery"}')).toBe(0);
+  });
+});
+
+describe('CongestionWalk', () => {
+  const node = (guid: string, type: 'switch' | 'ca'): FabricNode => ({ guid, type, description: guid, name: undefined, lid: 1, portCount: 8, vendorId: 0x2c9, deviceId: 0xd2f0 });
+  const topology: FabricTopology = {
+    nodes: new Map([['0xleaf', node('0xleaf', 'switch')], ['0xhost', node('0xhost', 'ca')]]),
+    ports: new Map<string, DiscoveredPort>(),
+    duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0,
+  };
+  const reading = (port: number, wait: number | undefined): FabricPortReading => ({
+    nodeGuid: '0xleaf', port, state: undefined, physicalState: undefined, width: 4, speed: 'HDR', peer: { nodeGuid: '0xhost', port: 1 },
+    counters: wait === undefined ? [] : [{ name: 'transmit_wait', value: wait, saturated: wait === 0xffffffff }],
+  });
+  // Quantum at HDR 4X: 8 bytes at 200 Gb/s, 0.32 ns a tick; 10 s between the readings.
+  const walk = (): CongestionWalk => new CongestionWalk(topology, new Map([['0xleaf', 1]]), new Map([['0xleaf', defaultTick(0xd2f0)]]), 10);
+
+  it('gives a port its stalled fraction, and none where a reading lacks the counter, it was reset or it saturated', () => {
+    const congestion = walk();
+    congestion.port('0xleaf/1', reading(1, 1000 + 625_000_000), reading(1, 1000)); // after, before: 0.2 s of 10
+    congestion.port('0xleaf/2', reading(2, 5_000_000), reading(2, undefined)); // the earlier query failed
+    congestion.port('0xleaf/3', reading(3, 10), reading(3, 5_000_000)); // reset
+    congestion.port('0xleaf/4', reading(4, 0xffffffff), reading(4, 5_000_000)); // saturated
+    congestion.port('0xleaf/5', reading(5, 0), undefined); // first reading
+    const { ratios, tiers, nodeTicks } = congestion.done();
+    expect([...ratios.keys()]).toEqual(['0xleaf/1']);
+    expect(ratios.get('0xleaf/1')).toBeCloseTo(0.02, 9);
+    expect(tiers).toEqual([{ tier: 1, direction: 'down', max: ratios.get('0xleaf/1'), sum: ratios.get('0xleaf/1'), ports: 1 }]);
+    expect(nodeTicks.get('0xleaf')?.source).toBe('default');
+    expect(nodeTicks.get('0xleaf')?.seconds).toBeCloseTo(0.32e-9, 20);
   });
 });

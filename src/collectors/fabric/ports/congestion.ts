@@ -64,10 +64,11 @@ export class CongestionWalk {
     let votes = this.secondsVotes.get(after.nodeGuid);
     if (!votes) this.secondsVotes.set(after.nodeGuid, (votes = new Map()));
     votes.set(tickSeconds, (votes.get(tickSeconds) ?? 0) + 1);
+    // A reading's PortXmitWait is absent when its query failed (a read one is there, 0 included):
+    // no ratio then, rather than the whole count taken for one cycle's.
     const was = before && waitOf(before);
     const now = waitOf(after);
-    // PortXmitWait is served only once non-zero: a port without it waited no tick.
-    const ratio = before && stalledFraction(was ?? 0, now ?? 0, tickSeconds, this.seconds);
+    const ratio = was === undefined || now === undefined ? undefined : stalledFraction(was, now, tickSeconds, this.seconds);
     if (ratio === undefined) return;
     this.ratios.set(key, ratio);
     const tier = this.tierOf.get(after.nodeGuid);
