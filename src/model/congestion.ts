@@ -55,16 +55,17 @@ export function xmitWaitTickSeconds(tick: XmitWaitTick, width: LinkWidth, speed:
   return (bytes * 8) / bitsPerSecond;
 }
 
-/** The largest value PortXmitWait holds (32-bit): a counter there has stopped counting. */
+/** The largest value the 32-bit PortXmitWait of PortCounters holds: a counter there has stopped counting. */
 export const XMIT_WAIT_MAX = 0xffffffff;
 
 /**
  * The fraction of `elapsedSeconds` a port was stalled between two readings of PortXmitWait, clamped
- * to [0, 1]; undefined when no time passed, the counter went down (reset) or sits at its maximum
- * (saturated: the ticks since are unknown).
+ * to [0, 1]; undefined when no time passed, the counter went down (reset) or is saturated (the
+ * ticks since are unknown). `saturated`: the reading's own flag (a 64-bit PortXmitWait of
+ * PortCountersExtended passes 2^32); by default, the 32-bit counter at its maximum.
  */
-export function stalledFraction(before: number, after: number, tickSeconds: number, elapsedSeconds: number): number | undefined {
-  if (!(elapsedSeconds > 0) || !(tickSeconds > 0) || after < before || after >= XMIT_WAIT_MAX) return undefined;
+export function stalledFraction(before: number, after: number, tickSeconds: number, elapsedSeconds: number, saturated = after >= XMIT_WAIT_MAX): number | undefined {
+  if (!(elapsedSeconds > 0) || !(tickSeconds > 0) || after < before || saturated) return undefined;
   const ratio = ((after - before) * tickSeconds) / elapsedSeconds;
   return Math.min(1, Math.max(0, ratio));
 }

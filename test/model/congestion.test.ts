@@ -49,6 +49,10 @@ describe('stalledFraction', () => {
     expect(stalledFraction(5, 5, tick, 10)).toBe(0);
   });
 
+  it('reads a 64-bit PortXmitWait past 2^32 when the reading says it is not saturated', () => {
+    expect(stalledFraction(2 ** 40, 2 ** 40 + 244_140_625, tick, 10, false)).toBeCloseTo(0.25, 9);
+  });
+
   it('never exceeds 1 (a tick longer than the device\'s, a reading late)', () => {
     expect(stalledFraction(0, 2_000_000_000, tick, 10)).toBe(1);
   });
@@ -56,6 +60,7 @@ describe('stalledFraction', () => {
   it('is undefined on a reset, a saturated counter, or no time', () => {
     expect(stalledFraction(5000, 10, tick, 10)).toBeUndefined();
     expect(stalledFraction(5000, XMIT_WAIT_MAX, tick, 10)).toBeUndefined();
+    expect(stalledFraction(5000, 6000, tick, 10, true)).toBeUndefined();
     expect(stalledFraction(5000, 6000, tick, 0)).toBeUndefined();
     expect(stalledFraction(5000, 6000, 0, 10)).toBeUndefined();
   });

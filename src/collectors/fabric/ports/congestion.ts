@@ -17,6 +17,7 @@ import {
   type XmitWaitTick,
 } from '../../../model/congestion.js';
 import type { FabricPortReading, FabricTopology } from '../../../model/fabric.js';
+import type { PortCounter } from '../../../model/host.js';
 import type { FabricCongestion, TierCongestion } from '../../parts.js';
 
 export const CONGESTION_METRICS = {
@@ -36,9 +37,9 @@ export const CONGESTION_FAMILIES = Object.values(CONGESTION_METRICS);
 
 const WAIT = 'transmit_wait';
 
-function waitOf(reading: FabricPortReading): number | undefined {
+function waitOf(reading: FabricPortReading): PortCounter | undefined {
   const counters = reading.counters;
-  for (let c = 0; c < counters.length; c++) if (counters[c]!.name === WAIT) return counters[c]!.value;
+  for (let c = 0; c < counters.length; c++) if (counters[c]!.name === WAIT) return counters[c];
   return undefined;
 }
 
@@ -68,7 +69,7 @@ export class CongestionWalk {
     // no ratio then, rather than the whole count taken for one cycle's.
     const was = before && waitOf(before);
     const now = waitOf(after);
-    const ratio = was === undefined || now === undefined ? undefined : stalledFraction(was, now, tickSeconds, this.seconds);
+    const ratio = was === undefined || now === undefined ? undefined : stalledFraction(was.value, now.value, tickSeconds, this.seconds, now.saturated);
     if (ratio === undefined) return;
     this.ratios.set(key, ratio);
     const tier = this.tierOf.get(after.nodeGuid);
