@@ -66,6 +66,11 @@ export function replay(dirs: readonly string[], command: string, args: readonly 
     }
     return replayed;
   }
+  // ibsim does not implement PortSamplesControl, and every recording and generated fabric is
+  // modelled on it: a `perfquery -c` nobody recorded answers as ibsim does.
+  if (command === 'perfquery' && args[0] === '-c') {
+    return { stdout: Buffer.alloc(0), stderr: `ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid ${args[1] ?? ''})\nperfquery: iberror: failed: sampctlquery\n`, exitCode: 255 };
+  }
   return undefined;
 }
 

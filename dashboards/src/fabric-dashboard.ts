@@ -99,7 +99,8 @@ and on (node_guid) ${switches}`;
   const stuckInit = `${perPort('port_state_id')} == 2 and on ${port} ${perPort('port_physical_state_id')} == 5`;
   const labelledRates = (counters: readonly Counter[]) =>
     counters.map(([name]) => `label_replace(${rate(name)}, "counter", "${name}", "", "")`).join('\n  or ');
-  const waitShare = `${rate('transmit_wait')} / (${rate('transmit_wait')} + ${rate('transmit_packets')})`;
+  /** The fraction of time a port had data and sent nothing: wait ticks per second times the node's tick (as infiniband:fabric_port_congestion:ratio5m). */
+  const stalled = `clamp(max by ${port} (rate(${metric('port_transmit_wait_total')}[$__rate_interval]) * on (instance, job, node_guid) group_left max by (instance, job, node_guid) (${metric('node_xmit_wait_tick_seconds')})), 0, 1)`;
   const busier = `(${rate('transmit_data_bytes')} > ${rate('receive_data_bytes')} or ${rate('receive_data_bytes')})`;
   const switchUtilisation = `${busier} / ${perPort('port_rate_bytes_per_second')} and on (node_guid) ${switches}`;
   const caLinkRates = `(
@@ -216,10 +217,10 @@ and on (node_guid) ${switches}`;
     },
     {
       type: 'table', title: 'Top ports by congestion', unit: 'percentunit', w: 12, h: 9,
-      description: `The 15 fabric ports that most often had data to send but no credits: transmit wait ticks against wait ticks plus packets sent (an approximate share, tick length is vendor-defined). Above 50 % the port waits more than it sends. ${EMPTY_WHEN_HEALTHY}`,
-      targets: [tableRow(named(`topk(15, ${waitShare} > 0)`))],
+      description: `The 15 fabric ports stalled the largest share of the time: PortXmitWait ticks per second times the switch's tick (infiniband_fabric_node_xmit_wait_tick_seconds). From 30 % for 15 minutes: InfiniBandFabricLinkCongested. ${EMPTY_WHEN_HEALTHY}`,
+      targets: [tableRow(named(`topk(15, ${stalled} > 0)`))],
       transformations: mergedTable(),
-      overrides: [...names, column('A', 'waiting share', [unitProp('percentunit')])],
+      overrides: [...names, column('A', 'stalled', [unitProp('percentunit')])],
     },
     {
       type: 'timeseries', title: 'Fabric port error rate, top 10 ports', unit: 'cps', w: 12, h: 8,
@@ -281,6 +282,22 @@ and on (node_guid) ${switches}`;
       description: 'Bytes per second sent by all switch ports: every hop of a packet counts, so this is the load on the switches, not the traffic between hosts.',
       targets: [series(`sum(${rate('transmit_data_bytes')} and on (node_guid) ${switches})`, 'transmit')],
       defaults: { min: 0 },
+    },
+  ];
+
+  const tierLegend = 'tier {{tier}} {{direction}}';
+  const congestion: PanelSpec[] = [
+    {
+      type: 'timeseries', title: 'Mean stalled share per tier and direction', unit: 'percentunit', w: 12, h: 8,
+      description: 'The mean fraction of time the switch ports of each tier were stalled (data to send, nothing sent) between two ports cycles, over every shard: the sums over the port counts the exporters serve. Tier 1 is the switches with hosts, counting up; "down" sends toward the hosts, "up" away. A whole tier\'s uplinks rising together is oversubscription; one link alone is routing or placement.',
+      targets: [series(`sum by (tier, direction) (${metric('congestion_ratio_sum')}) / sum by (tier, direction) (${metric('congestion_ports')})`, tierLegend)],
+      defaults: { min: 0 },
+    },
+    {
+      type: 'timeseries', title: 'Worst port per tier and direction', unit: 'percentunit', w: 12, h: 8,
+      description: 'The largest stalled fraction among the switch ports of each tier and direction between two ports cycles, the maximum over the shards. Above 0.3 a link is congested (InfiniBandFabricLinkCongested after 15 minutes).',
+      targets: [series(`max by (tier, direction) (${metric('congestion_ratio_max')})`, tierLegend)],
+      defaults: { min: 0, max: 1 },
     },
   ];
 
@@ -371,6 +388,7 @@ and on (node_guid) ${switches}`;
       { title: 'Unhealthy links', panels: unhealthy },
       { title: 'Cabling', panels: cabling },
       { title: 'Errors and congestion', panels: errors },
+      { title: 'Congestion per tier', panels: congestion },
       { title: 'Link health', panels: linkHealth },
       { title: 'Switch port utilisation', panels: utilisation },
       { title: 'IPoIB broadcast groups', panels: multicast },

@@ -3,6 +3,7 @@
 // collectors' findings into its port families, tso reads ipoib's interfaces, fabric_ports reads
 // through fabric_discovery's topology. A collector whose part no other reads declares none here.
 import { partOf } from '../collection/collector.js';
+import type { CongestionDirection, TickSource, XmitWaitTick } from '../model/congestion.js';
 import type { FabricPortReading, FabricTopology, Shard } from '../model/fabric.js';
 import type { IpoibInterface, PortLink, PortPma } from '../model/host.js';
 import type { LinkExpectation } from '../model/link-rate.js';
@@ -34,6 +35,8 @@ export interface DiscoveryPart {
   provisional: boolean;
   /** The node-name-map in use (GUID → name), read again at each discovery. */
   names: ReadonlyMap<string, string>;
+  /** Each node's PortXmitWait tick (this shard's nodes whose ports are read), by GUID, read once per node. */
+  ticks: ReadonlyMap<string, XmitWaitTick>;
   /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
   text?: string;
 }
@@ -45,6 +48,30 @@ export interface FabricPortsPart {
   expectations: ReadonlyMap<string, LinkExpectation>;
   /** Since the previous cycle (the fabric map's colours): ports whose error counters rose, and those whose symbol errors over the bits carried exceed the BER threshold. */
   trend: PortTrend;
+  /** Since the previous cycle: how long each switch port was stalled, per port and per tier and direction. */
+  congestion: FabricCongestion;
+}
+
+/** Congestion between the last two ports cycles. */
+export interface FabricCongestion {
+  /**
+   * The stalled fraction (0–1, `stalledFraction` of src/model/congestion.ts) of each linked port read
+   * in both cycles whose node's tick is known, by `fabricPortKey`; every such port, not only those
+   * from 1 % (the per-port series' floor). Absent: not measured (new, reset or saturated counter).
+   */
+  ratios: ReadonlyMap<string, number>;
+  /** Per tier and direction over the ports with a ratio, tier first, `down` before `up`. */
+  tiers: readonly TierCongestion[];
+  /** Each node's tick in seconds at the speed and width most of its linked ports run, by GUID. */
+  nodeTicks: ReadonlyMap<string, { seconds: number; source: TickSource }>;
+}
+
+export interface TierCongestion {
+  tier: number;
+  direction: CongestionDirection;
+  max: number;
+  sum: number;
+  ports: number;
 }
 
 export interface PortTrend {

@@ -1,5 +1,6 @@
 // One host's InfiniBand hardware as the readers found it: devices and their ports, IPoIB
 // interfaces, and what the infiniband-diags tools learnt about each local port. Plain data.
+import type { XmitWaitTick } from './congestion.js';
 import type { LinkExpectation, LinkSpeed, LinkWidth } from './link-rate.js';
 import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
 
@@ -113,6 +114,8 @@ export interface PortPma {
   counters: readonly PortCounter[];
   /** Error counters of the link peer's port (by its LID); empty when they could not be read. */
   peerCounters: readonly PortCounter[];
+  /** The port's PortXmitWait tick (perfquery -c, or its generation's documented one); undefined when not read. */
+  tick?: XmitWaitTick;
 }
 
 /** `device/port`: how host ports are keyed in every map of a snapshot. */

@@ -261,7 +261,9 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     expect(Number(worst!.value![1])).toBeGreaterThan(1);
     const congested = await rows(titled('Top ports by congestion'), 'A');
     expect(ends(congested)).toEqual([`${SPINE2}/2`]);
-    expect(Number(congested[0]!.value![1])).toBeGreaterThan(0.9);
+    // Its PortXmitWait times the Switch-X tick ibsim's switches get (32 ns at QDR): about 0.1 % of the time.
+    expect(Number(congested[0]!.value![1])).toBeGreaterThan(0.0005);
+    expect(Number(congested[0]!.value![1])).toBeLessThan(0.01);
     const [busiest] = await rows(titled('Top 10 switch ports by utilisation'), 'A');
     expect(busiest?.metric).toMatchObject(HOT);
     // 2 GB/s of a 5 GB/s link; loose bounds for the 1 s cycles and scrapes aliasing (they still catch x4 or x8).

@@ -199,6 +199,11 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     expect(value(text, `infiniband_port_receive_errors_total{${P}}`)).toBe(5);
     expect(value(text, `infiniband_port_receive_packets_total{${P}}`)).toBeGreaterThan(0);
     expect(value(text, `infiniband_port_symbol_errors_total{${P}}`)).toBe(0);
+    // The real perfquery -c ends in "iberror: failed: sampctlquery" on ibsim: the tick of an
+    // adapter outside the documented table (hca_type "simulator"), one symbol time, 1 ns at QDR 4X;
+    // no read error.
+    expect(value(text, `infiniband_port_xmit_wait_tick_seconds{${P}}`)).toBeCloseTo(1e-9, 20);
+    expect(value(text, 'infiniband_exporter_read_errors_total{collector="perfquery"}')).toBe(0);
     expect(value(text, `infiniband_device_info{device="ibsim0",node_type="CA",node_guid="${HCA1}",sys_image_guid="${HCA1}",firmware_version="1",hca_type="simulator",board_id="",hw_rev="a1",node_desc=""}`)).toBe(1);
   });
 

@@ -102,6 +102,11 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     expect(nodes.filter((line) => line.includes('node_type="switch"'))).toHaveLength(5);
     expect(nodes.filter((line) => line.includes('node_type="ca"'))).toHaveLength(8);
     expect(text).not.toContain(`node_guid="${HOST12}"`);
+    // ibsim answers no PortSamplesControl: the real perfquery -c ends in "iberror: failed:
+    // sampctlquery", and each switch has its generation's documented tick, marked so.
+    const ticks = series(text, 'infiniband_fabric_node_xmit_wait_tick_seconds');
+    expect(ticks).toHaveLength(5);
+    for (const line of ticks) expect(line).toMatch(/,source="default"\} \d/);
     expect(value(text, 'infiniband_fabric_duplicate_guids')).toBe(0);
     expect(value(text, 'infiniband_fabric_duplicate_lids')).toBe(0);
 

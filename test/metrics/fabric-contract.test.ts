@@ -30,6 +30,10 @@ const CONTRACT: readonly { name: string; type: 'gauge' | 'counter'; labels: read
   { name: 'infiniband_fabric_multicast_group_members', type: 'gauge', labels: ['mgid', 'pkey'] },
   { name: 'infiniband_fabric_duplicate_guids', type: 'gauge', labels: [] },
   { name: 'infiniband_fabric_duplicate_lids', type: 'gauge', labels: [] },
+  // "Congestion and jobs"
+  { name: 'infiniband_fabric_node_xmit_wait_tick_seconds', type: 'gauge', labels: ['node_guid', 'source'] },
+  { name: 'infiniband_fabric_port_congestion_ratio', type: 'gauge', labels: PORT },
+  ...['infiniband_fabric_congestion_ratio_max', 'infiniband_fabric_congestion_ratio_sum', 'infiniband_fabric_congestion_ports'].map((name) => ({ name, type: 'gauge' as const, labels: ['tier', 'direction'] })),
 ];
 
 describe('fabric metric contract', () => {

@@ -90,6 +90,11 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
       const stem = recordedCommands(this.tools, scenario).get(line);
       if (stem !== undefined) return result(command, args, recording(this.tools, scenario, stem));
     }
+    // ibsim, where the diag recordings were made, does not implement PortSamplesControl: a
+    // `perfquery -c` nobody recorded answers as it does there.
+    if (command === 'perfquery' && args.includes('-c')) {
+      return result(command, args, { stdout: '', stderr: 'ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid 1)\nperfquery: iberror: failed: sampctlquery\n', exitCode: 255 });
+    }
     throw new Error(`no recording of "${line}" in ${this.scenarios.join(', ')}`);
   }
 }

@@ -11,18 +11,24 @@ import { nodeNameMapSteps } from '../../config/node-name-map.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { gauge } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
-import { composeFabric, inShard, sameNodes, type FabricSnapshot } from '../../model/fabric.js';
+import { composeFabric, inShard, sameNodes, type FabricSnapshot, type FabricTopology } from '../../model/fabric.js';
 import { plural, type CollectorFailure, type Finding } from '../../model/finding.js';
 import type { CollectorReport, Snapshot } from '../../model/snapshot.js';
 import { FileRefused, NODE_NAME_MAP_FILE, readBoundedText } from '../../files/bounded-file.js';
 import type { FabricCycle } from '../../sources/fabric/commands.js';
 import type { Discovery } from '../../sources/fabric/discovery.js';
+import type { NodeTick } from '../../sources/fabric/xmit-wait-ticks.js';
+import type { XmitWaitTick } from '../../model/congestion.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
-import { COMMANDS_FAIL, DISCOVERY_CYCLE, FABRIC_FLAGS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
+import { COMMANDS_FAIL, DISCOVERY_CYCLE, FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
 import { FABRIC_DISCOVERY_PART, type DiscoveryPart } from '../parts.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 
 
+
+interface CachedTick extends NodeTick {
+  deviceId: number | undefined;
+}
 
 class DiscoveryReader implements Reader<DiscoveryPart> {
   private names: ReadonlyMap<string, string> = new Map();
@@ -35,6 +41,9 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
   private current: DiscoveryPart | undefined;
   /** The nodes of a discovery that found less than half of the topology's, until one confirms it. */
   private shrunkTo: ReadonlySet<string> | undefined;
+  /** Each node's PortXmitWait tick, read once per node with its identity, and the ticks of the part in use. */
+  private tickCache = new Map<string, CachedTick>();
+  private ticks: ReadonlyMap<string, XmitWaitTick> = new Map();
 
   constructor(private readonly context: CollectorContext) {}
 
@@ -55,7 +64,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000, this.context.mode !== 'serve');
     const shard = settings.get(FABRIC_SHARD);
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
-    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names } : undefined;
+    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names, ticks: this.ticks } : undefined;
     const verdict = found && !signal.aborted ? this.verdict(found, cycle) : undefined;
     if (verdict === 'confirm' && this.current && !this.current.provisional) part = { ...this.current, provisional: true };
     if (found && (verdict === 'take' || verdict === 'provisional')) {
@@ -65,6 +74,8 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
         shard,
         provisional: verdict === 'provisional',
         names: this.names,
+        // Only `serve` measures congestion (two ports cycles); `check` and `topology save` run one.
+        ticks: this.context.mode === 'serve' ? await this.readTicks(cycle, found.topology) : this.ticks,
         ...(this.context.mode !== 'serve' && { text: found.text }),
       };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
@@ -98,6 +109,36 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     }
     this.shrunkTo = undefined;
     return 'take';
+  }
+
+  /**
+   * The ticks of this shard's nodes whose ports the ports cycle reads, by GUID: read for nodes not
+   * read before (or whose device ID changed: a replaced switch), and again for those whose query
+   * timed out, which have the documented tick meanwhile. The same map while nothing is new.
+   */
+  private async readTicks(cycle: FabricCycle, topology: FabricTopology): Promise<ReadonlyMap<string, XmitWaitTick>> {
+    const shard = this.context.settings.get(FABRIC_SHARD);
+    const hcaPorts = this.context.settings.get(FABRIC_HCA_PORTS);
+    const wanted = [...topology.nodes.values()].filter((node) => (node.type === 'switch' || hcaPorts) && inShard(node.guid, shard));
+    const missing = wanted.filter((node) => {
+      const known = this.tickCache.get(node.guid);
+      return !known?.settled || known.deviceId !== node.deviceId;
+    });
+    if (missing.length === 0 && wanted.length === this.ticks.size) return this.ticks;
+    const { readXmitWaitTicks } = await import('../../sources/fabric/xmit-wait-ticks.js');
+    const read = await readXmitWaitTicks(cycle, missing, topology.ports);
+    const cache = new Map<string, CachedTick>();
+    const ticks = new Map<string, XmitWaitTick>();
+    for (const node of wanted) {
+      const fresh = read.get(node.guid);
+      const entry = fresh ? { ...fresh, deviceId: node.deviceId } : this.tickCache.get(node.guid);
+      if (!entry) continue;
+      cache.set(node.guid, entry);
+      ticks.set(node.guid, entry.tick);
+    }
+    this.tickCache = cache;
+    this.ticks = ticks;
+    return ticks;
   }
 
   /** The node-name-map, read again at each discovery; a broken edit keeps the previous names. */

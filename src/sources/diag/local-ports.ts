@@ -9,7 +9,9 @@
 //                       perfquery [-x]              the local port's counters, only those sysfs does not provide
 // Ethernet (RoCE) ports are never sent a MAD. A command that fails is recorded and its values are
 // left out: nothing from a previous cycle is carried over.
+import { defaultTick, deviceTick, type XmitWaitTick } from '../../model/congestion.js';
 import { PMA_COUNTERS } from '../../model/pma-counters.js';
+import { parsePortSamplesControl } from './port-samples-control.js';
 import { physicalLinkIsUp } from '../../model/port-state.js';
 import { portKey, type Device, type LinkPeer, type Port, type PortLink, type PortPma, type SubnetManagerReading } from '../../model/host.js';
 import type { ItemError } from '../../model/snapshot.js';
@@ -184,19 +186,52 @@ export const ERROR_COUNTERS: ReadonlySet<string> = new Set(PMA_COUNTERS.filter((
  * perfquery from each target: its own counters that sysfs lacks, and its link peer's error
  * counters (by the LID `links` found for it).
  */
-export function readPortCounters(targets: readonly Target[], links: ReadonlyMap<string, PortLink> | undefined, options: DiagOptions): Promise<DiagReading<PortPma>> {
+export function readPortCounters(
+  targets: readonly Target[],
+  links: ReadonlyMap<string, PortLink> | undefined,
+  options: DiagOptions,
+  ticks: KnownTicks = new Map(),
+): Promise<DiagReading<PortPma>> {
   return eachTarget('perfquery', targets, options, async (pass, { device, port, via, addressed }) => {
     if (!addressed) return undefined;
     const peer = links?.get(portKey(device.name, port.port))?.peer;
-    const [counters, peerCounters] = await Promise.all([
+    const [tick, counters, peerCounters] = await Promise.all([
+      readTick(pass, via, device, port, ticks),
       readLocalCounters(pass, via, port),
       peer?.lid === undefined ? Promise.resolve([]) : pass.run([...via, String(peer.lid), String(peer.port)]).then((result) => {
         const reading = pass.parse(result, parsePerfquery);
         return reading ? countersFromPerfquery(reading, undefined).filter((counter) => ERROR_COUNTERS.has(counter.name)) : [];
       }),
     ]);
-    return { counters, peerCounters };
+    return { counters, peerCounters, tick };
   });
+}
+
+/** Ticks read so far, by `portKey`, with the node GUID of the device they were read from. */
+export type KnownTicks = Map<string, { nodeGuid: string | undefined; tick: XmitWaitTick }>;
+
+/** The adapter's PCI device ID from its hca_type (`MT4123` is ConnectX-6, 0x101b), for its generation's tick. */
+export function deviceIdOf(device: Device): number | undefined {
+  const match = /^MT(\d{1,5})$/.exec(device.hcaType ?? '');
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * The port's PortXmitWait tick: `perfquery -c` once per port, again only when the device changes
+ * (another node GUID); the generation's documented tick where the adapter does not answer
+ * PortSamplesControl (any exit status: that is no error). A query that could not run is asked again.
+ */
+async function readTick(pass: ToolPass, via: string[], device: Device, port: Port, ticks: KnownTicks): Promise<XmitWaitTick> {
+  const key = portKey(device.name, port.port);
+  const known = ticks.get(key);
+  if (known && known.nodeGuid === device.nodeGuid) return known.tick;
+  const deviceId = deviceIdOf(device);
+  const result = await pass.run(['-c', ...via], () => true);
+  if (!result) return defaultTick(deviceId);
+  const reading = parsePortSamplesControl(`${result.stdout}\n${result.stderr}`);
+  const tick = 'tick' in reading ? deviceTick(reading.tick, deviceId) : defaultTick(deviceId);
+  ticks.set(key, { nodeGuid: device.nodeGuid, tick });
+  return tick;
 }
 
 async function readLocalCounters(pass: ToolPass, via: string[], port: Port): Promise<PortPma['counters']> {

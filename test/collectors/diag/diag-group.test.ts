@@ -126,8 +126,12 @@ describe('diag collector on recorded fabric outputs', () => {
       expect(value(text, `infiniband_exporter_command_timeouts_total{command="${collector}"}`)).toBe(0);
       expect(value(text, `infiniband_exporter_last_collection_timestamp_seconds{collector="${collector}"}`)).toBeGreaterThan(0);
     }
+    // ibsim does not answer PortSamplesControl: the documented tick of an adapter outside the
+    // manual's table (one symbol time, 1 ns at QDR), read once, no read error.
+    expect(value(text, 'infiniband_port_xmit_wait_tick_seconds{device="ibsim0",port="1"}')).toBeCloseTo(1e-9, 20);
+    expect(runner.calls.filter((call) => call.startsWith('perfquery -c'))).toHaveLength(1);
     // The RoCE port is never queried; every MAD leaves through -C ibsim0 -P 1.
-    expect(runner.calls.length).toBe(9);
+    expect(runner.calls.length).toBe(10);
     expect(runner.calls.every((call) => call.includes('-C ibsim0 -P 1'))).toBe(true);
     expect(text).not.toMatch(/infiniband_subnet_manager_reachable\{device="mlx5_1"/);
   });

@@ -71,6 +71,31 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}}`)).toBe(65535);
   });
 
+  it('reads each switch\'s PortXmitWait tick once: from the device where it answers, its generation\'s otherwise; a time-out is asked again', async () => {
+    const tickCalls = (runner: ReplayRunner<FabricCommand>): string[] => runner.calls.filter((call) => call.startsWith('perfquery -c'));
+    // spine-1 (LID 2) answers PortSamplesControl with Tick 7 (a Quantum's, read as IBA counts:
+    // 8 symbol times a lane, 8 ns at QDR); spine-2 (LID 3) times out at first; the rest are ibsim.
+    let spine2TimesOut = true;
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+      if (command !== 'perfquery' || args[0] !== '-c') return undefined;
+      if (args[1] === '2') return result(command, args, { stdout: '# PortSamplesControl: Lid 2 port 1\nOpCode:..........................0xff\nTick:............................0x07\n' });
+      if (args[1] === '3' && spine2TimesOut) return result(command, args, { outcome: 'timeout', exitCode: undefined });
+      return undefined;
+    });
+    const exporter = fabricExporter(runner);
+    const first = await cycle(exporter);
+    expect(tickCalls(runner)).toHaveLength(5);
+    expect(value(first, `infiniband_fabric_node_xmit_wait_tick_seconds{node_guid="${SPINE1}",source="device"}`)).toBeCloseTo(8e-9, 20);
+    expect(value(first, `infiniband_fabric_node_xmit_wait_tick_seconds{node_guid="${SPINE2}",source="default"}`)).toBeCloseTo(32e-9, 20);
+    expect(value(first, `infiniband_fabric_node_xmit_wait_tick_seconds{node_guid="${LEAF1}",source="default"}`)).toBeCloseTo(32e-9, 20);
+    expect(value(first, 'infiniband_exporter_command_timeouts_total{command="perfquery"}')).toBe(1);
+    spine2TimesOut = false;
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+    // Only the node that timed out was asked again, once.
+    expect(tickCalls(runner)).toEqual([...tickCalls(runner).slice(0, 5), 'perfquery -c 3 1']);
+  });
+
   it('a GUID two devices share is counted', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['duplicate-guid', 'healthy']);
     const text = await cycle(fabricExporter(runner));

@@ -11,6 +11,7 @@ import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import type { PortCounter } from '../../../model/host.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
+import { CONGESTION_FAMILIES, writeCongestion } from './congestion.js';
 const FABRIC_PORT = ['node_guid', 'port'] as const;
 
 export const PORT_METRICS = {
@@ -63,6 +64,7 @@ export const FAMILIES: readonly MetricSpec[] = [
   M.stateId, M.physicalStateId, M.rate, M.widthLanes, M.laneRate, M.widthExpected, M.laneRateExpected, M.degraded, M.linkInfo,
   ...PMA_COUNTER_METRICS.values(),
   M.pmaSaturated,
+  ...CONGESTION_FAMILIES,
 ];
 
 const rateOf = (speed: LinkSpeed | undefined): number | undefined => (speed === undefined ? undefined : LANE_RATES[speed].nominalGbps * BYTES_PER_GIGABIT);
@@ -146,4 +148,5 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
     if (pace()) yield;
     for (const value of readings[i]!.counters) if (value.saturated) saturated.sample(labels[i]!, `,counter="${value.name}"`, 1);
   }
+  yield* writeCongestion(part.congestion, part.ports, out);
 }

@@ -12,6 +12,8 @@ import { bestCommonEnabled } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error-rate.js';
 import type { Snapshot } from '../../../model/snapshot.js';
+import { switchTiers } from '../../../model/fabric-tiers.js';
+import { CongestionWalk } from './congestion.js';
 import type { CounterSource } from '../../../sources/fabric/ports.js';
 import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../../infiniband-diags.js';
@@ -26,14 +28,20 @@ export const FABRIC_EXPECTATIONS: Section<readonly FabricExpectationRule[]> = FA
 const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
 /** What changed between two cycles' readings `seconds` apart (see FabricPortsPart.trend). */
-export function* portTrend(before: ReadonlyMap<string, FabricPortReading> | undefined, after: ReadonlyMap<string, FabricPortReading>, seconds: number): Work<PortTrend> {
+export function* portTrend(
+  before: ReadonlyMap<string, FabricPortReading> | undefined,
+  after: ReadonlyMap<string, FabricPortReading>,
+  seconds: number,
+  congestion?: CongestionWalk,
+): Work<PortTrend> {
   const risingErrors = new Set<string>();
   const berOverThreshold = new Set<string>();
-  if (!before) return { risingErrors, berOverThreshold };
   const pace = pacer(64);
   for (const [key, reading] of after) {
     if (pace()) yield;
-    const earlier = before.get(key);
+    const earlier = before?.get(key);
+    // In the same walk: congestion needs a tick for each port read, even without a cycle before.
+    congestion?.port(key, reading, earlier);
     if (!earlier) continue;
     const previous = new Map(earlier.counters.map((counter) => [counter.name, counter.value]));
     for (const counter of reading.counters) {
@@ -59,6 +67,8 @@ export class PortsReader implements Reader<FabricPortsPart> {
   /** What each port read so far should run at for the cable discovery saw (null: nothing known), per topology. */
   private expectationCache: { topology: FabricTopology; expectations: Map<string, LinkExpectation | null> } | undefined;
   private scratch: string | undefined;
+  /** Each switch's tier, worked out once per topology. */
+  private tiers: { topology: FabricTopology; tiers: ReadonlyMap<string, number> } | undefined;
   /** The last cycle's readings and when they were read (ms), for the trend. */
   private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
 
@@ -106,11 +116,15 @@ export class PortsReader implements Reader<FabricPortsPart> {
     else if (discovery.provisional) this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
     const report = cycle.report();
     const at = this.context.now();
-    const trend = await inSlices(portTrend(this.last?.ports, reading.ports, this.last ? (at - this.last.at) / 1000 : 0));
+    const seconds = this.last ? (at - this.last.at) / 1000 : 0;
+    if (this.tiers?.topology !== discovery.topology) this.tiers = { topology: discovery.topology, tiers: await inSlices(switchTiers(discovery.topology)) };
+    const walk = new CongestionWalk(discovery.topology, this.tiers.tiers, discovery.ticks, seconds);
+    const trend = await inSlices(portTrend(this.last?.ports, reading.ports, seconds, walk));
+    const congestion = walk.done();
     this.last = { ports: reading.ports, at };
     const expectations = await inSlices(this.expectationsOf(discovery.topology, reading.ports));
     return {
-      part: { ports: reading.ports, expectations, trend },
+      part: { ports: reading.ports, expectations, trend, congestion },
       errors: report.errors,
       failOnErrors: report.failed,
       timeouts: report.timeouts,
