@@ -4,7 +4,7 @@
 // jobs"). Computed on the topology as discovered (a cable that went down since stays in the
 // footprints it was in), once per topology and job: `JobPlacement` keeps its indexes and
 // footprints for as long as it is given the same topology.
-import { fabricPortKey, type FabricTopology, type PortAddress } from './fabric.js';
+import { fabricPortKey, type FabricTopology, type PortAddress, type Shard } from './fabric.js';
 import type { Job } from './jobs.js';
 
 /** One cable of a footprint. */
@@ -27,9 +27,18 @@ export interface JobOnFabric {
   /** The job's hosts that have an adapter on the fabric, and those that do not. */
   onFabric: readonly string[];
   notFound: readonly string[];
-  /** The adapters' node GUIDs. */
-  adapters: readonly string[];
+  /** The adapters' node GUIDs, each with its host. */
+  adapters: ReadonlyMap<string, string>;
   links: readonly FootprintLink[];
+}
+
+/** The jobs collector's part: the running jobs placed on the fabric. */
+export interface JobsPart {
+  /** Where the jobs came from. */
+  source: 'squeue' | 'file';
+  /** Running jobs on at least --jobs.min-hosts hosts, placed on the topology. */
+  jobs: readonly JobOnFabric[];
+  shard: Shard;
 }
 
 /**
@@ -167,15 +176,15 @@ export class JobPlacement {
       const same = before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);
       const onFabric: string[] = [];
       const notFound: string[] = [];
-      const adapters: string[] = [];
+      const adapters = new Map<string, string>();
       if (!same) {
         for (const host of job.hosts) {
           const found = this.index!.adapters(host);
           (found.length > 0 ? onFabric : notFound).push(host);
-          adapters.push(...found);
+          for (const guid of found) adapters.set(guid, host);
         }
       }
-      const entry: JobOnFabric = same ? { ...before, job } : { job, onFabric, notFound, adapters, links: footprint(topology, adapters, this.graph) };
+      const entry: JobOnFabric = same ? { ...before, job } : { job, onFabric, notFound, adapters, links: footprint(topology, [...adapters.keys()], this.graph) };
       placed.set(job.id, entry);
       return entry;
     });

@@ -2,7 +2,8 @@
 // shard reports (a link's owner end among the nodes it sweeps): how many, and how many are down,
 // degraded, erroring, over the BER threshold or miswired. Counts per shard add up across shards,
 // since each link has one owner; the recording rules sum them.
-import { fabricPortKey, inShard, type FabricPortReading, type Shard } from './fabric.js';
+import { PLANNED_LINK_STATUS, type CablingReport } from './cabling.js';
+import { fabricPortKey, inShard, type FabricPortReading, type PortAddress, type Shard } from './fabric.js';
 import type { FootprintLink, JobOnFabric } from './job-footprint.js';
 import { assessLink } from './link-degradation.js';
 import type { LinkExpectation } from './link-rate.js';
@@ -62,4 +63,22 @@ export function jobLinkCounts(job: JobOnFabric, evidence: LinkEvidence): Record<
     if (reasons.length > 0) scope.impairedLinks.push({ link, reasons });
   }
   return counts;
+}
+
+/** The port keys of cables not where the cabling plan or the rails want them (both ends, and where they are now). */
+export function miswiredPorts(report: CablingReport | undefined): Set<string> {
+  const keys = new Set<string>();
+  const add = (address: PortAddress | undefined) => {
+    if (address) keys.add(fabricPortKey(address.nodeGuid, address.port));
+  };
+  for (const link of report?.conformance?.links ?? []) {
+    if (link.status !== PLANNED_LINK_STATUS.connectedElsewhere) continue;
+    for (const end of link.now) add(end);
+    for (const end of link.cable.ends) if (end.nodeGuid !== undefined) add({ nodeGuid: end.nodeGuid, port: end.port });
+  }
+  for (const violation of report?.rails?.violations ?? []) {
+    add(violation.adapter);
+    add(violation.leaf);
+  }
+  return keys;
 }

@@ -187,7 +187,8 @@ describe('the registry', () => {
       fabric_discovery: PARTS,
       fabric_ports: PARTS,
       fabric_sa: 'src/collectors/fabric/sa.ts',
-      fabric_cabling: 'src/collectors/fabric/cabling/index.ts',
+      fabric_cabling: PARTS,
+      jobs: PARTS,
     };
     expect(COLLECTORS.map(({ name }) => name).sort()).toEqual(Object.keys(SPELLED_IN).sort());
     // The diag collectors share their names with the tools they run, which sources and tool groups name.
