@@ -9,6 +9,7 @@ import { FABRIC_DISCOVERY } from './fabric/discovery.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
 import { JOBS } from './fabric/jobs/index.js';
+import { HOST_JOBS } from './host/host-jobs.js';
 import { IPOIB } from './host/ipoib.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
@@ -24,6 +25,7 @@ export const COLLECTORS: readonly Collector[] = [
   TSO,
   PCIE,
   MODULE,
+  HOST_JOBS,
   SMPQUERY,
   SMINFO,
   PERFQUERY,

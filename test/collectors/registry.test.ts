@@ -189,6 +189,7 @@ describe('the registry', () => {
       fabric_sa: 'src/collectors/fabric/sa.ts',
       fabric_cabling: PARTS,
       jobs: PARTS,
+      host_jobs: 'src/collectors/host/host-jobs.ts',
     };
     expect(COLLECTORS.map(({ name }) => name).sort()).toEqual(Object.keys(SPELLED_IN).sort());
     // The diag collectors share their names with the tools they run, which sources and tool groups name.

@@ -128,7 +128,7 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
     conf,
     env,
     submit(name, on) {
-      const out = run('sbatch', ['--parsable', '-J', name, '-w', on.join(','), '-N', String(on.length), '--wrap', 'sleep 600']);
+      const out = run('sbatch', ['--parsable', '--output', path.join(dir, 'job-%j.out'), '-J', name, '-w', on.join(','), '-N', String(on.length), '--wrap', 'sleep 600']);
       if (out.status !== 0) throw new Error(`sbatch: ${out.stderr}`);
       return out.stdout.trim().split(';')[0]!;
     },
