@@ -63,6 +63,7 @@ const FABRIC_CONTRACT: Record<string, Severity> = {
   InfiniBandFabricCableMiswired: 'warning',
   InfiniBandFabricPlannedLinkMissing: 'warning',
   InfiniBandFabricRailViolation: 'warning',
+  InfiniBandJobNetworkImpaired: 'warning',
 };
 const FABRIC_RULES = path.join(RULES_DIR, 'infiniband-fabric-alerts.yml');
 const ALL_CONTRACT: Record<string, Severity> = { ...CONTRACT, ...FABRIC_CONTRACT };
