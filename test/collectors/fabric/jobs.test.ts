@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../../src/commands/serve/command-line.js';
 import { Exporter } from '../../../src/commands/serve/exporter.js';
 import { JOBS_CYCLE } from '../../../src/collectors/fabric/jobs/index.js';
+import { findingsOf } from '../../../src/findings/findings.js';
 import { RecordedRunner } from '../../../src/sources/recorded-runner.js';
 import type { CommandResult, CommandRunner } from '../../../src/sources/command-runner.js';
 import { sampleValue as value, scrape } from '../../support/exposition.js';
@@ -47,6 +48,16 @@ describe('the jobs collector', () => {
     expect(value(text, 'infiniband_job_links_impaired{job_id="48213",scope="switch",reason="degraded"}')).toBe(1);
     expect(value(text, 'infiniband_job_links{job_id="48220",scope="switch"}')).toBe(0);
     expect(value(text, 'infiniband_job_links_impaired{job_id="48220",scope="host",reason="miswired"}')).toBe(1);
+  });
+
+  it('names the jobs each impaired link carries, with the job\'s host on an adapter link', async () => {
+    const exporter = demoExporter([]);
+    await cycle(exporter);
+    const summaries = findingsOf(exporter.collectors.store.snapshot!).filter((finding) => finding.condition === 'job-link-impaired').map((finding) => finding.summary);
+    expect(summaries.sort()).toEqual([
+      'the adapter link port 6 of leaf-3 – port 1 of node23 is miswired and carries 1 running job: 48220 (bob, cfd-sweep, host node23)',
+      'the inter-switch link port 1 of spine-1 – port 4 of leaf-1 is degraded and carries 1 running job: 48213 (alice, train-llm)',
+    ]);
   });
 
   it('reads squeue through the runner, counts hosts not found and leaves out one-host jobs', async () => {

@@ -48,7 +48,7 @@ export function jobFindings(snapshot: Snapshot): Finding[] {
       summary: `the ${link.scope === 'host' ? 'adapter' : 'inter-switch'} link ${portPhrase(owner)} – ${portPhrase(peer)} is ${reasons.join(', ')} and carries ${plural(jobs.length, 'running job')}: ${named}${more}`,
       meaning: 'Every collective operation of these jobs waits on their slowest link: a down, degraded, erroring or miswired link in a job\'s footprint slows the whole job, or moves its traffic onto fewer links.',
       cause: 'A cable, transceiver or port going bad (errors, a lower width or speed), a cable pulled or moved, while jobs were placed across it.',
-      remedy: 'look at the link\'s own finding below for its fix; if it cannot be fixed now, drain the hosts or the link (scontrol update nodename=<host> state=drain reason="IB link") so that new jobs avoid it',
+      remedy: 'fix the link as its own finding says; if it cannot be fixed now, drain the hosts or the link (scontrol update nodename=<host> state=drain reason="IB link") so that new jobs avoid it',
       runbook: 'infinibandjobnetworkimpaired',
       alert: 'InfiniBandJobNetworkImpaired',
     };
