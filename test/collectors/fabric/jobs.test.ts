@@ -60,6 +60,19 @@ describe('the jobs collector', () => {
     ]);
   });
 
+  it('/fabric?job=ID draws that job\'s footprint; an unknown job is a 404', async () => {
+    const exporter = demoExporter([]);
+    await cycle(exporter);
+    const page = await exporter.app.inject({ method: 'GET', url: '/fabric?job=48213' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Job 48213 (alice, train-llm) on 4 hosts: its 8 links');
+    expect(page.body.match(/class="link job"/g)).toHaveLength(8);
+    expect((await exporter.app.inject({ method: 'GET', url: '/fabric' })).body).not.toContain('class="link job"');
+    const unknown = await exporter.app.inject({ method: 'GET', url: '/fabric?job=%3Cscript%3E' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.headers['content-type']).toContain('text/plain');
+  });
+
   it('reads squeue through the runner, counts hosts not found and leaves out one-host jobs', async () => {
     const text = await cycle(demoExporter(['--squeue.path', '/bin/true'], squeueSaying('7|carol|gpu|node[11,13],node99|a|b\n8|dan|cpu|node11|single\n')));
     expect(value(text, 'infiniband_job_info{job_id="7",user="carol",partition="gpu",name="a|b"}')).toBe(1);
