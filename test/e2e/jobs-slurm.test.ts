@@ -54,3 +54,31 @@ describe.skipIf(tools.skipReason !== undefined)('jobs from a real Slurm', () => 
     expect(text).not.toContain(`job_id="${single}"`);
   }, 60_000);
 });
+
+describe.skipIf(tools.skipReason !== undefined)('a compute host\'s jobs from the cgroup v1 tree a real Slurm makes', () => {
+  let slurm: SlurmCluster | undefined;
+  let exporter: Exporter | undefined;
+
+  afterAll(async () => {
+    await exporter?.stop();
+    await slurm?.stop();
+  }, 60_000);
+
+  // proctrack/cgroup with cgroup/v1 (cgroup v2 cannot run on a hybrid hierarchy: its layout is a fixture in test/sources/slurm-cgroup.test.ts).
+  it('names the job running here in infiniband_host_job_info', async () => {
+    slurm = await startSlurm(['node11', 'node13'], tools.paths, { cgroupV1: true });
+    const id = slurm.submit('on-this-host', ['node11', 'node13']);
+    await slurm.waitRunning(1);
+    const command = parseServeCommandLine(['--demo=host', '--path.cgroup', '/sys/fs/cgroup']);
+    if (command.action !== 'run') throw new Error('unexpected');
+    exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
+    let text = '';
+    for (let attempt = 0; attempt < 20 && !text.includes(`job_id="${id}"`); attempt++) {
+      await exporter.collectOnce();
+      text = await scrape(exporter);
+      if (!text.includes(`job_id="${id}"`)) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(value(text, `infiniband_host_job_info{job_id="${id}"}`)).toBe(1);
+    expect(value(text, 'infiniband_exporter_collector_success{collector="host_jobs"}')).toBe(1);
+  }, 60_000);
+});

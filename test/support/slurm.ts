@@ -39,8 +39,11 @@ async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise
   }
 }
 
-/** Start munged, slurmctld and a slurmd per node; `tools` are their absolute paths. */
-export async function startSlurm(nodes: readonly string[], tools: Record<string, string>): Promise<SlurmCluster> {
+/**
+ * Start munged, slurmctld and a slurmd per node; `tools` are their absolute paths. `cgroupV1`:
+ * proctrack/cgroup with cgroup/v1, so that each job gets its cgroups under /sys/fs/cgroup.
+ */
+export async function startSlurm(nodes: readonly string[], tools: Record<string, string>, options: { cgroupV1?: boolean } = {}): Promise<SlurmCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ibexp-slurm-'));
   chmodSync(dir, 0o755);
   const uid = Number(execFileSync('id', ['-u', 'munge'], { encoding: 'utf8' }).trim());
@@ -76,7 +79,7 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
     `SlurmdPidFile=${dir}/slurmd-%n.pid`,
     `SlurmctldLogFile=${dir}/slurmctld.log`,
     `SlurmdLogFile=${dir}/slurmd-%n.log`,
-    'ProctrackType=proctrack/linuxproc',
+    options.cgroupV1 ? 'ProctrackType=proctrack/cgroup' : 'ProctrackType=proctrack/linuxproc',
     'TaskPlugin=task/none',
     'MpiDefault=none',
     'ReturnToService=2',
@@ -88,6 +91,7 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
     'PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
     '',
   ].join('\n'));
+  if (options.cgroupV1) writeFileSync(path.join(dir, 'cgroup.conf'), 'CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n');
   const env = { ...process.env, SLURM_CONF: conf };
   const run = (tool: string, args: string[]) => spawnSync(tools[tool]!, args, { env, encoding: 'utf8' });
   const squeue = (args: string[]) => run('squeue', ['--noheader', ...args]);
