@@ -4,6 +4,7 @@
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { fabric } from './fabric-dashboard.js';
 import { host } from './host-dashboard.js';
+import { jobs } from './jobs-dashboard.js';
 import { overview } from './overview.js';
 
 export { render } from './panels.js';
@@ -12,4 +13,5 @@ export const DASHBOARDS: Record<string, () => dashboard.Dashboard> = {
   'infiniband-overview.json': overview,
   'infiniband-host.json': host,
   'infiniband-fabric.json': fabric,
+  'infiniband-jobs.json': jobs,
 };

@@ -6,6 +6,8 @@ import { partOf } from '../collection/collector.js';
 import type { CongestionDirection, TickSource, XmitWaitTick } from '../model/congestion.js';
 import type { FabricPortReading, FabricTopology, Shard } from '../model/fabric.js';
 import type { IpoibInterface, PortLink, PortPma } from '../model/host.js';
+import type { CablingReport } from '../model/cabling.js';
+import type { JobsPart } from '../model/job-footprint.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { TopologyCache } from '../sources/fabric/discovery.js';
 
@@ -85,3 +87,5 @@ export const SMPQUERY_PART = partOf<ReadonlyMap<string, PortLink>>('smpquery');
 export const PERFQUERY_PART = partOf<ReadonlyMap<string, PortPma>>('perfquery');
 export const FABRIC_DISCOVERY_PART = partOf<DiscoveryPart>('fabric_discovery');
 export const FABRIC_PORTS_PART = partOf<FabricPortsPart>('fabric_ports');
+export const FABRIC_CABLING_PART = partOf<CablingReport>('fabric_cabling');
+export const JOBS_PART = partOf<JobsPart>('jobs');

@@ -8,6 +8,8 @@ import { FABRIC_CABLING } from './fabric/cabling/index.js';
 import { FABRIC_DISCOVERY } from './fabric/discovery.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
+import { JOBS } from './fabric/jobs/index.js';
+import { HOST_JOBS } from './host/host-jobs.js';
 import { IPOIB } from './host/ipoib.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
@@ -23,6 +25,7 @@ export const COLLECTORS: readonly Collector[] = [
   TSO,
   PCIE,
   MODULE,
+  HOST_JOBS,
   SMPQUERY,
   SMINFO,
   PERFQUERY,
@@ -30,6 +33,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_PORTS,
   FABRIC_SA,
   FABRIC_CABLING,
+  JOBS,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

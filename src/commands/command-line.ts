@@ -98,6 +98,8 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
     preset(named(set, 'collector.fabric'), true);
     preset(named(set, 'fabric.topology-file'), path.join(DEMO_FABRIC, 'cabling-plan'));
     preset(named(set, 'fabric.node-name-map'), path.join(DEMO_FABRIC, 'node-name-map'));
+    // The recorded jobs, unless the jobs are asked of a real squeue.
+    if (!given.has(named(set, 'squeue.path')!)) preset(named(set, 'jobs.file'), path.join(DEMO_FABRIC, 'jobs.yaml'));
   }
   const configFile = given.get(CONFIG_FILE) as string | undefined;
   const file = configFile === undefined ? undefined : loadConfigFile(configFile, set.flags, set.sections);

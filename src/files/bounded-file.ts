@@ -26,6 +26,8 @@ export const PEM_FILE: FileKind = { name: 'PEM file', maxBytes: 1 * MiB };
 export const CABLING_PLAN_FILE: FileKind = { name: 'cabling plan', maxBytes: 32 * MiB };
 /** --fabric.node-name-map: one short line per node. */
 export const NODE_NAME_MAP_FILE: FileKind = { name: 'node-name-map', maxBytes: 16 * MiB };
+/** --jobs.file: the running jobs, a few lines each; 10 000 jobs of hostlists are well under 16 MiB. */
+export const JOBS_FILE: FileKind = { name: 'jobs file', maxBytes: 16 * MiB };
 
 /** A file that was not read, with the reason in one phrase (`is a FIFO, not a regular file`). */
 export class FileRefused extends Error {

@@ -89,7 +89,7 @@ describe('the host collectors', () => {
     expect(sysfs.finishedAt).toBe(1_700_000_010);
     expect(sysfs.durationSeconds).toBeGreaterThan(0);
     // In the registry's order, whatever order they ended in.
-    expect(snapshot.reports.map((r) => r.collector)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie']);
+    expect(snapshot.reports.map((r) => r.collector)).toEqual(['sysfs', 'ipoib', 'tso', 'pcie', 'host_jobs']);
   });
 
   it('fail the sysfs collector when the class directory cannot be listed', async () => {

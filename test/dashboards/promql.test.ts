@@ -21,6 +21,7 @@ const VALUES: VariableValues = {
   device: '(mlx5_0|mlx5_3)',
   port: '1',
   hw_counter: '.*',
+  job_id: '48213',
 };
 
 describe.skipIf(tools.skipReason)('dashboards: PromQL', () => {

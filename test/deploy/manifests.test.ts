@@ -80,7 +80,7 @@ describe.skipIf(kustomize.skipReason !== undefined)('deploy/kubernetes through k
   it('builds as shipped: every object valid, in namespace monitoring', () => {
     const objects = build(SOURCE);
     expect(objects.map((o) => o.kind).sort()).toEqual([
-      'ConfigMap', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'ServiceAccount',
+      'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'ServiceAccount',
     ]);
     expect(schemaErrors(objects)).toEqual([]);
     for (const object of objects) expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe('monitoring');

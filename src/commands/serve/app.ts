@@ -249,8 +249,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   const fabricPage = new FabricPage(options.collectors ?? COLLECTORS, runbookBase);
-  app.get('/fabric', async (_request, reply) => {
-    const page = await fabricPage.of(options.currentSnapshot?.(), options.source.takenAt());
+  app.get<{ Querystring: { job?: unknown } }>('/fabric', async (request, reply) => {
+    // ?job=ID draws that job's footprint; an id is short, a longer one is no job.
+    const job = typeof request.query.job === 'string' ? request.query.job.slice(0, 64) : undefined;
+    const page = await fabricPage.of(options.currentSnapshot?.(), options.source.takenAt(), job);
     if ('missing' in page) return reply.code(404).type('text/plain; charset=utf-8').send(`${page.missing}\n`);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.html);
   });

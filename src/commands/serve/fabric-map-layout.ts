@@ -44,6 +44,8 @@ export interface FabricMapInput {
   hostsPerLeaf?: number;
   /** Findings listed at most (default 200); the rest are counted. */
   listLimit?: number;
+  /** A running job whose footprint is drawn (`/fabric?job=ID`): its words, and its links as their two port keys sorted and joined by a space. */
+  job?: { title: string; links: ReadonlySet<string> };
 }
 
 export interface MapLink {

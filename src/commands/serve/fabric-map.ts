@@ -59,6 +59,7 @@ svg .bus{stroke:#bbb;stroke-width:1}
 .link.errors{stroke:#56b4e9;stroke-width:3;stroke-dasharray:9 2 2 2 2 2}
 .link.absent{stroke-dasharray:7 5}
 .link:target{stroke-width:8;opacity:1}
+.link.job{stroke:#1565c0;stroke-width:3;opacity:.85}
 `;
 
 /** The least a picture is scaled down to fit the window: 11 px names read at 8 px. */
@@ -153,6 +154,7 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
   yield;
   const healthy: string[] = [];
   const problems: string[] = [];
+  const footprint: string[] = [];
   for (const link of drawn) {
     if (pace()) yield;
     const pair = [...link.nodes].sort().join(' ');
@@ -161,6 +163,7 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
     const offset = ((index % 5) - 2) * 2.5;
     const path = linkPath(nodes.get(link.nodes[0])!, nodes.get(link.nodes[1])!, offset);
     const state = worst(link);
+    if (input.job?.links.has([...link.ends].sort().join(' '))) footprint.push(`<path class="link job" d="${path}"/>`);
     if (state === 'ok') {
       healthy.push(`<path class="link ok" d="${path}"/>`);
       continue;
@@ -198,6 +201,7 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
 <g class="links">
 ${healthy.join('\n')}
 </g>
+<g class="footprint">${footprint.join('\n')}</g>
 <g class="buses">${buses.join('')}</g>
 <g class="nodes">
 ${boxes.join('\n')}
@@ -231,7 +235,7 @@ ${problems.join('\n')}
 <body>
 <h1>InfiniBand fabric map</h1>
 <p class="summary">${counted.switch} switches in ${map.tierNames.length} tier${map.tierNames.length === 1 ? '' : 's'}, ${counted.ca} host adapters, ${linkCount} links, <strong>${problemCount} problem link${problemCount === 1 ? '' : 's'}</strong>${when}. <a href="/">Findings and ports</a></p>
-<div class="layout">
+${input.job ? `<p class="summary">Job ${escapeHtml(input.job.title)}: its ${input.job.links.size} links (its hosts' adapter links and the inter-switch links between its leaves) drawn in blue, those of hosts beyond the ones shown under a leaf left out. <a href="/fabric">The whole fabric</a></p>\n` : ''}<div class="layout">
 <div class="picture">
 ${svg}
 </div>

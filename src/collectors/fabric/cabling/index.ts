@@ -27,7 +27,7 @@ import type { Snapshot } from '../../../model/snapshot.js';
 import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from '../../../collection/collector.js';
 import { CABLING_METRIC_ORDER, writeCablingMetricsSteps } from './metrics.js';
 import { cablingFindings, explainedByCabling } from './findings.js';
-import { FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS, type DiscoveryPart } from '../../parts.js';
+import { FABRIC_CABLING_PART, FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS, type DiscoveryPart } from '../../parts.js';
 import { FABRIC_RAILS_SECTION } from './rails-section.js';
 import { FABRIC_PORTS_CYCLE, FABRIC_SWITCH } from '../fabric-mode.js';
 
@@ -188,7 +188,7 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
 }
 
 export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
-  name: 'fabric_cabling',
+  name: FABRIC_CABLING_PART.name,
   checks: 'the cabling against its plan and rails',
   enabledBy: FABRIC_SWITCH,
   flags: [FABRIC_TOPOLOGY_FILE],

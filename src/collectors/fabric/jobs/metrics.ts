@@ -1,0 +1,58 @@
+// The jobs collector's families. Identity and hosts from shard 1 alone (as the fabric-wide
+// counts); links and impairments from every shard over the links it reports, which the recording
+// rules sum (infiniband:job_links_impaired:sum): two shards give the figures of one process.
+import type { ExpositionBuffer } from '../../../exposition/buffer.js';
+import { gauge } from '../../../exposition/metric-spec.js';
+import { Samples } from '../../../exposition/samples.js';
+import { FOOTPRINT_SCOPES, IMPAIRMENT_REASONS, jobLinkCounts, miswiredPorts, type LinkEvidence } from '../../../model/job-links.js';
+import type { Snapshot } from '../../../model/snapshot.js';
+import { FABRIC_CABLING_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
+import type { JobsPart } from '../../../model/job-footprint.js';
+
+export const JOB_METRICS = {
+  info: gauge('infiniband_job_info', ['job_id', 'user', 'partition', 'name'],
+    'A running job of the workload manager on at least --jobs.min-hosts hosts (value always 1), from squeue or --jobs.file; served by shard 1 only.'),
+  hosts: gauge('infiniband_job_hosts', ['job_id', 'state'],
+    'Hosts of a running job: on_fabric, matched to an adapter of the fabric; not_found, no adapter has that node-name-map name, NodeDescription host or fabric.host_pattern match (its links are not watched). Shard 1 only.'),
+  links: gauge('infiniband_job_links', ['job_id', 'scope'],
+    'Links of a job\'s footprint this shard reports: scope host, its adapters\' links; scope switch, the inter-switch links on minimal-hop paths between its leaves. Sum over shards for the whole footprint.'),
+  linksImpaired: gauge('infiniband_job_links_impaired', ['job_id', 'scope', 'reason'],
+    'Links of a job\'s footprint that are down, degraded (below the expected width or speed), with rising error counters, over the BER threshold, or miswired (not where the cabling plan or the rails want them), in the last ports cycle; a link counts once per reason. Sum over shards (infiniband:job_links_impaired:sum).'),
+} as const;
+
+export const FAMILIES = Object.values(JOB_METRICS);
+
+/** What the last ports cycle and the cabling say of the fabric, for judging the jobs' links. */
+export function linkEvidence(snapshot: Snapshot, jobs: JobsPart): LinkEvidence {
+  const ports = FABRIC_PORTS_PART.of(snapshot);
+  return {
+    ports: ports?.ports ?? new Map(),
+    expectations: ports?.expectations ?? new Map(),
+    risingErrors: ports?.trend.risingErrors ?? new Set(),
+    berOverThreshold: ports?.trend.berOverThreshold ?? new Set(),
+    miswired: miswiredPorts(FABRIC_CABLING_PART.of(snapshot)),
+    shard: jobs.shard,
+  };
+}
+
+export function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
+  const part = JOBS_PART.of(snapshot);
+  if (!part) return;
+  const samples = new Samples();
+  const evidence = linkEvidence(snapshot, part);
+  const first = part.shard.index === 1;
+  for (const placed of part.jobs) {
+    const { job } = placed;
+    if (first) {
+      samples.add(JOB_METRICS.info, { job_id: job.id, user: job.user, partition: job.partition, name: job.name }, 1);
+      samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'on_fabric' }, placed.onFabric.length);
+      samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'not_found' }, placed.notFound.length);
+    }
+    const counts = jobLinkCounts(placed, evidence);
+    for (const scope of FOOTPRINT_SCOPES) {
+      samples.add(JOB_METRICS.links, { job_id: job.id, scope }, counts[scope].links);
+      for (const reason of IMPAIRMENT_REASONS) samples.add(JOB_METRICS.linksImpaired, { job_id: job.id, scope, reason }, counts[scope].impaired[reason]);
+    }
+  }
+  samples.writeTo(FAMILIES, out);
+}

@@ -1,0 +1,40 @@
+// Slurm's running jobs as the contract reads them (DESIGN.md "Congestion and jobs"):
+// `squeue --noheader --states=RUNNING --format=%i|%u|%P|%N|%j`, one job a line, the job name last
+// since it may itself hold `|`. The plain format, not `--json`: this Slurm's `squeue --json`
+// ignores --states and exits 0 with the error inside when the controller is down, where the plain
+// format exits 1. Pure: the runner runs squeue, this parses what it printed.
+import type { Job } from '../../model/jobs.js';
+import { UnparsedLines } from '../unparsed-lines.js';
+import { expandHostlist } from './hostlist.js';
+
+export const SQUEUE_ARGS = ['--noheader', '--states=RUNNING', '--format=%i|%u|%P|%N|%j'] as const;
+
+export interface SqueueJobs {
+  jobs: Job[];
+  /** Lines that are no job of this format, or whose hostlist did not expand. */
+  unparsed: UnparsedLines;
+}
+
+/** squeue's output; a job without hosts (none allocated yet) is left out. */
+export function parseSqueue(text: string): SqueueJobs {
+  const jobs: Job[] = [];
+  const unparsed = new UnparsedLines();
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    const fields = line.split('|');
+    if (fields.length < 5) {
+      unparsed.add(line);
+      continue;
+    }
+    const [id, user, partition, hostlist] = fields.map((field) => field.trim()) as [string, string, string, string];
+    const name = fields.slice(4).join('|');
+    const expansion = expandHostlist(hostlist);
+    if (!/^\d[\w+.-]*$/.test(id) || expansion.error !== undefined) {
+      unparsed.add(line);
+      continue;
+    }
+    if (expansion.hosts.length === 0) continue;
+    jobs.push({ id, user, partition, name, hosts: expansion.hosts });
+  }
+  return { jobs, unparsed };
+}
