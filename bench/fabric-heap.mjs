@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--snapshot] [--keep=DIR] [-- exporter flags…]. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--snapshot] [--keep=DIR] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there
@@ -31,27 +31,79 @@ async function scenarioDir(g, dir) {
   return g.writeScenario(fabric, scenario).dir;
 }
 
+/**
+ * A heap snapshot's JSON, read without making one string of it (at 122 880 ports it passes V8's
+ * 512 MiB string limit): its numbers arrays scanned from the bytes, the rest parsed.
+ */
+async function readSnapshot(file) {
+  const bytes = await readFile(file);
+  const section = (name) => bytes.indexOf(`"${name}":[`) + name.length + 4;
+  const numbers = (from) => {
+    const values = [];
+    let value = 0;
+    let inNumber = false;
+    for (let i = from; ; i++) {
+      const c = bytes[i];
+      if (c >= 48 && c <= 57) {
+        value = value * 10 + (c - 48);
+        inNumber = true;
+      } else {
+        if (inNumber) values.push(value);
+        value = 0;
+        inNumber = false;
+        if (c === 93) return values;
+      }
+    }
+  };
+  const head = JSON.parse(`${bytes.toString('utf8', 0, bytes.indexOf('"nodes":['))}"nodes":[]}`);
+  const stringsAt = section('strings');
+  const strings = JSON.parse(`[${bytes.toString('utf8', stringsAt, bytes.lastIndexOf(']'))}]`);
+  return { snapshot: head.snapshot, nodes: numbers(section('nodes')), edges: numbers(section('edges')), strings };
+}
+
 /** Sums of a heap snapshot by constructor (node name for objects, type for the others). */
 async function summarise(file) {
-  const snap = JSON.parse(await readFile(file, 'utf8'));
+  const snap = await readSnapshot(file);
   const meta = snap.snapshot.meta;
   const fields = meta.node_fields.length;
   const types = meta.node_types[0];
   const at = (name) => meta.node_fields.indexOf(name);
   const [typeAt, nameAt, sizeAt] = [at('type'), at('name'), at('self_size')];
+  const edgeFields = meta.edge_fields.length;
+  const [edgeTypeAt, edgeNameAt] = [meta.edge_fields.indexOf('type'), meta.edge_fields.indexOf('name_or_index')];
+  const edgeTypes = meta.edge_types[0];
+  const edgeCountAt = at('edge_count');
   const sums = new Map();
+  let edge = 0;
   for (let i = 0; i < snap.nodes.length; i += fields) {
     const type = types[snap.nodes[i + typeAt]];
+    const edges = snap.nodes[i + edgeCountAt];
+    // A plain object by its property names: which of the model's interfaces it is.
+    if (type === 'object' && snap.strings[snap.nodes[i + nameAt]] === 'Object') {
+      const names = [];
+      for (let e = edge; e < edge + edges * edgeFields; e += edgeFields) if (edgeTypes[snap.edges[e + edgeTypeAt]] === 'property') names.push(snap.strings[snap.edges[e + edgeNameAt]]);
+      const key = `{${names.filter((name) => name !== '__proto__').slice(0, 8).join(',')}}`;
+      const sum = sums.get(key) ?? { count: 0, bytes: 0 };
+      sum.count++;
+      sum.bytes += snap.nodes[i + sizeAt];
+      sums.set(key, sum);
+    }
+    edge += edges * edgeFields;
     const key = type === 'object' || type === 'native' || type === 'closure' ? `${type} ${snap.strings[snap.nodes[i + nameAt]]}` : type;
     const sum = sums.get(key) ?? { count: 0, bytes: 0 };
     sum.count++;
     sum.bytes += snap.nodes[i + sizeAt];
     sums.set(key, sum);
   }
-  return [...sums].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 30);
+  return [...sums].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 45);
 }
 
 async function main() {
+  const given = option('summarise');
+  if (given) {
+    for (const [key, sum] of await summarise(given)) process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
+    return;
+  }
   const g = await importTypeScript('synthetic/fabric-generator/index.ts');
   const dir = keep ? path.resolve(keep) : await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-heap-'));
   await mkdir(dir, { recursive: true });
