@@ -98,7 +98,40 @@ async function summarise(file) {
   return [...sums].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 45);
 }
 
+/** What holds the nodes of one type (e.g. `concatenated string`): their parents' kinds and the edges' names, counted. */
+async function retainers(file, wanted) {
+  const snap = await readSnapshot(file);
+  const meta = snap.snapshot.meta;
+  const fields = meta.node_fields.length;
+  const edgeFields = meta.edge_fields.length;
+  const types = meta.node_types[0];
+  const edgeTypes = meta.edge_types[0];
+  const [typeAt, nameAt, edgeCountAt] = ['type', 'name', 'edge_count'].map((name) => meta.node_fields.indexOf(name));
+  const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((name) => meta.edge_fields.indexOf(name));
+  const kind = (i) => `${types[snap.nodes[i + typeAt]]} ${types[snap.nodes[i + typeAt]] === 'object' || types[snap.nodes[i + typeAt]] === 'closure' ? snap.strings[snap.nodes[i + nameAt]] : ''}`.trim();
+  const counts = new Map();
+  let edge = 0;
+  for (let i = 0; i < snap.nodes.length; i += fields) {
+    const edges = snap.nodes[i + edgeCountAt];
+    for (let e = edge; e < edge + edges * edgeFields; e += edgeFields) {
+      const to = snap.edges[e + toAt];
+      if (kind(to) !== wanted) continue;
+      const edgeType = edgeTypes[snap.edges[e + edgeTypeAt]];
+      const edgeName = edgeType === 'element' || edgeType === 'hidden' ? `[${edgeType}]` : snap.strings[snap.edges[e + edgeNameAt]];
+      const key = `${kind(i)} .${edgeName}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    edge += edges * edgeFields;
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 25);
+}
+
 async function main() {
+  const held = option('retainers');
+  if (held) {
+    for (const [key, count] of await retainers(option('summarise'), held.replace(/_/g, ' '))) process.stdout.write(`${String(count).padStart(9)}  ${key}\n`);
+    return;
+  }
   const given = option('summarise');
   if (given) {
     for (const [key, sum] of await summarise(given)) process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
