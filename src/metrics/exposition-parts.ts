@@ -63,7 +63,7 @@ class DeflatingSink {
     this.deflater.on('data', (block: Buffer) => this.blocks.push(block));
     this.ended = new Promise((resolve, reject) => {
       this.deflater.once('end', resolve);
-      this.deflater.once('error', reject);
+      this.deflater.on('error', reject);
     });
   }
 
