@@ -10,9 +10,10 @@
 // (Z_SYNC_FLUSH), so parts compressed apart are one DEFLATE stream when put one after the other
 // (RFC 1951, 3.2.3); a scrape adds the gzip header, an empty final block, and the CRC-32 of the
 // whole text combined from the parts' own (RFC 1952; zlib's crc32_combine).
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { constants, crc32, createDeflateRaw, createInflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
-import { inSlices, type Work } from '../event-loop/time-slices.js';
+import { nextTurn, sliceSpent, type Work } from '../event-loop/time-slices.js';
 import { ExpositionBuffer } from '../exposition/buffer.js';
 
 /** A part's text compressed on its own: raw DEFLATE blocks, its CRC-32 and length. */
@@ -65,6 +66,8 @@ class DeflatingSink {
       this.deflater.once('end', resolve);
       this.deflater.on('error', reject);
     });
+    // Handled here as well: an error before `end` is awaited is not an unhandled rejection.
+    this.ended.catch(() => undefined);
   }
 
   /** Takes the chunk: it must not be written again. */
@@ -73,6 +76,15 @@ class DeflatingSink {
     this.length += chunk.length;
     this.deflater.write(chunk);
   };
+
+  /**
+   * Resolves once zlib has less than a few chunks still to compress: a render waits on it between
+   * slices, so that on a busy machine the text rendered ahead of zlib's threads is not held instead.
+   */
+  caughtUp(): Promise<void> {
+    if (this.deflater.writableLength <= 4 * STREAM_CHUNK_BYTES) return Promise.resolve();
+    return Promise.race([once(this.deflater, 'drain').then(() => undefined), this.ended]);
+  }
 
   /** The whole text compressed, after its last bytes; undefined when it had none. */
   async end(last: Buffer): Promise<Deflated | undefined> {
@@ -186,7 +198,14 @@ export class RenderedPart<Source> {
       const sink = new DeflatingSink();
       out.streamTo(sink.write);
       try {
-        await inSlices(this.steps ? this.steps(source, out) : atOnceAsWork(() => this.write(source, out)));
+        const work = this.steps ? this.steps(source, out) : atOnceAsWork(() => this.write(source, out));
+        let sliceStart = performance.now();
+        while (!work.next().done) {
+          if (!sliceSpent(sliceStart)) continue;
+          await sink.caughtUp();
+          await nextTurn();
+          sliceStart = performance.now();
+        }
       } catch (error) {
         await sink.end(Buffer.alloc(0)).catch(() => undefined);
         throw error;
