@@ -10,9 +10,10 @@
 // (Z_SYNC_FLUSH), so parts compressed apart are one DEFLATE stream when put one after the other
 // (RFC 1951, 3.2.3); a scrape adds the gzip header, an empty final block, and the CRC-32 of the
 // whole text combined from the parts' own (RFC 1952; zlib's crc32_combine).
+import { once } from 'node:events';
 import { promisify } from 'node:util';
-import { constants, crc32, deflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
-import { inSlices, nextTurn, type Work } from '../event-loop/time-slices.js';
+import { constants, crc32, createDeflateRaw, createInflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
+import { nextTurn, sliceSpent, type Work } from '../event-loop/time-slices.js';
 import { ExpositionBuffer } from '../exposition/buffer.js';
 
 /** A part's text compressed on its own: raw DEFLATE blocks, its CRC-32 and length. */
@@ -38,21 +39,64 @@ function deflate(text: Buffer): Deflated {
   return { blocks: ownBytes(deflateRawSync(text, DEFLATE_OPTIONS)), crc: crc32(text), length: text.length };
 }
 
-const deflateRawAsync = promisify(deflateRaw) as (buffer: Buffer, options: typeof DEFLATE_OPTIONS) => Promise<Buffer>;
 const inflateRawAsync = promisify(inflateRaw) as (buffer: Buffer, options: typeof INFLATE_OPTIONS) => Promise<Buffer>;
 
-/** The CRC-32 is taken this many bytes at a time, the event loop turning between. */
-const CRC_SLICE_BYTES = 4 * 1024 * 1024;
+/**
+ * A render's text goes to zlib this many bytes at a time, as it is written: at 122 880 switch
+ * ports the ports part is 100 MiB of text, which was held whole (in a buffer kept for the life of
+ * the part, grown by doubling) only to be compressed to 4 MiB.
+ */
+const STREAM_CHUNK_BYTES = 1024 * 1024;
 
-/** The same without holding the event loop: compressed by zlib's threads, the CRC taken in slices. */
-async function deflateAside(text: Buffer): Promise<Deflated> {
-  const blocks = deflateRawAsync(text, DEFLATE_OPTIONS);
-  let crc = 0;
-  for (let from = 0; from < text.length; from += CRC_SLICE_BYTES) {
-    crc = crc32(text.subarray(from, from + CRC_SLICE_BYTES), crc);
-    await nextTurn();
+/**
+ * Text compressed as it comes, by zlib's threads (the event loop only hands each chunk on and
+ * takes its CRC-32, a fraction of a millisecond per MiB): raw DEFLATE ending on a byte boundary
+ * without a final block, as `deflate` makes it.
+ */
+class DeflatingSink {
+  private readonly deflater = createDeflateRaw({ ...DEFLATE_OPTIONS, chunkSize: 64 * 1024 });
+  private readonly blocks: Buffer[] = [];
+  private readonly ended: Promise<void>;
+  private crc = 0;
+  private length = 0;
+
+  constructor() {
+    this.deflater.on('data', (block: Buffer) => this.blocks.push(block));
+    this.ended = new Promise((resolve, reject) => {
+      this.deflater.once('end', resolve);
+      this.deflater.on('error', reject);
+    });
+    // Handled here as well: an error before `end` is awaited is not an unhandled rejection.
+    this.ended.catch(() => undefined);
   }
-  return { blocks: ownBytes(await blocks), crc, length: text.length };
+
+  /** Takes the chunk: it must not be written again. */
+  readonly write = (chunk: Buffer): void => {
+    this.crc = crc32(chunk, this.crc);
+    this.length += chunk.length;
+    this.deflater.write(chunk);
+  };
+
+  /**
+   * Resolves once zlib has less than a few chunks still to compress: a render waits on it between
+   * slices, so that on a busy machine the text rendered ahead of zlib's threads is not held instead.
+   */
+  caughtUp(): Promise<void> {
+    if (this.deflater.writableLength <= 4 * STREAM_CHUNK_BYTES) return Promise.resolve();
+    return Promise.race([once(this.deflater, 'drain').then(() => undefined), this.ended]);
+  }
+
+  /** The whole text compressed, after its last bytes; undefined when it had none. */
+  async end(last: Buffer): Promise<Deflated | undefined> {
+    if (last.length > 0) this.write(last);
+    if (this.length === 0) {
+      this.deflater.destroy();
+      return undefined;
+    }
+    this.deflater.end();
+    await this.ended;
+    return { blocks: Buffer.concat(this.blocks), crc: this.crc, length: this.length };
+  }
 }
 
 /**
@@ -79,6 +123,25 @@ export class EncodedPart {
     if (this.plainBytes === undefined && this.text === undefined) this.plainBytes = await inflateRawAsync(this.compressed!.blocks, INFLATE_OPTIONS);
   }
 
+  /** The plain text's length in bytes, without making it. */
+  get plainLength(): number {
+    return this.plainBytes?.length ?? this.compressed?.length ?? this.plain.length;
+  }
+
+  /**
+   * The plain text in pieces: the text itself when it is at hand, else inflated from the compressed
+   * one as the reader takes it, by zlib's threads, and not kept (a fabric's part is 100 MiB plain).
+   */
+  async *plainPieces(): AsyncGenerator<Buffer> {
+    if (this.plainBytes !== undefined || this.text !== undefined) {
+      yield this.plain;
+      return;
+    }
+    const inflater = createInflateRaw(INFLATE_OPTIONS);
+    inflater.end(this.compressed!.blocks);
+    yield* inflater;
+  }
+
   get deflated(): Deflated {
     this.compressed ??= deflate(this.plain);
     return this.compressed;
@@ -89,22 +152,22 @@ const sameInputs = (a: readonly unknown[], b: readonly unknown[]): boolean => a.
 
 /**
  * A part rendered from its inputs (a collector's part of the snapshot and the parts it also reads),
- * once for each change of any of them (compared by identity). It is written into one buffer kept
- * for the life of the part and compressed from there at once, so a snapshot keeps only its
- * compressed text, what Prometheus asks for: a snapshot lives one collection interval, long enough
- * for V8 to move what it holds to the old generation, where the memory of a plain text allocated
- * per snapshot (86 KB at 8 devices) stayed until the next full collection, tens of readings later
- * (docs/benchmarks.md, "Memory over time"). A client that asks for the plain text has it inflated
- * from the compressed one, once.
+ * once for each change of any of them (compared by identity), and compressed at once, so a
+ * snapshot keeps only its compressed text, what Prometheus asks for: a snapshot lives one
+ * collection interval, long enough for V8 to move what it holds to the old generation, where the
+ * memory of a plain text allocated per snapshot (86 KB at 8 devices) stayed until the next full
+ * collection, tens of readings later (docs/benchmarks.md, "Memory over time"). A client that asks
+ * for the plain text has it inflated from the compressed one.
  *
- * `of` renders at once, when first asked for (a host's parts: milliseconds); `render` in time
- * slices, compressed by zlib's threads (a fabric's: seconds of work at 120 000 ports), one render
- * at a time, a render asked for again while under way shared.
+ * `of` renders at once, when first asked for (a host's parts: milliseconds), into one buffer kept
+ * for the life of the part; `render` in time slices (a fabric's: seconds of work at 120 000
+ * ports), its text handed to zlib's threads a chunk at a time as it is written and never held
+ * whole, one render at a time, a render asked for again while under way shared.
  */
 export class RenderedPart<Source> {
   private cached: { inputs: readonly unknown[]; part: EncodedPart | undefined } | undefined;
   private rendering: { inputs: readonly unknown[]; done: Promise<EncodedPart | undefined> } | undefined;
-  private readonly out = new ExpositionBuffer();
+  private kept: ExpositionBuffer | undefined;
 
   constructor(
     private readonly write: (source: Source, out: ExpositionBuffer) => void,
@@ -114,9 +177,11 @@ export class RenderedPart<Source> {
   /** The part for `source`, rendered again when `inputs` (what it is made of) changed; undefined when it has no series. */
   of(source: Source, inputs: readonly unknown[]): EncodedPart | undefined {
     if (!this.cached || !sameInputs(this.cached.inputs, inputs)) {
-      this.out.reset();
-      this.write(source, this.out);
-      this.cached = { inputs, part: this.out.view().length === 0 ? undefined : new EncodedPart(undefined, deflate(this.out.view())) };
+      this.kept ??= new ExpositionBuffer();
+      const out = this.kept;
+      out.reset();
+      this.write(source, out);
+      this.cached = { inputs, part: out.view().length === 0 ? undefined : new EncodedPart(undefined, deflate(out.view())) };
     }
     return this.cached.part;
   }
@@ -127,12 +192,26 @@ export class RenderedPart<Source> {
     if (this.rendering && sameInputs(this.rendering.inputs, inputs)) return this.rendering.done;
     const before = this.rendering?.done;
     const done = (async () => {
-      // One render at a time: they share the buffer.
+      // One render at a time, in the order asked.
       await before?.catch(() => undefined);
-      this.out.reset();
-      await inSlices(this.steps ? this.steps(source, this.out) : atOnceAsWork(() => this.write(source, this.out)));
-      const text = this.out.view();
-      const part = text.length === 0 ? undefined : new EncodedPart(undefined, await deflateAside(text));
+      const out = new ExpositionBuffer(STREAM_CHUNK_BYTES);
+      const sink = new DeflatingSink();
+      out.streamTo(sink.write);
+      try {
+        const work = this.steps ? this.steps(source, out) : atOnceAsWork(() => this.write(source, out));
+        let sliceStart = performance.now();
+        while (!work.next().done) {
+          if (!sliceSpent(sliceStart)) continue;
+          await sink.caughtUp();
+          await nextTurn();
+          sliceStart = performance.now();
+        }
+      } catch (error) {
+        await sink.end(Buffer.alloc(0)).catch(() => undefined);
+        throw error;
+      }
+      const compressed = await sink.end(out.drain());
+      const part = compressed === undefined ? undefined : new EncodedPart(undefined, compressed);
       this.cached = { inputs, part };
       return part;
     })();
@@ -239,6 +318,16 @@ export function crc32Combine(first: number, second: number, secondLength: number
 /** The parts, each after the blank line that separates it from the one before. */
 function withSeparators(parts: readonly EncodedPart[]): EncodedPart[] {
   return parts.flatMap((part, i) => (i === 0 ? [part] : [BETWEEN_PARTS, part]));
+}
+
+/** The plain body of parts, in pieces as a reader takes them (a large body: see `joinParts`). */
+export async function* plainBody(parts: readonly EncodedPart[]): AsyncGenerator<Buffer> {
+  for (const part of withSeparators(parts)) yield* part.plainPieces();
+}
+
+/** The plain body's length in bytes. */
+export function plainBodyLength(parts: readonly EncodedPart[]): number {
+  return withSeparators(parts).reduce((sum, part) => sum + part.plainLength, 0);
 }
 
 /** One body from parts: their plain texts, or one gzip member of them; one buffer, or a list when large. */

@@ -133,8 +133,25 @@ export function sameNodes(a: ReadonlySet<string>, b: ReadonlySet<string> | undef
   return true;
 }
 
+/**
+ * The keys made so far, by node GUID then port: one string per port shared by every map that keys
+ * on it (the topology, the readings, the expectations, each cycle's scan and sweeps), not a new
+ * pair of concatenated strings per map and cycle (at 122 880 switch ports a million of them,
+ * 32 MiB, and as many flat copies made to hash them). Forgotten whole past a bound, so GUIDs that come and go cannot grow it for ever.
+ */
+const PORT_KEYS = new Map<string, string[]>();
+const MAX_KEYED_NODES = 200_000;
+const MAX_KEYED_PORT = 1024;
+
 export function fabricPortKey(nodeGuid: string, port: number): string {
-  return `${nodeGuid}/${port}`;
+  if (!Number.isInteger(port) || port < 0 || port >= MAX_KEYED_PORT) return `${nodeGuid}/${port}`;
+  let keys = PORT_KEYS.get(nodeGuid);
+  if (keys === undefined) {
+    if (PORT_KEYS.size >= MAX_KEYED_NODES) PORT_KEYS.clear();
+    keys = [];
+    PORT_KEYS.set(nodeGuid, keys);
+  }
+  return (keys[port] ??= `${nodeGuid}/${port}`);
 }
 
 

@@ -9,10 +9,32 @@ const HEX_GUID = /^0x([0-9a-f]{1,16})$/i;
 export function normaliseGuid(text: string): string | undefined {
   const trimmed = text.trim();
   const sysfs = SYSFS_GUID.exec(trimmed);
-  if (sysfs) return '0x' + sysfs.slice(1, 5).map((group) => group.padStart(4, '0').toLowerCase()).join('');
+  if (sysfs) return sharedGuid('0x' + sysfs.slice(1, 5).map((group) => group.padStart(4, '0').toLowerCase()).join(''));
   const hex = HEX_GUID.exec(trimmed);
-  if (hex) return '0x' + hex[1]!.toLowerCase().padStart(16, '0');
+  if (hex) return sharedGuid('0x' + hex[1]!.toLowerCase().padStart(16, '0'));
   return undefined;
+}
+
+/**
+ * Every normalised GUID seen, each one string shared by whoever holds it: at 122 880 switch ports
+ * the topology, the readings, the cache and each cycle's parses held 1.1 million GUID strings for
+ * 50 000 GUIDs, each a concatenation of its pieces (or a slice keeping its whole output line),
+ * 110 MiB. Forgotten whole past a bound, so GUIDs that come and go cannot grow it for ever.
+ */
+const GUIDS = new Map<string, string>();
+const MAX_SHARED_GUIDS = 500_000;
+
+/** The one shared string of a normalised GUID (`0x` + 16 lower-case hex digits). */
+export function sharedGuid(guid: string): string {
+  const known = GUIDS.get(guid);
+  if (known !== undefined) return known;
+  if (GUIDS.size >= MAX_SHARED_GUIDS) GUIDS.clear();
+  // A copy of its own, one flat string: not a tree of pieces nor a slice of a larger text.
+  const codes: number[] = [];
+  for (let i = 0; i < guid.length; i++) codes.push(guid.charCodeAt(i));
+  const own = String.fromCharCode(...codes);
+  GUIDS.set(own, own);
+  return own;
 }
 
 /** Port GUID = the interface identifier (low 64 bits) of GID index 0, e.g. `fe80:0000:0000:0000:0002:c903:0031:fdc1`. */

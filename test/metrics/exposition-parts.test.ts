@@ -109,6 +109,40 @@ describe('a part rendered from a snapshot', () => {
     expect(gunzipped([a!, c!])).toBe(`${textOf(big)}\n${textOf(small)}`);
   });
 
+  it('hands a render of several MiB to zlib a chunk at a time as it is written, and gives its plain text back in pieces, not kept', async () => {
+    const chunks: number[] = [];
+    const part = new RenderedPart<Source>(
+      (source, out) => out.write(textOf(source)),
+      function* (source, out) {
+        const text = textOf(source).split('\n');
+        for (let i = 0; i < text.length; i++) {
+          out.write(i === text.length - 1 ? text[i]! : `${text[i]}\n`);
+          if (i % 4096 === 4095) {
+            chunks.push(out.view().length);
+            yield;
+          }
+        }
+      },
+    );
+    const big = { name: 'streamed', lines: 150_000 };
+    const text = Buffer.from(textOf(big));
+    expect(text.length).toBeGreaterThan(4 * 1024 * 1024);
+    const a = (await part.render(big, [big]))!;
+    // The buffer never held more than about a chunk (1 MiB) of the text.
+    expect(Math.max(...chunks)).toBeLessThanOrEqual(1024 * 1024);
+    expect(inflated(a).length).toBe(text.length);
+    expect(inflated(a) === text.toString()).toBe(true);
+    expect(a.deflated.crc).toBe(crc32(text));
+    expect(a.plainLength).toBe(text.length);
+    const pieces: Buffer[] = [];
+    for await (const piece of a.plainPieces()) pieces.push(piece);
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(Buffer.concat(pieces).equals(text)).toBe(true);
+    // An empty render is no part.
+    const empty = new RenderedPart<Source>(() => undefined);
+    expect(await empty.render(big, [big])).toBeUndefined();
+  });
+
   it('keeps compressed blocks of their own size, not zlib\'s 16 KiB output chunk', () => {
     const { part } = renderedPart();
     const member = part.of({ name: 'mid', lines: 1000 }, [{ name: 'mid', lines: 1000 }])!.deflated.blocks;

@@ -7,7 +7,7 @@ import { Readable, type Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { inSlices } from '../../event-loop/time-slices.js';
-import { joinParts, type EncodedPart } from '../../metrics/exposition-parts.js';
+import { MAX_JOINED_BYTES, joinParts, plainBody, plainBodyLength, type EncodedPart } from '../../metrics/exposition-parts.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { Collector } from '../../collection/collector.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, capConnections } from './connection-cap.js';
@@ -233,6 +233,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get(options.telemetryPath, async (request, reply) => {
     const parts = await options.source.parts();
     const gzip = acceptsGzip(request.headers['accept-encoding']);
+    void reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').header('vary', 'Accept-Encoding');
+    const plainLength = gzip ? 0 : plainBodyLength(parts);
+    if (plainLength > MAX_JOINED_BYTES) {
+      // A fabric's plain body (100 MiB at 122 880 switch ports) is inflated as the client reads
+      // it, by zlib's threads, and not kept: Prometheus asks for gzip; a person's curl can wait.
+      void reply.header('content-length', plainLength);
+      return reply.send(Readable.from(plainBody(parts), { objectMode: false }));
+    }
     const last = gzip ? joined.gzip : joined.plain;
     if (last.parts.length !== parts.length || last.parts.some((part, i) => part !== parts[i])) {
       // A fabric's parts are kept compressed: their plain text is inflated aside, not on the event loop.
@@ -240,7 +248,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
       last.parts = parts;
       last.body = joinParts(parts, gzip);
     }
-    void reply.type(EXPOSITION_CONTENT_TYPE).header('cache-control', 'no-store').header('vary', 'Accept-Encoding');
     if (gzip) void reply.header('content-encoding', 'gzip');
     const body = last.body;
     if (Buffer.isBuffer(body)) return reply.send(body);

@@ -11,7 +11,7 @@ import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { pruneDiscoveryCacheSteps } from './discovery-cache.js';
+import { parseDiscoveryCacheSteps, pruneDiscoveryCacheSteps } from './discovery-cache.js';
 import { type TopologyCache } from './discovery.js';
 import { IbqueryerrorsParser, type SweepReading, type SweepValue } from './ibqueryerrors.js';
 
@@ -69,12 +69,14 @@ async function sweepCache(options: SweepOptions, swept: ReadonlySet<string>): Pr
   const { cache } = options;
   if (!cache) return [];
   const types = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
-  const sweepable = cache.parsed.nodes.filter((node) => node.type !== undefined && types.has(node.type));
+  const sweepable = cache.nodes.filter((node) => node.type !== undefined && types.has(node.type));
   if (sweepable.every((node) => swept.has(node.guid))) return ['--load-cache', cache.file];
   const file = path.join(options.scratch, 'sweep.cache');
   const last = prunedCaches.get(cache);
   if (last?.file !== file || !sameNodes(swept, last.swept)) {
-    await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, cache.parsed, (node) => swept.has(node.guid))));
+    // Its ports parsed again: they are not kept between cycles (see TopologyCache).
+    const parsed = await inSlices(parseDiscoveryCacheSteps(cache.bytes));
+    await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, parsed, (node) => swept.has(node.guid))));
     prunedCaches.set(cache, { file, swept });
   }
   return ['--load-cache', file];

@@ -5,6 +5,7 @@
 // (--load-cache) so that its counter sweeps skip a discovery of their own; for a shard, or when
 // switches vanished since discovery, a pruned copy is written with `pruneDiscoveryCache`.
 import { decodeEnabledRates, PORT_INFO_BYTES } from '../../model/port-info.js';
+import { sharedGuid } from '../../model/guid.js';
 import type { EnabledRates } from '../../model/link-rate.js';
 import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 
@@ -51,7 +52,7 @@ export class CacheFormatError extends Error {
 }
 
 function hexGuid(view: DataView, offset: number): string {
-  return `0x${view.getBigUint64(offset, true).toString(16).padStart(16, '0')}`;
+  return sharedGuid(`0x${view.getBigUint64(offset, true).toString(16).padStart(16, '0')}`);
 }
 
 /** Parse a cache file; throws CacheFormatError naming what is wrong (unknown magic or version, truncation). */
@@ -92,6 +93,18 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
     nodes.push({ guid, type, portCount: portCountOfNode, lid, range: [start, offset] });
     if (pace()) yield;
   }
+  // One object per set of enabled rates, shared by every port that has it (the topology keeps
+  // them): a fabric has a handful of sets for 150 000 ports.
+  const rateSets = new Map<string, EnabledRates>();
+  const sharedRates = (info: Uint8Array): EnabledRates | undefined => {
+    const rates = decodeEnabledRates(info);
+    if (rates === undefined) return undefined;
+    const key = `${rates.widthEnabled.join()}/${rates.speedEnabled.join()}`;
+    const known = rateSets.get(key);
+    if (known !== undefined) return known;
+    rateSets.set(key, rates);
+    return rates;
+  };
   const ports: CachedPort[] = [];
   for (let i = 0; i < portCount; i++) {
     need(offset, PORT_RECORD_BYTES, `port ${i}`);
@@ -101,7 +114,7 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
       guid: hexGuid(view, offset),
       port: bytes[offset + 8]!,
       lid: view.getUint16(offset + 10, true),
-      enabled: decodeEnabledRates(info),
+      enabled: sharedRates(info),
       nodeGuid: hexGuid(view, tail),
       peer: bytes[tail + 8] ? { guid: hexGuid(view, tail + 9), port: bytes[tail + 17]! } : undefined,
       range: [offset, offset + PORT_RECORD_BYTES],

@@ -7,14 +7,19 @@ import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices
 import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
 import type { LineParser } from '../output-lines.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { CacheFormatError, parseDiscoveryCacheSteps, type DiscoveryCache } from './discovery-cache.js';
+import { CacheFormatError, parseDiscoveryCacheSteps, type CachedNode, type DiscoveryCache } from './discovery-cache.js';
 import { IbnetdiscoverParser, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
 
-/** The cache file of a discovery, for the counter sweeps; absent when it could not be read. */
+/**
+ * The cache file of a discovery, for the counter sweeps; absent when it could not be read. Its
+ * nodes are kept, not its ports: at 122 880 switch ports those were 150 000 records with their
+ * byte ranges, peers and GUIDs (40 MiB) kept for the life of the topology, for a pruning that
+ * parses the bytes again (`parseDiscoveryCacheSteps`) on the rare cycle it writes a new file.
+ */
 export interface TopologyCache {
   file: string;
   bytes: Uint8Array;
-  parsed: DiscoveryCache;
+  nodes: readonly CachedNode[];
 }
 
 export interface Discovery {
@@ -74,17 +79,19 @@ export async function discoverFabric(cycle: FabricCycle, cacheFile: string, name
   }
   cycle.covers((other) => other === CACHE_ITEM);
   let cache: TopologyCache | undefined;
+  let parsed: DiscoveryCache | undefined;
   try {
     const bytes = new Uint8Array(await readFile(cacheFile));
-    cache = { file: cacheFile, bytes, parsed: await inSlices(parseDiscoveryCacheSteps(bytes)) };
+    parsed = await inSlices(parseDiscoveryCacheSteps(bytes));
+    cache = { file: cacheFile, bytes, nodes: parsed.nodes };
   } catch (error) {
     // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
     cycle.note(CACHE_ITEM, `not usable (${reason}): no enabled widths/speeds, counter sweeps discover on their own`);
   }
-  const gaps = await inSlices(discoveryGapsSteps(text, cache?.parsed));
+  const gaps = await inSlices(discoveryGapsSteps(text, parsed));
   if (gaps.length > 0) cycle.fail(item, `the output is incomplete, cut short or garbled on its way: ${gaps.join('; ')}`);
-  const topology = await inSlices(buildTopologySteps(text, cache?.parsed, names, now, reportedDuplicateGuids(result.stderr)));
+  const topology = await inSlices(buildTopologySteps(text, parsed, names, now, reportedDuplicateGuids(result.stderr)));
   // Each ports cycle looks ports up by port GUID: made once per topology, here.
   await inSlices(nodesByPortGuidSteps(topology));
   return {

@@ -7,7 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import pino from 'pino';
-import { EncodedPart, MAX_JOINED_BYTES } from '../../../src/metrics/exposition-parts.js';
+import { EncodedPart, MAX_JOINED_BYTES, RenderedPart } from '../../../src/metrics/exposition-parts.js';
 import { acceptsGzip, buildApp } from '../../../src/commands/serve/app.js';
 import { startPrometheus } from '../../dashboards/harness.js';
 import { exporterFromFlags } from '../../support/exporter.js';
@@ -153,6 +153,29 @@ describe('a large exposition (fabric mode)', () => {
       const compressed = await server.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip' } });
       expect(compressed.headers['content-encoding']).toBe('gzip');
       expect(gunzipSync(compressed.rawPayload).equals(whole)).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('is inflated from the compressed parts as the client reads it, plain, with its length', async () => {
+    // Parts as a fabric's are kept: compressed only.
+    const rendered = await Promise.all(parts.map((part) => new RenderedPart<Buffer>((text, out) => out.write(text.toString())).render(part.plain, [part])));
+    const whole = Buffer.concat(parts.flatMap((part, i) => (i === 0 ? [part.plain] : [Buffer.from('\n'), part.plain])));
+    const server = buildApp({
+      source: { parts: async () => rendered.map((part) => part!), takenAt: () => Date.now() },
+      telemetryPath: '/metrics',
+      maxSnapshotAgeMs: 60_000,
+      version: 'test',
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      const url = `${await server.listen({ host: '127.0.0.1', port: 0 })}/metrics`;
+      for (let i = 0; i < 2; i++) {
+        const plain = await fetch(url, { headers: { 'accept-encoding': 'identity' } });
+        expect(plain.headers.get('content-length')).toBe(String(whole.length));
+        expect(Buffer.from(await plain.arrayBuffer()).equals(whole)).toBe(true);
+      }
     } finally {
       await server.close();
     }

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
+// [--snapshot] [--keep=DIR] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
+// scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
+// by constructor (count and self size, largest first). --keep writes the plain /metrics there
+// (metrics.txt) to diff two builds series by series; the scenario is kept beside it and reused.
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { MAIN, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
+import { importTypeScript } from './typescript.mjs';
+
+const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
+const shard = option('shard');
+const hosts = Number(option('hosts') ?? 24_576);
+const keep = option('keep');
+const snapshot = process.argv.includes('--snapshot');
+const exporterFlags = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
+
+async function scenarioDir(g, dir) {
+  const scenario = path.join(dir, `scenario-${hosts}`);
+  if (await stat(path.join(scenario, 'ibnetdiscover.stdout')).catch(() => undefined)) return scenario;
+  log(`generating ${hosts} hosts`);
+  const fabric = g.generateFabric({
+    shape: { tiers: 3, hosts, radix: 64 },
+    profile: g.NDR_PROFILE,
+    faults: { seed: 26, pulledHostCables: 24, pulledSwitchCables: 12, narrowLinks: 24, slowLinks: 24, erroringPorts: 240, congestedPorts: Math.round(hosts / 10) },
+  });
+  return g.writeScenario(fabric, scenario).dir;
+}
+
+/**
+ * A heap snapshot's JSON, read without making one string of it (at 122 880 ports it passes V8's
+ * 512 MiB string limit): its numbers arrays scanned from the bytes, the rest parsed.
+ */
+async function readSnapshot(file) {
+  const bytes = await readFile(file);
+  const section = (name) => bytes.indexOf(`"${name}":[`) + name.length + 4;
+  const numbers = (from) => {
+    const values = [];
+    let value = 0;
+    let inNumber = false;
+    for (let i = from; ; i++) {
+      const c = bytes[i];
+      if (c >= 48 && c <= 57) {
+        value = value * 10 + (c - 48);
+        inNumber = true;
+      } else {
+        if (inNumber) values.push(value);
+        value = 0;
+        inNumber = false;
+        if (c === 93) return values;
+      }
+    }
+  };
+  const head = JSON.parse(`${bytes.toString('utf8', 0, bytes.indexOf('"nodes":['))}"nodes":[]}`);
+  const stringsAt = section('strings');
+  const strings = JSON.parse(`[${bytes.toString('utf8', stringsAt, bytes.lastIndexOf(']'))}]`);
+  return { snapshot: head.snapshot, nodes: numbers(section('nodes')), edges: numbers(section('edges')), strings };
+}
+
+/** Sums of a heap snapshot by constructor (node name for objects, type for the others). */
+async function summarise(file) {
+  const snap = await readSnapshot(file);
+  const meta = snap.snapshot.meta;
+  const fields = meta.node_fields.length;
+  const types = meta.node_types[0];
+  const at = (name) => meta.node_fields.indexOf(name);
+  const [typeAt, nameAt, sizeAt] = [at('type'), at('name'), at('self_size')];
+  const edgeFields = meta.edge_fields.length;
+  const [edgeTypeAt, edgeNameAt] = [meta.edge_fields.indexOf('type'), meta.edge_fields.indexOf('name_or_index')];
+  const edgeTypes = meta.edge_types[0];
+  const edgeCountAt = at('edge_count');
+  const sums = new Map();
+  let edge = 0;
+  for (let i = 0; i < snap.nodes.length; i += fields) {
+    const type = types[snap.nodes[i + typeAt]];
+    const edges = snap.nodes[i + edgeCountAt];
+    // A plain object by its property names: which of the model's interfaces it is.
+    if (type === 'object' && snap.strings[snap.nodes[i + nameAt]] === 'Object') {
+      const names = [];
+      for (let e = edge; e < edge + edges * edgeFields; e += edgeFields) if (edgeTypes[snap.edges[e + edgeTypeAt]] === 'property') names.push(snap.strings[snap.edges[e + edgeNameAt]]);
+      const key = `{${names.filter((name) => name !== '__proto__').slice(0, 8).join(',')}}`;
+      const sum = sums.get(key) ?? { count: 0, bytes: 0 };
+      sum.count++;
+      sum.bytes += snap.nodes[i + sizeAt];
+      sums.set(key, sum);
+    }
+    edge += edges * edgeFields;
+    const key = type === 'object' || type === 'native' || type === 'closure' ? `${type} ${snap.strings[snap.nodes[i + nameAt]]}` : type;
+    const sum = sums.get(key) ?? { count: 0, bytes: 0 };
+    sum.count++;
+    sum.bytes += snap.nodes[i + sizeAt];
+    sums.set(key, sum);
+  }
+  return [...sums].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 45);
+}
+
+/** What holds the nodes of one type (e.g. `concatenated string`): their parents' kinds and the edges' names, counted. */
+async function retainers(file, wanted) {
+  const snap = await readSnapshot(file);
+  const meta = snap.snapshot.meta;
+  const fields = meta.node_fields.length;
+  const edgeFields = meta.edge_fields.length;
+  const types = meta.node_types[0];
+  const edgeTypes = meta.edge_types[0];
+  const [typeAt, nameAt, edgeCountAt] = ['type', 'name', 'edge_count'].map((name) => meta.node_fields.indexOf(name));
+  const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((name) => meta.edge_fields.indexOf(name));
+  const kind = (i) => `${types[snap.nodes[i + typeAt]]} ${types[snap.nodes[i + typeAt]] === 'object' || types[snap.nodes[i + typeAt]] === 'closure' ? snap.strings[snap.nodes[i + nameAt]] : ''}`.trim();
+  const counts = new Map();
+  let edge = 0;
+  for (let i = 0; i < snap.nodes.length; i += fields) {
+    const edges = snap.nodes[i + edgeCountAt];
+    for (let e = edge; e < edge + edges * edgeFields; e += edgeFields) {
+      const to = snap.edges[e + toAt];
+      if (kind(to) !== wanted) continue;
+      const edgeType = edgeTypes[snap.edges[e + edgeTypeAt]];
+      const edgeName = edgeType === 'element' || edgeType === 'hidden' ? `[${edgeType}]` : snap.strings[snap.edges[e + edgeNameAt]];
+      const key = `${kind(i)} .${edgeName}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    edge += edges * edgeFields;
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 25);
+}
+
+async function main() {
+  const held = option('retainers');
+  if (held) {
+    for (const [key, count] of await retainers(option('summarise'), held.replace(/_/g, ' '))) process.stdout.write(`${String(count).padStart(9)}  ${key}\n`);
+    return;
+  }
+  const given = option('summarise');
+  if (given) {
+    for (const [key, sum] of await summarise(given)) process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
+    return;
+  }
+  const g = await importTypeScript('synthetic/fabric-generator/index.ts');
+  const dir = keep ? path.resolve(keep) : await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-heap-'));
+  await mkdir(dir, { recursive: true });
+  const scenario = await scenarioDir(g, keep ? path.dirname(dir) : dir);
+  const work = await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-heap-run-'));
+  const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log') });
+  const sysfs = path.join(work, 'sys');
+  await mkdir(path.join(sysfs, 'class'), { recursive: true });
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [
+    '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${work}`, MAIN, '--collector.fabric', '--no-collector.diag', '--path.sysfs', sysfs,
+    `--web.listen-address=127.0.0.1:${port}`, '--log.level', 'warn', '--fabric.interval', '60s', ...(shard ? ['--fabric.shard', shard] : []), ...g.fakeToolFlags(tools), ...exporterFlags,
+  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error('exporter exited');
+      const page = await fetch(`${url}/`).then((response) => response.text(), () => '');
+      if (Number(/<dt>ports read<\/dt><dd>(\d+)/.exec(page)?.[1] ?? 0) > 0) break;
+      await sleep(1000);
+    }
+    const gzip = await scrape(`${url}/metrics`, { plain: false });
+    const plain = await scrape(`${url}/metrics`, { plain: true });
+    await sleep(2000);
+    const memory = await memoryKiB(child.pid);
+    const lines = [`hosts ${hosts}${shard ? `, shard ${shard}` : ''}: RSS ${(memory.rss / 1024).toFixed(0)} MiB, peak ${(memory.hwm / 1024).toFixed(0)} MiB; /metrics ${(plain.bytes / 2 ** 20).toFixed(1)} MiB plain, ${(gzip.bytes / 2 ** 20).toFixed(1)} MiB gzip; Node.js ${process.version}`];
+    if (keep) await writeFile(path.join(dir, 'metrics.txt'), plain.text);
+    if (snapshot) {
+      child.kill('SIGUSR2');
+      let file;
+      for (let waited = 0; !file && waited < 600; waited++) {
+        await sleep(1000);
+        const found = (await readdir(work)).find((name) => name.endsWith('.heapsnapshot'));
+        // Written when its size stops growing.
+        if (found) {
+          const a = (await stat(path.join(work, found))).size;
+          await sleep(2000);
+          if ((await stat(path.join(work, found))).size === a && a > 0) file = path.join(work, found);
+        }
+      }
+      for (const [key, sum] of await summarise(file)) lines.push(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    await rm(work, { recursive: true, force: true });
+    if (!keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`fabric-heap: ${error.stack ?? error}\n`);
+  process.exit(1);
+});
