@@ -8,6 +8,7 @@ import { FABRIC_CABLING } from './fabric/cabling/index.js';
 import { FABRIC_DISCOVERY } from './fabric/discovery.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
+import { FABRIC_VERDICT } from './fabric/verdict/index.js';
 import { IPOIB } from './host/ipoib.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
@@ -30,6 +31,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_PORTS,
   FABRIC_SA,
   FABRIC_CABLING,
+  FABRIC_VERDICT,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

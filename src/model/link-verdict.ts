@@ -71,6 +71,8 @@ export interface Verdict {
   cap: number;
   /** Links judged this cycle (with at least one end read). */
   judged: number;
+  /** When (ms). */
+  at: number;
 }
 
 interface EndTrack {
@@ -110,11 +112,11 @@ export function worseFirst(a: BadLink, b: BadLink): number {
   return b.reasons.length - a.reasons.length || b.worst - a.worst || a.since - b.since || linkKey(a.end, a.peer).localeCompare(linkKey(b.end, b.peer));
 }
 
-const REASON_FAMILY: Readonly<Record<VerdictReason, 'symbol' | 'downed' | 'module' | 'ber'>> = {
+const REASON_FAMILY: Readonly<Record<VerdictReason, 'symbol' | 'downed' | 'temperature' | 'ber'>> = {
   symbol_errors_12m: 'symbol',
   symbol_errors_125m: 'symbol',
   link_downed: 'downed',
-  module_temperature: 'module',
+  module_temperature: 'temperature',
   effective_ber: 'ber',
 };
 
@@ -146,7 +148,7 @@ export class LinkVerdict {
     for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs) this.bad.delete(key);
     const cap = verdictCap(fabricLinks, judged, shards);
     const all = this.state();
-    return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged };
+    return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged, at: now };
   }
 
   private judgeLink(now: number, link: LinkReading): void {
@@ -191,7 +193,7 @@ export class LinkVerdict {
         let coolest = reading.module.celsius;
         for (let i = 1; i < temperatures.length; i += 2) coolest = Math.min(coolest, temperatures[i]!);
         const alarm = reading.module.alarmCelsius !== undefined && reading.module.celsius >= reading.module.alarmCelsius;
-        if (alarm) rose.add('module');
+        if (alarm) rose.add('temperature');
         if (alarm || reading.module.celsius - coolest >= TEMPERATURE_RISE_CELSIUS) reasons.add('module_temperature');
       }
       if (reading.effectiveBer && reading.effectiveBer.value > reading.effectiveBer.threshold) {

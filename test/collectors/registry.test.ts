@@ -188,6 +188,7 @@ describe('the registry', () => {
       fabric_ports: PARTS,
       fabric_sa: 'src/collectors/fabric/sa.ts',
       fabric_cabling: 'src/collectors/fabric/cabling/index.ts',
+      fabric_verdict: 'src/collectors/fabric/verdict/index.ts',
     };
     expect(COLLECTORS.map(({ name }) => name).sort()).toEqual(Object.keys(SPELLED_IN).sort());
     // The diag collectors share their names with the tools they run, which sources and tool groups name.
