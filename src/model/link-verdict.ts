@@ -73,6 +73,8 @@ export interface Verdict {
   judged: number;
   /** When (ms). */
   at: number;
+  /** --fabric.verdict.clean-period: a listed link leaves the list at its clean-since plus this. */
+  cleanPeriodMs: number;
 }
 
 interface EndTrack {
@@ -123,6 +125,8 @@ const REASON_FAMILY: Readonly<Record<VerdictReason, 'symbol' | 'downed' | 'tempe
 export class LinkVerdict {
   private readonly tracks = new Map<string, LinkTrack>();
   private readonly bad = new Map<string, BadLink>();
+  /** Links this cycle judged bad: none of them leaves the list, whatever its clean-since. */
+  private readonly judgedBad = new Set<string>();
 
   constructor(
     private readonly settings: VerdictSettings,
@@ -139,16 +143,17 @@ export class LinkVerdict {
   /** One cycle: the links read at `now` (ms), the fabric's number of links and of shards. */
   judge(now: number, links: Iterable<LinkReading>, fabricLinks: number, shards = 1): Verdict {
     let judged = 0;
+    this.judgedBad.clear();
     for (const link of links) {
       if (!link.ends[0] && !link.ends[1]) continue;
       judged += 1;
       this.judgeLink(now, link);
     }
     for (const [key, track] of this.tracks) if (track.seenAt !== now) this.tracks.delete(key);
-    for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs) this.bad.delete(key);
+    for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
     const cap = verdictCap(fabricLinks, judged, shards);
     const all = this.state();
-    return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged, at: now };
+    return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged, at: now, cleanPeriodMs: this.settings.cleanPeriodMs };
   }
 
   private judgeLink(now: number, link: LinkReading): void {
@@ -205,14 +210,18 @@ export class LinkVerdict {
     const listed = this.bad.get(key);
     if (reasons.size > 0) {
       const merged = new Set([...(listed?.reasons ?? []), ...reasons]);
+      const reasonsList = VERDICT_REASONS.filter((reason) => merged.has(reason));
       this.bad.set(key, {
         end: link.end,
         peer: link.peer,
-        reasons: VERDICT_REASONS.filter((reason) => merged.has(reason)),
+        reasons: reasonsList,
         since: listed?.since ?? now,
-        cleanSince: now,
+        // Clean since the last rise of a counter of its reasons: a window still over its budget
+        // keeps the link listed, but is no new rise.
+        cleanSince: !listed || reasonsList.some((reason) => rose.has(REASON_FAMILY[reason])) ? now : listed.cleanSince,
         worst: Math.max(listed?.worst ?? 0, worst),
       });
+      this.judgedBad.add(key);
     } else if (listed?.reasons.some((reason) => rose.has(REASON_FAMILY[reason]))) {
       listed.cleanSince = now;
     }
@@ -234,11 +243,11 @@ function record(list: number[] | undefined, entry: readonly number[], width = 4)
   return out;
 }
 
-/** Drop entries older than `from`; undefined once empty, so a port that stopped erring holds nothing. */
+/** Drop entries of `from` and older (a window is the last `LONG_WINDOW_MS`, its start excluded); undefined once empty, so a port that stopped erring holds nothing. */
 function prune(list: number[] | undefined, width: number, from: number): number[] | undefined {
   if (!list) return undefined;
   let drop = 0;
-  while (drop < list.length && list[drop]! < from) drop += width;
+  while (drop < list.length && list[drop]! <= from) drop += width;
   if (drop > 0) list.splice(0, drop);
   return list.length > 0 ? list : undefined;
 }

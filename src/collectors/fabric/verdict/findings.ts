@@ -53,11 +53,11 @@ function row(fabric: FabricSnapshot, link: BadLink, cleanPeriodMs: number): BadL
 }
 
 /** The list of `verdict` for people and tools; undefined before the first verdict. */
-export function badLinkList(verdict: Verdict | undefined, snapshot: Snapshot, cleanPeriodMs: number): BadLinkList | undefined {
+export function badLinkList(verdict: Verdict | undefined, snapshot: Snapshot): BadLinkList | undefined {
   if (!verdict) return undefined;
   const discovery = FABRIC_DISCOVERY.of(snapshot);
   const fabric = composeFabric(discovery?.topology, undefined, undefined, discovery?.shard ?? { index: 1, count: 1 });
-  return { judgedAt: verdict.at, cap: verdict.cap, overCap: verdict.overCap, links: verdict.listed.map((link) => row(fabric, link, cleanPeriodMs)) };
+  return { judgedAt: verdict.at, cap: verdict.cap, overCap: verdict.overCap, links: verdict.listed.map((link) => row(fabric, link, verdict.cleanPeriodMs)) };
 }
 
 export function verdictFindings(verdict: Verdict | undefined, snapshot: Snapshot): Finding[] {

@@ -3,7 +3,6 @@
 // clean period and cap), kept across restarts in --fabric.state-dir. Module temperature and the
 // PHY's effective BER are rules of the verdict, but fabric mode reads neither of them from switch
 // ports yet: those two reasons never fire here until a collector provides the readings.
-import type { Settings } from '../../../config/flags.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader } from '../../../collection/collector.js';
 import type { Verdict } from '../../../model/link-verdict.js';
 import type { Snapshot } from '../../../model/snapshot.js';
@@ -37,6 +36,6 @@ export const FABRIC_VERDICT: Collector<Verdict> = defineCollector({
 });
 
 /** The list in force, with names and times, for check, /fabric and GET /fabric/bad-links. */
-export function badLinksOf(snapshot: Snapshot, settings: Settings): BadLinkList | undefined {
-  return badLinkList(FABRIC_VERDICT.of(snapshot), snapshot, settings.get(VERDICT_CLEAN_PERIOD));
+export function badLinksOf(snapshot: Snapshot): BadLinkList | undefined {
+  return badLinkList(FABRIC_VERDICT.of(snapshot), snapshot);
 }

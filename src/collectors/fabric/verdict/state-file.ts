@@ -31,7 +31,11 @@ export class VerdictStateFile {
     try {
       text = readBoundedText(this.file, VERDICT_STATE_FILE);
     } catch (error) {
-      if (error instanceof FileRefused && /ENOENT/.test(error.reason)) return [];
+      // A first start: an empty list needs no file (nor the directory made for it).
+      if (error instanceof FileRefused && /ENOENT/.test(error.reason)) {
+        this.written = verdictStateText([]);
+        return [];
+      }
       this.logger.warn({ file: this.file, reason: error instanceof FileRefused ? error.reason : (error as Error).message }, 'the bad-links state file cannot be read: starting with an empty list');
       return [];
     }
