@@ -63,6 +63,7 @@ const FABRIC_CONTRACT: Record<string, Severity> = {
   InfiniBandFabricCableMiswired: 'warning',
   InfiniBandFabricPlannedLinkMissing: 'warning',
   InfiniBandFabricRailViolation: 'warning',
+  InfiniBandFabricLinkBad: 'warning',
 };
 const FABRIC_RULES = path.join(RULES_DIR, 'infiniband-fabric-alerts.yml');
 const ALL_CONTRACT: Record<string, Severity> = { ...CONTRACT, ...FABRIC_CONTRACT };
@@ -272,7 +273,7 @@ describe('alert rules against the contract', () => {
 
   it('names the node (name from the node info, else its GUID), the port and the values in every fabric port alert', () => {
     const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
-    expect(portAlerts.size).toBe(9);
+    expect(portAlerts.size).toBe(10);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       const description = rule.annotations.description ?? '';
       for (const needle of ['$labels.node_guid', '$labels.port', 'infiniband_fabric_node_info{node_guid=%q}', '.node_name', '.node_desc']) {
