@@ -22,14 +22,14 @@ const BER: FlagKind<number> = {
 
 export const VERDICT_BER = flag(BER, {
   name: 'fabric.verdict.ber',
-  key: 'fabric.verdict.ber',
+  key: 'fabric.verdict_ber',
   default: '1e-14',
   help: 'The bad-links verdict\'s bit error rate budget: a link whose symbol errors exceed it at its data rate over 12 or 125 minutes is listed (1e-14: 2.88 errors per 12 min at 400 Gb/s).',
   check: true,
 });
 export const VERDICT_CLEAN_PERIOD = flag(DURATION, {
   name: 'fabric.verdict.clean-period',
-  key: 'fabric.verdict.clean_period',
+  key: 'fabric.verdict_clean_period',
   default: '126m',
   help: 'A listed bad link leaves the list once none of its reasons\' counters rose for this long.',
   check: true,
