@@ -50,6 +50,7 @@ svg .bus{stroke:#bbb;stroke-width:1}
 .link.init{stroke:#8e24aa;stroke-width:3.5;stroke-dasharray:2 3}
 .link.miswired{stroke:#ef6c00;stroke-width:3.5}
 .link.degraded{stroke:#f9a825;stroke-width:3.5}
+.link.bad{stroke:#4a148c;stroke-width:4}
 .link.ber{stroke:#6d4c41;stroke-width:3.5}
 .link.errors{stroke:#d81b60;stroke-width:3}
 .link.absent{stroke-dasharray:7 5}

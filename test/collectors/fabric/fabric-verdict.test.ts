@@ -217,6 +217,12 @@ describe('the bad-links verdict on a generated fabric', () => {
       expect(rows[1]).toContain('"symbol_errors_12m symbol_errors_125m"');
       expect(rows).toHaveLength(2);
       expect((await exporter.app.inject({ method: 'GET', url: '/fabric/bad-links?format=xml', headers: { authorization } })).statusCode).toBe(400);
+      // The landing page links the list with its count; the fabric map draws the link as bad (and says so in its legend).
+      const landing = (await exporter.app.inject({ method: 'GET', url: '/', headers: { authorization } })).body;
+      expect(landing).toContain('<a href="/fabric/bad-links">/fabric/bad-links</a> — <strong>1</strong> link to drain and replace');
+      const map = (await exporter.app.inject({ method: 'GET', url: '/fabric', headers: { authorization } })).body;
+      expect(map).toContain(`<path class="link problem bad" id="l-${guid(switchEnd).slice(2)}-${switchEnd.number}-${guid(host).slice(2)}-${host.number}"`);
+      expect(map).toContain('on the list to drain and replace');
     } finally {
       await exporter.stop();
     }
