@@ -8,6 +8,7 @@
 // ring of per-cycle deltas would hold 125 numbers per port at a 60 s interval whether it erred or
 // not. A port that errs every cycle has its oldest two entries merged past MAX_RISES (the merged
 // entry takes the later time: an error is counted a little longer, never forgotten early).
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { PortAddress } from './fabric.js';
 
 export const SHORT_WINDOW_MS = 12 * 60_000;
@@ -142,16 +143,26 @@ export class LinkVerdict {
 
   /** One cycle: the links read at `now` (ms), the fabric's number of links and of shards. */
   judge(now: number, links: Iterable<LinkReading>, fabricLinks: number, shards = 1): Verdict {
+    return atOnce(this.judgeSteps(now, links, () => fabricLinks, shards));
+  }
+
+  /**
+   * The same, as work that may pause (120 000 ports are some 60 000 links); the fabric's number of
+   * links is asked for once `links` is walked (a caller may count them as it hands them over).
+   */
+  *judgeSteps(now: number, links: Iterable<LinkReading>, fabricLinks: () => number, shards = 1): Work<Verdict> {
+    const pace = pacer();
     let judged = 0;
     this.judgedBad.clear();
     for (const link of links) {
+      if (pace()) yield;
       if (!link.ends[0] && !link.ends[1]) continue;
       judged += 1;
       this.judgeLink(now, link);
     }
     for (const [key, track] of this.tracks) if (track.seenAt !== now) this.tracks.delete(key);
     for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
-    const cap = verdictCap(fabricLinks, judged, shards);
+    const cap = verdictCap(fabricLinks(), judged, shards);
     const all = this.state();
     return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged, at: now, cleanPeriodMs: this.settings.cleanPeriodMs };
   }

@@ -119,6 +119,16 @@ describe('the clean period', () => {
     expect(verdict.state()).toEqual([]);
   });
 
+  it('counts the clean period from the last rise, not from the last cycle a window was still over its budget', () => {
+    const verdict = new LinkVerdict(settings);
+    verdict.judge(0, [link(end(0), end(0))], 100);
+    verdict.judge(MIN, [link(end(500), end(0))], 100);
+    // Still over the 125-minute budget an hour later, with no new error: clean since minute 1.
+    const later = verdict.judge(61 * MIN, [link(end(500), end(0))], 100).listed;
+    expect(later.map((bad) => [bad.reasons, bad.cleanSince])).toEqual([[['symbol_errors_12m', 'symbol_errors_125m'], MIN]]);
+    expect(verdict.judge(127 * MIN, [link(end(500), end(0))], 100).listed).toEqual([]);
+  });
+
   it('keeps a link restored from the state file until a clean period after its clean-since', () => {
     const restored = { end: A, peer: B, reasons: ['link_downed' as const], since: 0, cleanSince: 10 * MIN, worst: 0 };
     const verdict = new LinkVerdict(settings, [restored]);

@@ -5,6 +5,7 @@ import type { CollectorContext, Reader, Reading } from '../../../collection/coll
 import { fabricPortKey, type DiscoveredPort, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
 import { LANE_RATES } from '../../../model/link-rate.js';
 import { LinkVerdict, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
+import { inSlices } from '../../../event-loop/time-slices.js';
 import { PHYSICAL_STATE_LINK_UP } from '../../../model/port-state.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS } from '../../parts.js';
@@ -74,6 +75,17 @@ export function* fabricLinks(topology: FabricTopology): Generator<[PortAddress, 
   }
 }
 
+/** Each link with an end this instance read, as the verdict reads it; `counted.links` counts every link of the fabric. */
+function* linkReadings(topology: FabricTopology, readings: ReadonlyMap<string, FabricPortReading>, counted: { links: number }): Generator<LinkReading> {
+  for (const [end, peer] of fabricLinks(topology)) {
+    counted.links += 1;
+    const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
+    const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
+    if (!a && !b) continue;
+    yield { end, peer, ends: [endReading(a), endReading(b)], dataBitsPerSecond: dataBitsPerSecond(a, b) };
+  }
+}
+
 export class VerdictReader implements Reader<Verdict> {
   private readonly verdict: LinkVerdict;
   private readonly state: VerdictStateFile;
@@ -89,16 +101,9 @@ export class VerdictReader implements Reader<Verdict> {
     const topology = discovery?.topology;
     const readings = FABRIC_PORTS.of(snapshot)?.ports;
     if (!topology || !discovery || !readings) return {};
-    let fabricLinkCount = 0;
-    const links: LinkReading[] = [];
-    for (const [end, peer] of fabricLinks(topology)) {
-      fabricLinkCount += 1;
-      const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
-      const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
-      if (!a && !b) continue;
-      links.push({ end, peer, ends: [endReading(a), endReading(b)], dataBitsPerSecond: dataBitsPerSecond(a, b) });
-    }
-    const verdict = this.verdict.judge(this.context.now(), links, fabricLinkCount, discovery.shard.count);
+    // The links are built and judged in time slices: at 120 000 ports, tens of milliseconds.
+    const counted = { links: 0 };
+    const verdict = await inSlices(this.verdict.judgeSteps(this.context.now(), linkReadings(topology, readings, counted), () => counted.links, discovery.shard.count));
     // `check` reads the list a running exporter keeps, and never writes it.
     if (this.context.mode === 'serve') this.state.save(this.verdict.state());
     return { part: verdict };
