@@ -11,6 +11,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FABRIC_PORTS_CYCLE } from '../../../src/collectors/fabric/fabric-mode.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
+import { inShard } from '../../../src/model/fabric.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { samplesOf, sampleValue, scrape } from '../../support/exposition.js';
@@ -111,6 +112,33 @@ describe('the bad-links verdict on a generated fabric', () => {
       const links = new Set(listed(text).map((line) => line.split(' ')[0]));
       expect(links).toEqual(new Set(hostLinks.slice(-10).map(linkOf)));
       expect(sampleValue(text, 'infiniband_fabric_links_bad_over_cap')).toBe(hostLinks.length - 10);
+    } finally {
+      await exporter.stop();
+    }
+  });
+
+  it('sharded, judges the links with an end among its switches and lists its share of the cap', async () => {
+    const dir = path.join(root, 'shard');
+    const { fabric, uplinks, hostLinks } = fabricAt(path.join(dir, 'scenario'));
+    let clock = 0;
+    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.shard', '1/2', '--fabric.state-dir', path.join(dir, 'state')], () => clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } });
+    const shard = { index: 1, count: 2 };
+    try {
+      await exporter.collectFabricOnce();
+      for (const [switchEnd] of hostLinks) raise(switchEnd, 'SymbolErrorCounter', 100);
+      writeScenario(fabric, path.join(dir, 'scenario'));
+      clock = MIN;
+      await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+      const text = await scrape(exporter);
+      const mine = hostLinks.filter(([switchEnd]) => inShard(guid(switchEnd), shard));
+      const judged = mine.length + uplinks.filter(([a, b]) => inShard(guid(a), shard) || inShard(guid(b), shard)).length;
+      const cap = Math.ceil((10 * judged) / (hostLinks.length + uplinks.length));
+      expect(mine.length).toBeGreaterThan(cap);
+      const listedLinks = new Set(listed(text).map((line) => line.split(' ')[0]));
+      expect(listedLinks.size).toBe(cap);
+      for (const link of listedLinks) expect(mine.map(linkOf)).toContain(link);
+      expect(sampleValue(text, 'infiniband_fabric_links_bad_over_cap')).toBe(mine.length - cap);
     } finally {
       await exporter.stop();
     }
