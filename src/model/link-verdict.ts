@@ -89,7 +89,7 @@ interface EndTrack {
 }
 
 interface LinkTrack {
-  /** The cycle it was last read in: a link gone from the fabric is forgotten. */
+  /** When it was last read: a link gone from the fabric for a long window is forgotten. */
   seenAt: number;
   dataBitsPerSecond: number | undefined;
   ends: [EndTrack, EndTrack];
@@ -160,7 +160,9 @@ export class LinkVerdict {
       judged += 1;
       this.judgeLink(now, link);
     }
-    for (const [key, track] of this.tracks) if (track.seenAt !== now) this.tracks.delete(key);
+    // A link gone from the discovery (a cable pulled: its host is gone too) keeps its windows while
+    // they matter, so that it is judged on them when it is back; one gone longer is forgotten.
+    for (const [key, track] of this.tracks) if (now - track.seenAt > LONG_WINDOW_MS) this.tracks.delete(key);
     for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
     const cap = verdictCap(fabricLinks(), judged, shards);
     const all = this.state();

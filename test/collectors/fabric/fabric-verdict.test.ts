@@ -96,6 +96,37 @@ describe('the bad-links verdict on a generated fabric', () => {
     }
   }, 120_000);
 
+  it('lists a host link that went down and came back, seen from its switch end only', async () => {
+    const dir = path.join(root, 'one-end');
+    const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));
+    let clock = 0;
+    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')], () => clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } });
+    const [switchEnd, host] = hostLinks[1]!;
+    const [otherSwitchEnd] = hostLinks[2]!;
+    const at = async (minute: number): Promise<string[]> => {
+      writeScenario(fabric, path.join(dir, 'scenario'));
+      clock = minute * MIN;
+      await exporter.collectFabricOnce();
+      return listed(await scrape(exporter));
+    };
+    try {
+      await at(0);
+      // Pulled (gone from the discovery with its host): the switch end counts the link going down,
+      // and this ports cycle saw it down.
+      host.pulled = switchEnd.pulled = true;
+      raise(switchEnd, 'LinkDownedCounter', 1);
+      expect(await at(1)).toEqual([`${linkOf(hostLinks[1]!)} link_downed`]);
+      // Plugged back: still listed.
+      host.pulled = switchEnd.pulled = false;
+      // Another host link's switch end counts a link down no ports cycle saw: not enough from one end.
+      raise(otherSwitchEnd, 'LinkDownedCounter', 1);
+      expect(await at(2)).toEqual([`${linkOf(hostLinks[1]!)} link_downed`]);
+    } finally {
+      await exporter.stop();
+    }
+  });
+
   it('lists at most max(10, 0.5 %) of the links, the worst first, and counts the rest', async () => {
     const dir = path.join(root, 'cap');
     const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));

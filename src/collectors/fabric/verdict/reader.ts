@@ -4,7 +4,7 @@ import { DURATION, STRING, flag, type FlagKind } from '../../../config/flags.js'
 import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
 import { fabricPortKey, type DiscoveredPort, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
 import { LANE_RATES } from '../../../model/link-rate.js';
-import { LinkVerdict, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
+import { LinkVerdict, LONG_WINDOW_MS, linkKey, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
 import { inSlices } from '../../../event-loop/time-slices.js';
 import { PHYSICAL_STATE_LINK_UP } from '../../../model/port-state.js';
 import type { Snapshot } from '../../../model/snapshot.js';
@@ -75,17 +75,6 @@ export function* fabricLinks(topology: FabricTopology): Generator<[PortAddress, 
   }
 }
 
-/** Each link with an end this instance read, as the verdict reads it; `counted.links` counts every link of the fabric. */
-function* linkReadings(topology: FabricTopology, readings: ReadonlyMap<string, FabricPortReading>, counted: { links: number }): Generator<LinkReading> {
-  for (const [end, peer] of fabricLinks(topology)) {
-    counted.links += 1;
-    const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
-    const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
-    if (!a && !b) continue;
-    yield { end, peer, ends: [endReading(a), endReading(b)], dataBitsPerSecond: dataBitsPerSecond(a, b) };
-  }
-}
-
 export class VerdictReader implements Reader<Verdict> {
   private readonly verdict: LinkVerdict;
   private readonly state: VerdictStateFile;
@@ -96,6 +85,40 @@ export class VerdictReader implements Reader<Verdict> {
     this.verdict = new LinkVerdict({ ber: settings.get(VERDICT_BER), cleanPeriodMs: settings.get(VERDICT_CLEAN_PERIOD) }, this.state.load());
   }
 
+  /**
+   * The links of recent discoveries, by linkKey, and when each was last in one: a cable pulled is
+   * gone from the next discovery (its host with it), yet its switch end's readings (down, then
+   * LinkDownedCounter) still belong to that link for the long window.
+   */
+  private readonly known = new Map<string, { end: PortAddress; peer: PortAddress; seenAt: number }>();
+
+  /** Each link with an end this instance read, as the verdict reads it; `counted.links` counts the discovery's links. */
+  private *linkReadings(topology: FabricTopology, readings: ReadonlyMap<string, FabricPortReading>, now: number, counted: { links: number }): Generator<LinkReading> {
+    const reading = (end: PortAddress, peer: PortAddress): LinkReading | undefined => {
+      const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
+      const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
+      return a || b ? { end, peer, ends: [endReading(a), endReading(b)], dataBitsPerSecond: dataBitsPerSecond(a, b) } : undefined;
+    };
+    for (const [end, peer] of fabricLinks(topology)) {
+      counted.links += 1;
+      const link = reading(end, peer);
+      if (!link) continue;
+      this.known.set(linkKey(end, peer), { end, peer, seenAt: now });
+      yield link;
+    }
+    for (const [key, { end, peer, seenAt }] of this.known) {
+      if (seenAt === now) continue;
+      if (now - seenAt > LONG_WINDOW_MS) {
+        this.known.delete(key);
+        continue;
+      }
+      // A port cabled elsewhere now belongs to its new link only.
+      if (topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.peer || topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer) continue;
+      const link = reading(end, peer);
+      if (link) yield link;
+    }
+  }
+
   async read(snapshot: Snapshot): Promise<Reading<Verdict>> {
     const discovery = FABRIC_DISCOVERY.of(snapshot);
     const topology = discovery?.topology;
@@ -103,7 +126,8 @@ export class VerdictReader implements Reader<Verdict> {
     if (!topology || !discovery || !readings) return {};
     // The links are built and judged in time slices: at 120 000 ports, tens of milliseconds.
     const counted = { links: 0 };
-    const verdict = await inSlices(this.verdict.judgeSteps(this.context.now(), linkReadings(topology, readings, counted), () => counted.links, discovery.shard.count));
+    const now = this.context.now();
+    const verdict = await inSlices(this.verdict.judgeSteps(now, this.linkReadings(topology, readings, now, counted), () => counted.links, discovery.shard.count));
     // `check` reads the list a running exporter keeps, and never writes it.
     if (this.context.mode === 'serve') this.state.save(this.verdict.state());
     return { part: verdict };
