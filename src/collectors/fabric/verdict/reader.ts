@@ -1,6 +1,6 @@
 // The verdict's reader: after each ports cycle, every link of the last discovery with an end this
 // instance read, judged from both ends (model/link-verdict.ts), and the state file written.
-import { DURATION, STRING, flag, type FlagKind } from '../../../config/flags.js';
+import { DURATION, STRING, flag, type FlagKind, type Settings } from '../../../config/flags.js';
 import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
 import { fabricPortKey, type DiscoveredPort, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
 import { LANE_RATES } from '../../../model/link-rate.js';
@@ -39,9 +39,18 @@ export const STATE_DIR = flag(STRING, {
   name: 'fabric.state-dir',
   key: 'fabric.state_dir',
   default: '/var/lib/infiniband-exporter',
-  help: 'Where the exporter keeps what must survive a restart (the bad-links list and each link\'s clean-since time). Not writable: kept in memory only, with one log line.',
+  help: 'Where the exporter keeps what must survive a restart (the bad-links list and each link\'s clean-since time); unset, $STATE_DIRECTORY where systemd sets it (StateDirectory=), else the default. Not writable: kept in memory only, with one log line.',
   check: true,
 });
+
+/**
+ * --fabric.state-dir as set; else the directory systemd made for the unit (`StateDirectory=` sets
+ * $STATE_DIRECTORY, a colon-separated list), else the default.
+ */
+export function stateDirOf(settings: Settings): string {
+  const fromSystemd = process.env.STATE_DIRECTORY?.split(':')[0];
+  return settings.isSet(STATE_DIR) || !fromSystemd ? settings.get(STATE_DIR) : fromSystemd;
+}
 
 /** A link's end as the verdict reads it; undefined when this instance did not read that port. */
 function endReading(reading: FabricPortReading | undefined): LinkEndReading | undefined {
@@ -81,7 +90,7 @@ export class VerdictReader implements Reader<Verdict> {
 
   constructor(private readonly context: CollectorContext) {
     const { settings, logger } = context;
-    this.state = new VerdictStateFile(settings.get(STATE_DIR), logger);
+    this.state = new VerdictStateFile(stateDirOf(settings), logger);
     this.verdict = new LinkVerdict({ ber: settings.get(VERDICT_BER), cleanPeriodMs: settings.get(VERDICT_CLEAN_PERIOD) }, this.state.load());
   }
 
