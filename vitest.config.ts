@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Each test file's exporters keep their state in a directory of its own, never /var/lib.
+    setupFiles: ['test/support/state-directory.ts'],
     // The system-dependent suites start real processes (Prometheus, opensm, ibsim); two cores.
     testTimeout: 30_000,
     hookTimeout: 60_000,

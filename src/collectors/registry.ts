@@ -10,6 +10,7 @@ import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
 import { JOBS } from './fabric/jobs/index.js';
 import { HOST_JOBS } from './host/host-jobs.js';
+import { FABRIC_VERDICT } from './fabric/verdict/index.js';
 import { IPOIB } from './host/ipoib.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
@@ -34,6 +35,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_SA,
   FABRIC_CABLING,
   JOBS,
+  FABRIC_VERDICT,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

@@ -2,6 +2,7 @@
 // (log, config file, demo), the server's, and every flag of the registry's collectors, merged with
 // the config file into one Settings value. Flags win over the file; the file wins over defaults.
 // Everything comes from the flags' declarations: parsing, checking, --help.
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -100,6 +101,8 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
     preset(named(set, 'fabric.node-name-map'), path.join(DEMO_FABRIC, 'node-name-map'));
     // The recorded jobs, unless the jobs are asked of a real squeue.
     if (!given.has(named(set, 'squeue.path')!)) preset(named(set, 'jobs.file'), path.join(DEMO_FABRIC, 'jobs.yaml'));
+    // The demo's bad-links list is the demo's: never written over a real exporter's state.
+    preset(named(set, 'fabric.state-dir'), path.join(tmpdir(), 'infiniband-exporter-demo'));
   }
   const configFile = given.get(CONFIG_FILE) as string | undefined;
   const file = configFile === undefined ? undefined : loadConfigFile(configFile, set.flags, set.sections);

@@ -24,6 +24,8 @@ export const WEB_CONFIG_FILE: FileKind = { name: 'web config file', maxBytes: 4 
 export const PEM_FILE: FileKind = { name: 'PEM file', maxBytes: 1 * MiB };
 /** --fabric.topology-file: a saved ibnetdiscover of 120 000 switch ports is about 15 MB. */
 export const CABLING_PLAN_FILE: FileKind = { name: 'cabling plan', maxBytes: 32 * MiB };
+/** --fabric.state-dir's bad-links state: about 200 bytes per link judged bad, a few hundred links at most. */
+export const VERDICT_STATE_FILE: FileKind = { name: 'bad-links state file', maxBytes: 16 * MiB };
 /** --fabric.node-name-map: one short line per node. */
 export const NODE_NAME_MAP_FILE: FileKind = { name: 'node-name-map', maxBytes: 16 * MiB };
 /** --jobs.file: the running jobs, a few lines each; 10 000 jobs of hostlists are well under 16 MiB. */

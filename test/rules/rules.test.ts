@@ -66,6 +66,7 @@ const FABRIC_CONTRACT: Record<string, Severity> = {
   // "Congestion and jobs"
   InfiniBandFabricLinkCongested: 'warning',
   InfiniBandJobNetworkImpaired: 'warning',
+  InfiniBandFabricLinkBad: 'warning',
 };
 const FABRIC_RULES = path.join(RULES_DIR, 'infiniband-fabric-alerts.yml');
 const ALL_CONTRACT: Record<string, Severity> = { ...CONTRACT, ...FABRIC_CONTRACT };

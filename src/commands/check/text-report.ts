@@ -2,6 +2,7 @@
 // then, in fabric mode, the subnet's and each switch's (worst first), worst first within a group,
 // one line each plus an indented remedy, then a one-line summary. Colour only on a terminal, and
 // never with NO_COLOR (https://no-color.org).
+import { badLinksOf, REASON_WORDS } from '../../collectors/fabric/verdict/index.js';
 import { fabricNodeName } from '../../model/fabric-names.js';
 import type { FabricOverview } from '../../findings/fabric-overview.js';
 import { plural, severityRank, type Finding, type Severity } from '../../model/finding.js';
@@ -127,6 +128,18 @@ function orderedGroups(report: CheckReport, deviceIndex: ReadonlyMap<string, num
     name(a).localeCompare(name(b)));
 }
 
+/** Fabric mode's list to drain and replace (GET /fabric/bad-links serves the same). */
+function badLinkLines(report: CheckReport): string[] {
+  const list = badLinksOf(report.snapshot);
+  if (!list) return [];
+  if (list.links.length === 0) return ['', 'Links to drain and replace: none.'];
+  const over = list.overCap > 0 ? `; ${list.overCap} more over the cap of ${list.cap}` : '';
+  return [
+    '', `Links to drain and replace (${list.links.length}${over}):`,
+    ...list.links.map((link) => printable(`  ${link.nodeName} port ${link.port} – ${link.peerName} port ${link.peerPort}: ${link.reasons.map((reason) => REASON_WORDS[reason]).join('; ')}; leaves the list ${new Date(link.leavesAt).toISOString()} if clean until then`)),
+  ];
+}
+
 export function renderText(report: CheckReport, style: TextStyle): string {
   const devices = new Map(report.snapshot.devices.map((device) => [device.name, device]));
   const deviceIndex = new Map(report.snapshot.devices.map((device, index) => [device.name, index]));
@@ -138,6 +151,7 @@ export function renderText(report: CheckReport, style: TextStyle): string {
   if (report.findings.length === 0) {
     lines.push(`Nothing to report: every port, IPoIB interface${report.fabric ? ', the fabric' : ''} and collector looks right.`);
   }
+  lines.push(...badLinkLines(report));
   if (report.notChecked.length > 0) {
     lines.push('', 'Not checked:');
     for (const item of report.notChecked) lines.push(`  ${printable(item)}`);

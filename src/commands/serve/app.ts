@@ -13,6 +13,7 @@ import type { Collector } from '../../collection/collector.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, capConnections } from './connection-cap.js';
 import { COLLECTORS } from '../../collectors/registry.js';
 import { FabricPage } from './fabric-page.js';
+import { badLinksResponse } from './bad-links.js';
 import { landingPageSteps, withAge } from './landing-page.js';
 import { renderRunbooks } from './runbooks-page.js';
 import { PageCache } from './page-cache.js';
@@ -188,7 +189,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // order): 401 for every request without the right credentials, whatever it asks for.
   if (options.authenticate) app.addHook('onRequest', options.authenticate as never);
   // 405 with Allow on the exporter's own paths, 404 elsewhere, for every method but GET and HEAD.
-  const paths = new Set(['/', options.telemetryPath, '/fabric', '/runbooks', '/healthz', '/ready']);
+  const paths = new Set(['/', options.telemetryPath, '/fabric', '/fabric/bad-links', '/runbooks', '/healthz', '/ready']);
   const runbookBase = options.runbookUrl ?? '/runbooks';
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'GET' || request.method === 'HEAD') return;
@@ -262,6 +263,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const page = await fabricPage.of(options.currentSnapshot?.(), options.source.takenAt(), job);
     if ('missing' in page) return reply.code(404).type('text/plain; charset=utf-8').send(`${page.missing}\n`);
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.html);
+  });
+
+  app.get('/fabric/bad-links', async (request, reply) => {
+    const { status, type, body } = badLinksResponse(options.currentSnapshot?.(), (request.query as Record<string, unknown>).format);
+    return reply.code(status).type(type).header('cache-control', 'no-store').send(body);
   });
 
   app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('ok\n'));

@@ -9,7 +9,7 @@ import { fabricPortKey, type FabricNodeType, type FabricPortReading, type Fabric
 import { assessLink } from '../../model/link-degradation.js';
 import type { LinkExpectation } from '../../model/link-rate.js';
 /** Link states, worst first: a link takes the first of these that applies to it. */
-export const LINK_STATES = ['down', 'init', 'miswired', 'degraded', 'ber', 'errors', 'ok'] as const;
+export const LINK_STATES = ['down', 'init', 'miswired', 'degraded', 'bad', 'ber', 'errors', 'ok'] as const;
 export type LinkState = (typeof LINK_STATES)[number];
 
 export const STATE_WORDS: Readonly<Record<LinkState, string>> = {
@@ -17,6 +17,7 @@ export const STATE_WORDS: Readonly<Record<LinkState, string>> = {
   init: 'stuck INIT (purple, short dashes): link up, no subnet manager configured it',
   miswired: 'miswired (blue, dash-dot): not where the plan or the rails put it (long dashes: where it belongs)',
   degraded: 'degraded (orange, dashes): below its expected or planned width or speed',
+  bad: 'on the list to drain and replace (bluish green, thick): /fabric/bad-links',
   ber: 'bit error rate over the threshold (black, dotted)',
   errors: 'rising error counters (sky blue, dash-dot-dot)',
   ok: 'as expected',
@@ -38,6 +39,8 @@ export interface FabricMapInput {
   risingErrors?: ReadonlySet<string>;
   /** Ports whose bit error rate is over the caller's threshold. */
   berOverThreshold?: ReadonlySet<string>;
+  /** Ends (fabricPortKey) of the links on the bad-links list. */
+  badLinks?: ReadonlySet<string>;
   /** Unix time (ms) of the data, for "as of". */
   takenAt?: number;
   /** A leaf with more hosts than this shows them as a count (default 8). */
@@ -111,6 +114,7 @@ export function* collectLinks(input: FabricMapInput): Work<Map<string, MapLink>>
       if (reading.state?.id === PORT_STATE_INIT && reading.physicalState?.id === PHYSICAL_STATE_LINK_UP) link.states.add('init');
       const { widthDegraded, speedDegraded } = assessLink(reading, expectations.get(end));
       if (widthDegraded || speedDegraded) link.states.add('degraded');
+      if (input.badLinks?.has(end)) link.states.add('bad');
       if (input.berOverThreshold?.has(end)) link.states.add('ber');
       if (input.risingErrors?.has(end)) link.states.add('errors');
     }

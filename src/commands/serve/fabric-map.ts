@@ -55,6 +55,7 @@ svg .bus{stroke:#bbb;stroke-width:1}
 .link.init{stroke:#cc79a7;stroke-width:3.5;stroke-dasharray:2 4}
 .link.miswired{stroke:#0072b2;stroke-width:3.5;stroke-dasharray:12 3 3 3}
 .link.degraded{stroke:#e69f00;stroke-width:3.5;stroke-dasharray:6 3}
+.link.bad{stroke:#009e73;stroke-width:5.5}
 .link.ber{stroke:#000;stroke-width:3.5;stroke-dasharray:3 3}
 .link.errors{stroke:#56b4e9;stroke-width:3;stroke-dasharray:9 2 2 2 2 2}
 .link.absent{stroke-dasharray:7 5}

@@ -7,9 +7,10 @@ import { FABRIC_CABLING } from '../../collectors/fabric/cabling/index.js';
 import { FABRIC_DISCOVERY } from '../../collectors/fabric/discovery.js';
 import { FABRIC_PORTS } from '../../collectors/fabric/ports/index.js';
 import { JOBS_PART } from '../../collectors/parts.js';
+import { FABRIC_VERDICT } from '../../collectors/fabric/verdict/index.js';
 import { inSlices, type Work } from '../../event-loop/time-slices.js';
 import { findingsSteps, groupOf } from '../../findings/findings.js';
-import type { FabricTopology } from '../../model/fabric.js';
+import { fabricPortKey, type FabricTopology } from '../../model/fabric.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { renderFabricMapSteps } from './fabric-map.js';
 import { PageCache } from './page-cache.js';
@@ -51,6 +52,7 @@ export class FabricPage {
       cabling: FABRIC_CABLING.of(snapshot),
       findings,
       ...(ports && { risingErrors: ports.trend.risingErrors, berOverThreshold: ports.trend.berOverThreshold }),
+      badLinks: new Set(FABRIC_VERDICT.of(snapshot)?.listed.flatMap((link) => [fabricPortKey(link.end.nodeGuid, link.end.port), fabricPortKey(link.peer.nodeGuid, link.peer.port)])),
       ...(takenAt !== undefined && { takenAt }),
       ...(this.runbookBase !== undefined && { runbookBase: this.runbookBase }),
       ...(job && { job }),

@@ -2,6 +2,7 @@
 // snapshot, worst first), a table of every port, in fabric mode a summary of the fabric, then the
 // links. Plain server-rendered HTML that needs no JavaScript; every string from the host or the
 // fabric is escaped. Nothing grows with the fabric unbounded: long lists are cut and say so.
+import { badLinksOf } from '../../collectors/fabric/verdict/index.js';
 import { atOnce, type Work } from '../../event-loop/time-slices.js';
 import { fabricOf, fabricOverviewSteps, type FabricOverview, type UnhealthyFabricPort } from '../../findings/fabric-overview.js';
 import { countBySeverity, runbookUrl, type FabricPortName, type Finding } from '../../model/finding.js';
@@ -213,6 +214,7 @@ ${options.notChecked.map((item) => `<li>${escapeHtml(item)}</li>`).join('\n')}
 </section>
 `
     : '';
+  const badLinks = options.snapshot && badLinksOf(options.snapshot);
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}<title>${host}InfiniBand Exporter</title>
@@ -232,7 +234,7 @@ ${portTable(ports)}
 ${fabric ? `${fabricSection(fabric)}\n` : ''}<h2>Endpoints</h2>
 <ul>
 <li><a href="${metrics}">${metrics}</a> — metrics</li>
-${fabric ? '<li><a href="/fabric">/fabric</a> — the fabric as a picture: switches by tier, every link coloured by its worst state</li>\n' : ''}<li><a href="/healthz">/healthz</a> — the process is alive</li>
+${fabric ? '<li><a href="/fabric">/fabric</a> — the fabric as a picture: switches by tier, every link coloured by its worst state</li>\n' : ''}${badLinks ? `<li><a href="/fabric/bad-links">/fabric/bad-links</a> — <strong>${badLinks.links.length}</strong> link${badLinks.links.length === 1 ? '' : 's'} to drain and replace${badLinks.overCap > 0 ? ` (and ${badLinks.overCap} more over the cap)` : ''}, as JSON (<a href="/fabric/bad-links?format=csv">CSV</a>)</li>\n` : ''}<li><a href="/healthz">/healthz</a> — the process is alive</li>
 <li><a href="/ready">/ready</a> — the last collection is recent</li>
 <li><a href="${escapeHtml(options.runbookBase ?? '/runbooks')}">runbooks</a> — what each alert and finding means and what to do</li>
 </ul>
