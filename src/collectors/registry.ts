@@ -9,6 +9,7 @@ import { FABRIC_DISCOVERY } from './fabric/discovery.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
 import { IPOIB } from './host/ipoib.js';
+import { KERNEL } from './host/kernel.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
 import { PERFQUERY } from './diag/perfquery.js';
@@ -23,6 +24,7 @@ export const COLLECTORS: readonly Collector[] = [
   TSO,
   PCIE,
   MODULE,
+  KERNEL,
   SMPQUERY,
   SMINFO,
   PERFQUERY,

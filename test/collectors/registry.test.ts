@@ -181,6 +181,7 @@ describe('the registry', () => {
       tso: 'src/collectors/host/tso.ts',
       pcie: 'src/collectors/host/pcie.ts',
       module: 'src/collectors/host/module.ts',
+      kernel: 'src/collectors/host/kernel.ts',
       smpquery: PARTS,
       sminfo: 'src/collectors/diag/sminfo.ts',
       perfquery: PARTS,

@@ -81,6 +81,8 @@ describe('command line', () => {
       'collector.tso': true,
       'collector.pcie': true,
       'collector.module': true,
+      'collector.kernel': true,
+      'path.kmsg': '/dev/kmsg',
       'module.interval': 300_000,
       'mstlink.path': undefined,
       'collector.diag': true,
