@@ -7,11 +7,11 @@
 // line.
 import { DURATION, STRING, collectorSwitch, flag, optionalFlag } from '../../config/flags.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
-import { gauge, type MetricSpec } from '../../exposition/metric-spec.js';
+import { counter, gauge, type MetricSpec } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
 import { BIT_ERROR_RATE_THRESHOLD } from '../../model/bit-error-rate.js';
 import type { Finding } from '../../model/finding.js';
-import { MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
+import { LANE_FAULT_KINDS, MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTool } from '../../sources/module/module-tools.js';
@@ -100,6 +100,10 @@ export const MODULE_METRICS = {
     'Thresholds the module stores in its own EEPROM, in the unit of each measure (temperature C, voltage V, rx_power/tx_power dBm, tx_bias A): level high_alarm, high_warning, low_warning, low_alarm as the tool reports them (mstlink -m gives the alarm levels). Absent when the module reports none.'),
   phyBer: gauge('infiniband_port_phy_ber', [...PORT, 'kind'],
     'Bit error rate the adapter\'s PHY computed since its counters were last cleared: kind="raw" before forward error correction (high by design on HDR/NDR), "effective" after it, "symbol" after FEC and the link layer (what the SymbolErrorCounter counts). Absent while the link is down.'),
+  phyLaneErrors: counter('infiniband_port_phy_lane_errors_total', [...PORT, 'lane'],
+    'Raw physical errors of each lane of the link, before forward error correction, since the PHY counters were last cleared (mstlink/mlxlink -c "Raw Physical Errors Per Lane"): one lane far above the others is one bad lane of the cable or module, which FEC hides until it cannot. Absent where the tool reports none.'),
+  moduleLaneFault: gauge('infiniband_port_module_lane_fault', [...PORT, 'lane', 'kind'],
+    '1 while the module raises the flag on the lane, 0 while clear (mstlink/mlxlink -m "[per lane]" flags): kind="tx_fault" (its transmitter failed), "rx_los" (no signal received: the far end, the fibre or a connector), "tx_los" (no signal from the adapter into the module), "cdr_lol" (a clock and data recovery circuit, transmit or receive side, lost lock). Absent for what the module does not report (passive copper).'),
   linkDownReason: gauge('infiniband_port_link_down_reason_info', [...PORT, 'reason'],
     'Why the firmware says the link is not healthy (value always 1): its troubleshooting recommendation, e.g. a cable that was unplugged or a peer that did not answer. Present only while that status is not "No issue was observed".'),
 } as const;
@@ -138,6 +142,12 @@ export function moduleSamples(readings: readonly ModuleReading[]): Samples {
     }
   }
   for (const r of readings) for (const kind of PHY_BER_KINDS) samples.add(M.phyBer, { ...id(r), kind }, r.ber[kind]);
+  lanes(M.phyLaneErrors, (r) => r.laneErrors ?? []);
+  for (const r of readings) {
+    for (const kind of LANE_FAULT_KINDS) {
+      r.laneFaults?.[kind]?.forEach((raised, i) => samples.add(M.moduleLaneFault, { ...id(r), lane: String(i + 1), kind }, raised === undefined ? undefined : raised ? 1 : 0));
+    }
+  }
   for (const r of readings) if (r.linkDownReason) samples.add(M.linkDownReason, { ...id(r), reason: r.linkDownReason.reason }, 1);
   return samples;
 }
