@@ -6,6 +6,7 @@ import type { Flag, Section } from '../config/flags.js';
 import type { Collector } from '../collection/collector.js';
 import { FABRIC_CABLING } from './fabric/cabling/index.js';
 import { FABRIC_DISCOVERY } from './fabric/discovery.js';
+import { FABRIC_MODULE } from './fabric/fabric-module.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
 import { IPOIB } from './host/ipoib.js';
@@ -32,6 +33,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_PORTS,
   FABRIC_SA,
   FABRIC_CABLING,
+  FABRIC_MODULE,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

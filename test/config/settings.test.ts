@@ -94,6 +94,7 @@ describe('command line', () => {
       'smpquery.path': undefined,
       'collector.fabric': false,
       'fabric.interval': 60_000,
+      'fabric.module-interval': 300_000,
       'fabric.discovery-interval': 600_000,
       'fabric.max-concurrent': 8,
       'fabric.node-name-map': undefined,

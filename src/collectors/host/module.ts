@@ -5,7 +5,7 @@
 // (reading a module goes over I2C in the firmware: hundreds of ms a port). The tools need root or
 // the device's access: without the tool or the access the collector turns itself off with one log
 // line.
-import { DURATION, STRING, collectorSwitch, flag, optionalFlag } from '../../config/flags.js';
+import { DURATION, collectorSwitch, flag } from '../../config/flags.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { counter, gauge, type MetricSpec } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
@@ -13,19 +13,18 @@ import { BIT_ERROR_RATE_THRESHOLD } from '../../model/bit-error-rate.js';
 import type { Finding } from '../../model/finding.js';
 import { LANE_FAULT_KINDS, MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
+import { ExecaRunner, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTool } from '../../sources/module/module-tools.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
+import { findModuleTool, MODULE_TOOLS, MSTLINK_PATH } from '../module-tool.js';
 import { HOST_READING } from './host-reading.js';
 
 const PORT = ['device', 'port'] as const;
 
 export const MODULE_SWITCH = collectorSwitch('module', 'module', true, 'Read each port\'s cable and optical module with mstlink or mlxlink (needs root; off with one log line without the tool or the access).');
 export const MODULE_INTERVAL = flag(DURATION, { name: 'module.interval', key: 'module.interval', default: '5m', help: 'How often the modules are read (each port\'s module takes the firmware hundreds of ms).' });
-export const MSTLINK_PATH = optionalFlag(STRING, { name: 'mstlink.path', key: 'module.mstlink_path', help: 'mstlink (or mlxlink) executable (default: mstlink, else mlxlink, found on PATH).', check: true });
-
-export const MODULE_TOOLS: ToolGroup<ModuleTool> = { key: 'module', tools: ['mstlink', 'mlxlink'] };
+export { MODULE_TOOLS, MSTLINK_PATH };
 
 const MODULE_CYCLE: Cycle = {
   name: 'module',
@@ -71,17 +70,15 @@ function setUp(context: CollectorContext): Reader<readonly ModuleReading[]> | Of
     context.countCommands(['mstlink']);
     return new ModuleReader(context, injected, 'mstlink');
   }
-  const given = context.settings.get(MSTLINK_PATH);
-  const { found } = locateTools(MODULE_TOOLS.tools, { mstlink: given });
-  const tool: ModuleTool | undefined = found.mstlink !== undefined ? 'mstlink' : given === undefined && found.mlxlink !== undefined ? 'mlxlink' : undefined;
-  if (tool === undefined) {
-    const why = given === undefined ? 'neither mstlink (package mstflint) nor mlxlink (NVIDIA MFT) is installed' : `--mstlink.path ${given} is not an executable file`;
-    context.logger.info(`module collector off: ${why} (--no-collector.module silences this)`);
-    return { off: why };
+  const located = findModuleTool(context.settings);
+  if ('why' in located) {
+    context.logger.info(`module collector off: ${located.why} (--no-collector.module silences this)`);
+    return { off: located.why };
   }
+  const { tool } = located;
   if (context.mode === 'serve' && process.getuid?.() !== 0) context.logger.info({ tool }, 'module collector: not running as root; the tool will say whether the adapters are accessible');
   context.countCommands([tool]);
-  const runner = new ExecaRunner({ paths: { [tool]: found[tool]! } as Record<ModuleTool, string>, timeoutMs: context.settings.get(DIAG_TIMEOUT), maxConcurrent: 2 });
+  const runner = new ExecaRunner({ paths: { [tool]: located.path } as Record<ModuleTool, string>, timeoutMs: context.settings.get(DIAG_TIMEOUT), maxConcurrent: 2 });
   return new ModuleReader(context, runner, tool);
 }
 
