@@ -58,6 +58,8 @@ class KernelReader implements Reader<KernelPart> {
   private readonly files: SysfsFiles;
   private readonly counts = new Map<string, KernelEventCount>();
   private part: KernelPart = { events: [] };
+  /** Events counted since the part was last published. */
+  private dirty = false;
   /** PCI address → InfiniBand device, read again when the host's devices change. */
   private pciDevices = new Map<string, string>();
   private devicesKey = '';
@@ -71,22 +73,41 @@ class KernelReader implements Reader<KernelPart> {
 
   async read(snapshot: Snapshot): Promise<Reading<KernelPart>> {
     this.mapDevices(snapshot);
-    const now = this.context.now();
-    // `check` reads the backlog of /dev/kmsg: only what the kernel wrote within the last hour counts.
-    const since = this.context.mode === 'check' && this.follower.device ? uptime() * 1e6 - KERNEL_EVENT_RECENT_MS * 1e3 : Number.NEGATIVE_INFINITY;
-    let changed = false;
-    let counts;
     try {
-      counts = this.follower.drain((record) => {
-        if (record.usec < since) return;
-        if (this.count(record, now)) changed = true;
-      });
+      this.drain();
     } catch (error) {
       return { failure: `reading ${this.context.settings.get(KMSG_PATH)} failed: ${(error as Error).message}` };
     }
-    if (counts.lost > 0) this.context.logger.warn(`the kernel log overwrote ${counts.lost} record(s) before they were read: adapter events among them are not counted`);
-    if (changed) this.part = { events: [...this.counts.values()] };
+    if (this.dirty) this.part = { events: [...this.counts.values()] };
+    this.dirty = false;
     return { part: this.part };
+  }
+
+  /**
+   * Between host readings, with the port states' sample (no wake-up of its own): what came since is
+   * counted now, and an adapter event makes the next scrape read again instead of serving the last reading.
+   */
+  sample(): boolean {
+    try {
+      return this.drain();
+    } catch {
+      // Said by the next reading.
+      return false;
+    }
+  }
+
+  /** Count what the log holds since the last drain; true when an adapter event was among it. */
+  private drain(): boolean {
+    const now = this.context.now();
+    // `check` reads the backlog of /dev/kmsg: only what the kernel wrote within the last hour counts.
+    const since = this.context.mode === 'check' && this.follower.device ? uptime() * 1e6 - KERNEL_EVENT_RECENT_MS * 1e3 : Number.NEGATIVE_INFINITY;
+    let counted = false;
+    const counts = this.follower.drain((record) => {
+      if (record.usec >= since && this.count(record, now)) counted = true;
+    });
+    if (counts.lost > 0) this.context.logger.warn(`the kernel log overwrote ${counts.lost} record(s) before they were read: adapter events among them are not counted`);
+    if (counted) this.dirty = true;
+    return counted;
   }
 
   private count(record: KmsgRecord, now: number): boolean {

@@ -71,6 +71,16 @@ describe('the kernel collector', () => {
     expect(kernelFindings(KERNEL.of(exporter.collectors.snapshot!), Date.now() + 3_700_000)).toEqual([]);
   });
 
+  it('an event between readings makes the next scrape read again (the port states\' sample drains the log)', async () => {
+    const file = kmsgFile();
+    const exporter = exporterOn(file);
+    await exporter.collectOnce();
+    appendFileSync(file, onMlx5_0('health-compromised.log', 10));
+    await exporter.collectors.sampleNow();
+    const text = await scrape(exporter);
+    expect(samplesOf(text, 'infiniband_device_kernel_events_total')).toContain('infiniband_device_kernel_events_total{device="mlx5_0",kind="health_compromised"} 1');
+  });
+
   it('check reports recent events of the log with their runbook', async () => {
     const file = kmsgFile(onMlx5_0('health-compromised.log', 1));
     let stdout = '';
