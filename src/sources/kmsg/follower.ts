@@ -33,6 +33,7 @@ export class KmsgFollower {
   private carryBytes = 0;
   private cut = false;
   private pending: KmsgRecord | undefined;
+  private closed = false;
   private readonly buffer = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, KERNEL_LOG.maxBytes));
 
   /**
@@ -63,7 +64,10 @@ export class KmsgFollower {
     return counts;
   }
 
+  /** Closes the descriptor, once (a program stopped twice closes nothing twice). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     closeSync(this.fd);
   }
 
