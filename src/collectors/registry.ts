@@ -6,12 +6,14 @@ import type { Flag, Section } from '../config/flags.js';
 import type { Collector } from '../collection/collector.js';
 import { FABRIC_CABLING } from './fabric/cabling/index.js';
 import { FABRIC_DISCOVERY } from './fabric/discovery.js';
+import { FABRIC_MODULE } from './fabric/fabric-module.js';
 import { FABRIC_PORTS } from './fabric/ports/index.js';
 import { FABRIC_SA } from './fabric/sa.js';
 import { JOBS } from './fabric/jobs/index.js';
 import { HOST_JOBS } from './host/host-jobs.js';
 import { FABRIC_VERDICT } from './fabric/verdict/index.js';
 import { IPOIB } from './host/ipoib.js';
+import { KERNEL } from './host/kernel.js';
 import { MODULE } from './host/module.js';
 import { PCIE } from './host/pcie.js';
 import { PERFQUERY } from './diag/perfquery.js';
@@ -27,6 +29,7 @@ export const COLLECTORS: readonly Collector[] = [
   PCIE,
   MODULE,
   HOST_JOBS,
+  KERNEL,
   SMPQUERY,
   SMINFO,
   PERFQUERY,
@@ -36,6 +39,7 @@ export const COLLECTORS: readonly Collector[] = [
   FABRIC_CABLING,
   JOBS,
   FABRIC_VERDICT,
+  FABRIC_MODULE,
 ];
 
 /** The flags of `collectors`, each once, in the order they first appear. */

@@ -30,6 +30,8 @@ export const VERDICT_STATE_FILE: FileKind = { name: 'bad-links state file', maxB
 export const NODE_NAME_MAP_FILE: FileKind = { name: 'node-name-map', maxBytes: 16 * MiB };
 /** --jobs.file: the running jobs, a few lines each; 10 000 jobs of hostlists are well under 16 MiB. */
 export const JOBS_FILE: FileKind = { name: 'jobs file', maxBytes: 16 * MiB };
+/** --path.kmsg, followed rather than read: the limit is one record's (the kernel's own is 8 KiB). */
+export const KERNEL_LOG: FileKind = { name: 'kernel log', maxBytes: 8 * 1024 };
 
 /** A file that was not read, with the reason in one phrase (`is a FIFO, not a regular file`). */
 export class FileRefused extends Error {
@@ -57,6 +59,29 @@ function fileType(stats: Stats): string {
 
 function sizeText(bytes: number): string {
   return bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * A file that is followed as it grows, a record at a time (the kernel log): a regular file or a
+ * character device (/dev/kmsg), opened non-blocking; its descriptor and what fstat said. The
+ * follower bounds each record by `kind.maxBytes` and never reads the whole file at once.
+ */
+export function openFollowedFile(file: string, kind: FileKind): { fd: number; stats: Stats } {
+  let fd: number;
+  try {
+    fd = openSync(file, OPEN_FLAGS);
+  } catch (error) {
+    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() && !stats.isCharacterDevice()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file or a character device`);
+    return { fd, stats };
+  } catch (error) {
+    closeSync(fd);
+    if (error instanceof FileRefused) throw error;
+    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+  }
 }
 
 /** The file's bytes; a FileRefused when it cannot be opened, is no regular file, or is too large. */

@@ -73,7 +73,19 @@ export interface ModuleReading {
   minutesSinceClear: number | undefined;
   /** The firmware's troubleshooting status when it is not 0 ("No issue was observed"). */
   linkDownReason: { opcode: number; reason: string } | undefined;
+  /** Raw physical (pre-FEC) errors of each lane since the counters were last cleared, lane 1 first; absent where the tool printed none. */
+  laneErrors?: readonly (number | undefined)[];
+  /** The module's latched lane flags, per kind and lane (lane 1 first): true raised, false clear, undefined not reported. */
+  laneFaults?: Partial<Record<LaneFaultKind, readonly (boolean | undefined)[]>>;
 }
+
+/**
+ * A module's lane flags (CMIS/SFF-8636, as mstlink/mlxlink -m print them "[per lane]"): tx_fault
+ * (the transmitter failed), rx_los and tx_los (no signal in), cdr_lol (a clock and data recovery
+ * circuit lost lock, on the transmit or the receive side).
+ */
+export const LANE_FAULT_KINDS = ['tx_fault', 'rx_los', 'tx_los', 'cdr_lol'] as const;
+export type LaneFaultKind = (typeof LANE_FAULT_KINDS)[number];
 
 /** The threshold to judge `measure` against on its high (or low) side: the warning level, else the alarm level. */
 export function judgingThreshold(thresholds: ModuleThresholds, measure: ModuleMeasure, side: 'high' | 'low'): { level: ThresholdLevel; value: number } | undefined {

@@ -28,11 +28,15 @@ describe('unit and defaults file', () => {
     expect(sysusers).toMatch(/^u infiniband-exporter - /m);
   });
 
-  it('is hardened but leaves the umad devices to the diag collector', () => {
-    for (const [key, value] of [['NoNewPrivileges', 'yes'], ['ProtectSystem', 'strict'], ['ProtectHome', 'yes'], ['PrivateTmp', 'yes'], ['CapabilityBoundingSet', ''], ['DevicePolicy', 'closed']]) {
+  it('is hardened but leaves the umad devices to the diag collector, and the kernel log to the kernel collector', () => {
+    for (const [key, value] of [['NoNewPrivileges', 'yes'], ['ProtectSystem', 'strict'], ['ProtectHome', 'yes'], ['PrivateTmp', 'yes'], ['DevicePolicy', 'closed']]) {
       expect(values(key!), key).toEqual([value]);
     }
-    expect(values('DeviceAllow')).toEqual(['char-infiniband_mad rw']);
+    // /dev/kmsg needs CAP_SYSLOG where kernel.dmesg_restrict=1, and nothing more.
+    expect(values('CapabilityBoundingSet')).toEqual(['CAP_SYSLOG']);
+    expect(values('AmbientCapabilities')).toEqual(['CAP_SYSLOG']);
+    expect(values('ProtectKernelLogs')).toEqual([]);
+    expect(values('DeviceAllow')).toEqual(['char-infiniband_mad rw', '/dev/kmsg r']);
     expect(values('PrivateDevices')).toEqual([]);
     expect(values('MemoryDenyWriteExecute')).toEqual([]);
   });
@@ -69,6 +73,19 @@ describe.skipIf(tools.skipReason !== undefined)('systemd tools', () => {
       writeFileSync(path.join(dir, UNIT), text.replace('ProtectHome=yes', 'ProtectHomes=yes'));
       const broken = spawnSync(tools.paths['systemd-analyze']!, ['verify', path.join(dir, UNIT)], { encoding: 'utf8' });
       expect(broken.stderr).toMatch(/Unknown key 'ProtectHomes'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('systemd-analyze security rates the unit no worse than before the kernel collector (1.8)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ibx-systemd-'));
+    try {
+      writeFileSync(path.join(dir, UNIT), unitText);
+      const result = spawnSync(tools.paths['systemd-analyze']!, ['security', '--offline=true', '--no-pager', path.join(dir, UNIT)], { encoding: 'utf8' });
+      const exposure = /Overall exposure level for \S+: ([\d.]+)/.exec(result.stdout + result.stderr);
+      expect(exposure, result.stdout + result.stderr).not.toBeNull();
+      expect(Number(exposure![1])).toBeLessThanOrEqual(1.8);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

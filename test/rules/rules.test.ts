@@ -42,6 +42,7 @@ const CONTRACT: Record<string, Severity> = {
   InfiniBandExporterStale: 'warning',
   InfiniBandLinkBitErrorRateHigh: 'warning',
   InfiniBandPCIeLinkDegraded: 'warning',
+  InfiniBandAdapterUnhealthy: 'critical',
   InfiniBandModuleTemperatureHigh: 'warning',
   InfiniBandModuleOpticalPowerLow: 'warning',
 };
@@ -53,6 +54,7 @@ const FABRIC_CONTRACT: Record<string, Severity> = {
   InfiniBandFabricLinkDegraded: 'warning',
   InfiniBandFabricPhysicalErrors: 'warning',
   InfiniBandFabricCongestion: 'info',
+  InfiniBandFabricPortOutlier: 'warning',
   InfiniBandFabricNodeMissing: 'warning',
   InfiniBandSubnetManagerNotRedundant: 'warning',
   InfiniBandSubnetManagerPriorityTie: 'info',
@@ -268,7 +270,7 @@ describe('alert rules against the contract', () => {
 
   it('names host, device and value in the description of every alert on a whole adapter', () => {
     const deviceAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && !('port' in alert.labels))).map((c) => c.alertname));
-    expect([...deviceAlerts]).toEqual(['InfiniBandPCIeLinkDegraded']);
+    expect([...deviceAlerts].sort()).toEqual(['InfiniBandAdapterUnhealthy', 'InfiniBandPCIeLinkDegraded']);
     for (const rule of alerts.filter((r) => deviceAlerts.has(r.alert))) {
       for (const needle of ['$labels.instance', '$labels.device', '$value']) expect(rule.annotations.description, rule.alert).toContain(needle);
     }

@@ -87,7 +87,29 @@ describe('interpretation of recorded outputs', () => {
       symbolErrors: undefined,
       minutesSinceClear: undefined,
       linkDownReason: undefined,
+      // The module's lane flags as it printed them: no signal received on lanes 1, 3 and 4, every receive CDR unlocked.
+      laneFaults: {
+        tx_fault: [false, false, false, false],
+        rx_los: [true, false, true, true],
+        tx_los: [false, false, false, false],
+        cdr_lol: [true, true, true, true],
+      },
     });
+  });
+
+  it('BlueField-3: the raw errors of each lane, and no lane flags from a cable that reports none (N/A)', () => {
+    const facts = interpretMlxlink(parseMlxlinkText(fixture(BF3_COPPER)));
+    expect(facts.laneErrors).toEqual([0, 0, 0, 0]);
+    expect(facts.laneFaults).toBeUndefined();
+  });
+
+  it('a lane flag line of a broken module: an unreadable lane is not reported, too many lanes are refused', () => {
+    const text = fixture(NDR_COPPER).replace('Rx LOS [per lane]                  : 1,0,1,1', 'Rx LOS [per lane]                  : 1,,x,0').replace('Tx Fault [per lane]                : 0,0,0,0', `Tx Fault [per lane]                : ${Array(1000).fill('1').join(',')}`);
+    const problems: string[] = [];
+    const facts = interpretMlxlink(parseMlxlinkText(text), problems);
+    expect(facts.laneFaults?.rx_los).toEqual([true, undefined, undefined, false]);
+    expect(facts.laneFaults?.tx_fault).toBeUndefined();
+    expect(problems).toEqual(['Tx Fault [per lane]: 1000 lanes, more than a module has (8); refused']);
   });
 
   it('BlueField-3 over QSFP28 passive copper: no diagnostics (N/A), the BER and time since the counters were cleared', () => {

@@ -18,6 +18,13 @@ export function settingsFromFlags(flags: readonly string[], collectors?: readonl
  */
 export const NO_MODULE_TOOL = { module: 'not-installed' } as const;
 
+/**
+ * The kernel log of tests that follow none: this machine's /dev/kmsg is readable or not depending on
+ * who runs the tests (CAP_SYSLOG); /dev/null is a character device every user reads, with no record.
+ */
+export const NO_KERNEL_LOG = ['--path.kmsg', '/dev/null'] as const;
+
 export function exporterFromFlags(flags: string[], now?: () => number, options: Omit<ExporterOptions, 'settings' | 'logger' | 'now'> = {}): Exporter {
-  return new Exporter({ settings: settingsFromFlags(flags, options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options, runners: { ...NO_MODULE_TOOL, ...options.runners } });
+  const kmsg = flags.some((flag) => flag.startsWith('--path.kmsg')) ? [] : NO_KERNEL_LOG;
+  return new Exporter({ settings: settingsFromFlags([...kmsg, ...flags], options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options, runners: { ...NO_MODULE_TOOL, ...options.runners } });
 }

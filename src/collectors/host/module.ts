@@ -5,27 +5,26 @@
 // (reading a module goes over I2C in the firmware: hundreds of ms a port). The tools need root or
 // the device's access: without the tool or the access the collector turns itself off with one log
 // line.
-import { DURATION, STRING, collectorSwitch, flag, optionalFlag } from '../../config/flags.js';
+import { DURATION, collectorSwitch, flag } from '../../config/flags.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
-import { gauge, type MetricSpec } from '../../exposition/metric-spec.js';
+import { counter, gauge, type MetricSpec } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
 import { BIT_ERROR_RATE_THRESHOLD } from '../../model/bit-error-rate.js';
 import type { Finding } from '../../model/finding.js';
-import { MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
+import { LANE_FAULT_KINDS, MODULE_MEASURES, PHY_BER_KINDS, THRESHOLD_LEVELS, lanesWithLowRxPower, moduleTooHot, type ModuleReading } from '../../model/optical-module.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
+import { ExecaRunner, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTool } from '../../sources/module/module-tools.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
+import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
+import { findModuleTool, MODULE_TOOLS, MSTLINK_PATH } from '../module-tool.js';
 import { HOST_READING } from './host-reading.js';
 
 const PORT = ['device', 'port'] as const;
 
 export const MODULE_SWITCH = collectorSwitch('module', 'module', true, 'Read each port\'s cable and optical module with mstlink or mlxlink (needs root; off with one log line without the tool or the access).');
 export const MODULE_INTERVAL = flag(DURATION, { name: 'module.interval', key: 'module.interval', default: '5m', help: 'How often the modules are read (each port\'s module takes the firmware hundreds of ms).' });
-export const MSTLINK_PATH = optionalFlag(STRING, { name: 'mstlink.path', key: 'module.mstlink_path', help: 'mstlink (or mlxlink) executable (default: mstlink, else mlxlink, found on PATH).', check: true });
-
-export const MODULE_TOOLS: ToolGroup<ModuleTool> = { key: 'module', tools: ['mstlink', 'mlxlink'] };
+export { MODULE_TOOLS, MSTLINK_PATH };
 
 const MODULE_CYCLE: Cycle = {
   name: 'module',
@@ -71,17 +70,15 @@ function setUp(context: CollectorContext): Reader<readonly ModuleReading[]> | Of
     context.countCommands(['mstlink']);
     return new ModuleReader(context, injected, 'mstlink');
   }
-  const given = context.settings.get(MSTLINK_PATH);
-  const { found } = locateTools(MODULE_TOOLS.tools, { mstlink: given });
-  const tool: ModuleTool | undefined = found.mstlink !== undefined ? 'mstlink' : given === undefined && found.mlxlink !== undefined ? 'mlxlink' : undefined;
-  if (tool === undefined) {
-    const why = given === undefined ? 'neither mstlink (package mstflint) nor mlxlink (NVIDIA MFT) is installed' : `--mstlink.path ${given} is not an executable file`;
-    context.logger.info(`module collector off: ${why} (--no-collector.module silences this)`);
-    return { off: why };
+  const located = findModuleTool(context.settings);
+  if ('why' in located) {
+    context.logger.info(`module collector off: ${located.why} (--no-collector.module silences this)`);
+    return { off: located.why };
   }
+  const { tool } = located;
   if (context.mode === 'serve' && process.getuid?.() !== 0) context.logger.info({ tool }, 'module collector: not running as root; the tool will say whether the adapters are accessible');
   context.countCommands([tool]);
-  const runner = new ExecaRunner({ paths: { [tool]: found[tool]! } as Record<ModuleTool, string>, timeoutMs: context.settings.get(DIAG_TIMEOUT), maxConcurrent: 2 });
+  const runner = new ExecaRunner({ paths: { [tool]: located.path } as Record<ModuleTool, string>, timeoutMs: context.settings.get(DIAG_TIMEOUT), maxConcurrent: 2 });
   return new ModuleReader(context, runner, tool);
 }
 
@@ -100,6 +97,10 @@ export const MODULE_METRICS = {
     'Thresholds the module stores in its own EEPROM, in the unit of each measure (temperature C, voltage V, rx_power/tx_power dBm, tx_bias A): level high_alarm, high_warning, low_warning, low_alarm as the tool reports them (mstlink -m gives the alarm levels). Absent when the module reports none.'),
   phyBer: gauge('infiniband_port_phy_ber', [...PORT, 'kind'],
     'Bit error rate the adapter\'s PHY computed since its counters were last cleared: kind="raw" before forward error correction (high by design on HDR/NDR), "effective" after it, "symbol" after FEC and the link layer (what the SymbolErrorCounter counts). Absent while the link is down.'),
+  phyLaneErrors: counter('infiniband_port_phy_lane_errors_total', [...PORT, 'lane'],
+    'Raw physical errors of each lane of the link, before forward error correction, since the PHY counters were last cleared (mstlink/mlxlink -c "Raw Physical Errors Per Lane"): one lane far above the others is one bad lane of the cable or module, which FEC hides until it cannot. Absent where the tool reports none.'),
+  moduleLaneFault: gauge('infiniband_port_module_lane_fault', [...PORT, 'lane', 'kind'],
+    '1 while the module raises the flag on the lane, 0 while clear (mstlink/mlxlink -m "[per lane]" flags): kind="tx_fault" (its transmitter failed), "rx_los" (no signal received: the far end, the fibre or a connector), "tx_los" (no signal from the adapter into the module), "cdr_lol" (a clock and data recovery circuit, transmit or receive side, lost lock). Absent for what the module does not report (passive copper).'),
   linkDownReason: gauge('infiniband_port_link_down_reason_info', [...PORT, 'reason'],
     'Why the firmware says the link is not healthy (value always 1): its troubleshooting recommendation, e.g. a cable that was unplugged or a peer that did not answer. Present only while that status is not "No issue was observed".'),
 } as const;
@@ -138,6 +139,12 @@ export function moduleSamples(readings: readonly ModuleReading[]): Samples {
     }
   }
   for (const r of readings) for (const kind of PHY_BER_KINDS) samples.add(M.phyBer, { ...id(r), kind }, r.ber[kind]);
+  lanes(M.phyLaneErrors, (r) => r.laneErrors ?? []);
+  for (const r of readings) {
+    for (const kind of LANE_FAULT_KINDS) {
+      r.laneFaults?.[kind]?.forEach((raised, i) => samples.add(M.moduleLaneFault, { ...id(r), lane: String(i + 1), kind }, raised === undefined ? undefined : raised ? 1 : 0));
+    }
+  }
   for (const r of readings) if (r.linkDownReason) samples.add(M.linkDownReason, { ...id(r), reason: r.linkDownReason.reason }, 1);
   return samples;
 }

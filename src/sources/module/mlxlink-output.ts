@@ -4,7 +4,7 @@
 // (mlxlink/modules/printutil/mlxlink_cmd_print.cpp: the same keys and value strings, per-lane
 // values split into arrays). Both become the same sections, read by one interpretation. Pure
 // functions, table-tested on recorded outputs (test/fixtures/module/).
-import { MAX_MODULE_LANES, thresholdsInOrder, type ModuleIdentity, type ModuleReading, type ModuleThresholds, type PhyBerKind } from '../../model/optical-module.js';
+import { MAX_MODULE_LANES, thresholdsInOrder, type LaneFaultKind, type ModuleIdentity, type ModuleReading, type ModuleThresholds, type PhyBerKind } from '../../model/optical-module.js';
 
 /** Section title → key → value, as the tool printed them (per-lane values joined with commas). */
 export type MlxlinkSections = ReadonlyMap<string, ReadonlyMap<string, string>>;
@@ -176,6 +176,18 @@ export function interpretMlxlink(sections: MlxlinkSections, problems: string[] =
     if (value !== undefined) ber[kind] = value;
   }
 
+  const laneErrors = lanes(counters?.get('Raw Physical Errors Per Lane'), number, 'Raw Physical Errors Per Lane', problems);
+  const laneFaults: Partial<Record<LaneFaultKind, (boolean | undefined)[]>> = {};
+  for (const [kind, keys] of LANE_FAULT_KEYS) {
+    const per = keys.map((key) => lanes(module?.get(key), flag, key, problems));
+    // Transmit and receive CDR: one kind, raised where either is.
+    const merged = Array.from({ length: Math.max(...per.map((values) => values.length)) }, (_, i) => {
+      const flags = per.map((values) => values[i]);
+      return flags.some((value) => value === true) ? true : flags.some((value) => value === false) ? false : undefined;
+    });
+    if (merged.some((value) => value !== undefined)) laneFaults[kind] = merged;
+  }
+
   const opcode = number(trouble?.get('Status Opcode'));
   const reason = text(trouble?.get('Recommendation'), MAX_REASON_LENGTH);
   return {
@@ -190,7 +202,34 @@ export function interpretMlxlink(sections: MlxlinkSections, problems: string[] =
     symbolErrors: number(counters?.get('Symbol Errors')),
     minutesSinceClear: number(counters?.get('Time Since Last Clear [Min]')),
     linkDownReason: opcode !== undefined && opcode !== 0 ? { opcode, reason: reason ?? `status opcode ${opcode}` } : undefined,
+    ...(laneErrors.some((value) => value !== undefined) && { laneErrors }),
+    ...(Object.keys(laneFaults).length > 0 && { laneFaults }),
   };
+}
+
+/** The tool's lines of each lane flag kind. */
+const LANE_FAULT_KEYS: readonly (readonly [LaneFaultKind, readonly string[]])[] = [
+  ['tx_fault', ['Tx Fault [per lane]']],
+  ['rx_los', ['Rx LOS [per lane]']],
+  ['tx_los', ['Tx LOS [per lane]']],
+  ['cdr_lol', ['Tx CDR LOL [per lane]', 'Rx CDR LOL [per lane]']],
+];
+
+/** A flag: "1" raised, "0" clear, anything else (N/A, empty) not reported. */
+function flag(value: string | undefined): boolean | undefined {
+  const trimmed = value?.trim();
+  return trimmed === '1' ? true : trimmed === '0' ? false : undefined;
+}
+
+/** A comma-separated value per lane; more lanes than a module has are refused (said in `problems`). */
+function lanes<T>(value: string | undefined, read: (text: string | undefined) => T | undefined, key: string, problems: string[]): (T | undefined)[] {
+  if (value === undefined) return [];
+  const values = value.split(',').map((part) => read(part.trim()));
+  if (values.length > MAX_MODULE_LANES) {
+    problems.push(`${key}: ${values.length} lanes, more than a module has (${MAX_MODULE_LANES}); refused`);
+    return [];
+  }
+  return values.every((part) => part === undefined) ? [] : values;
 }
 
 /** Undefined when nothing is plugged in (every identity field N/A) or the section is missing. */

@@ -107,7 +107,7 @@ describe('link physics metrics', () => {
       'infiniband_device_pcie_aer_errors_total', 'infiniband_port_pcie_limited',
       'infiniband_port_module_info', 'infiniband_port_module_temperature_celsius', 'infiniband_port_module_voltage_volts', 'infiniband_port_module_rx_power_dbm',
       'infiniband_port_module_tx_power_dbm', 'infiniband_port_module_tx_bias_amperes', 'infiniband_port_module_threshold', 'infiniband_port_phy_ber',
-      'infiniband_port_link_down_reason_info',
+      'infiniband_port_phy_lane_errors_total', 'infiniband_port_module_lane_fault', 'infiniband_port_link_down_reason_info',
     ]);
     // The catalog the README's table is made from lists these very specs.
     for (const spec of LINK_PHYSICS_METRICS) expect(allMetrics().find((other) => other.name === spec.name), spec.name).toBe(spec);

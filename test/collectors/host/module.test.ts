@@ -72,6 +72,9 @@ describe('the module collector with a fake mstlink replaying recorded captures t
       `infiniband_port_module_info{${port('mlx5_1')},vendor="FS",part_number="Q28-PC03",serial="S2202655321-1",cable_type="Passive copper cable",length_meters="3"} 1`,
     ]);
     expect(sampleValue(text, `infiniband_port_phy_ber{${port('mlx5_1')},kind="effective"}`)).toBe(1.5e-254);
+    // The raw errors of each lane, from the -c section; a passive copper cable reports no lane flags.
+    expect(samplesOf(text, 'infiniband_port_phy_lane_errors_total')).toEqual([1, 2, 3, 4].map((lane) => `infiniband_port_phy_lane_errors_total{${port('mlx5_1')},lane="${lane}"} 0`));
+    expect(samplesOf(text, 'infiniband_port_module_lane_fault')).toEqual([]);
     const sensors = text.split('\n').filter((line) => /^infiniband_port_module_(temperature|voltage|rx_power|tx_power|tx_bias|threshold)/.test(line) && line.includes('"mlx5_1"'));
     expect(sensors).toEqual([]);
   });
