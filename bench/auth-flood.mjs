@@ -61,13 +61,16 @@ if (kind === 'burst') {
   let n = 0;
   const one = () =>
     new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/metrics', agent, headers: { authorization: header(`guess-${tag}-${n++}`) } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          answered(res.statusCode);
-          resolve();
-        });
-      });
+      const req = request(
+        { host: '127.0.0.1', port, path: '/metrics', agent, headers: { authorization: header(`guess-${tag}-${n++}`) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            answered(res.statusCode);
+            resolve();
+          });
+        },
+      );
       req.on('error', () => resolve());
       req.end();
     });

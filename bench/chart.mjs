@@ -21,12 +21,17 @@ function panel({ x, title, unit, rows, value, width, height }) {
     parts.push(`<line x1="${left}" x2="${right}" y1="${y}" y2="${y}" stroke="#ddd"/>`);
     parts.push(`<text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11">${tick >= 1 ? tick : tick.toPrecision(1)}</text>`);
   }
-  parts.push(`<text x="${x + 14}" y="${(top + bottom) / 2}" font-size="11" transform="rotate(-90 ${x + 14} ${(top + bottom) / 2})" text-anchor="middle">${unit} (log scale)</text>`);
+  parts.push(
+    `<text x="${x + 14}" y="${(top + bottom) / 2}" font-size="11" transform="rotate(-90 ${x + 14} ${(top + bottom) / 2})" text-anchor="middle">${unit} (log scale)</text>`,
+  );
   const group = (right - left) / rows.length;
   rows.forEach((row, i) => {
     const gx = left + i * group;
     const bar = group / 3;
-    for (const [j, who] of [[0, 'ours'], [1, 'node']]) {
+    for (const [j, who] of [
+      [0, 'ours'],
+      [1, 'node'],
+    ]) {
       const v = value(row[who]);
       const y = scale(shown(v));
       const label = v < 1 ? '&lt;1' : v >= 100 ? Math.round(v) : v.toPrecision(2);

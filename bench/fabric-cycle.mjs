@@ -84,10 +84,21 @@ async function repeat(count, task) {
 
 const logger = pino({ level: 'silent' });
 const runner = new ExecaRunner({ paths, timeoutMs: 120_000, maxConcurrent, maxOutputBytes: 64 * 1024 * 1024 });
-const { settings } = parseServeCommandLine(['--collector.fabric', '--path.sysfs', '/nonexistent', '--diag.timeout', '120s', '--fabric.max-concurrent', String(maxConcurrent)]);
+const { settings } = parseServeCommandLine([
+  '--collector.fabric',
+  '--path.sysfs',
+  '/nonexistent',
+  '--diag.timeout',
+  '120s',
+  '--fabric.max-concurrent',
+  String(maxConcurrent),
+]);
 const registry = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA];
 const collection = new Collectors(registry, { settings, logger, mode: 'serve', runners: { fabric: runner } });
-const failures = () => collection.snapshot?.reports.filter((report) => !report.success).map((report) => `${report.collector}: ${report.errors.map((e) => e.message).join('; ')}`) ?? [];
+const failures = () =>
+  collection.snapshot?.reports
+    .filter((report) => !report.success)
+    .map((report) => `${report.collector}: ${report.errors.map((e) => e.message).join('; ')}`) ?? [];
 
 global.gc?.();
 // The heap of this process before fabric mode holds anything: what the model adds is measured against it.
@@ -99,12 +110,18 @@ const snapshot = collection.snapshot;
 global.gc?.();
 results.heapLiveMiB = process.memoryUsage().heapUsed / 2 ** 20 - baseHeap;
 const renderStarted = performance.now();
-const text = registry.map((collector) => {
-  const out = new ExpositionBuffer();
-  collector.metrics.write(snapshot, out, settings);
-  return out.finish().toString('utf8');
-}).join('\n');
-results.render = { seconds: (performance.now() - renderStarted) / 1000, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length };
+const text = registry
+  .map((collector) => {
+    const out = new ExpositionBuffer();
+    collector.metrics.write(snapshot, out, settings);
+    return out.finish().toString('utf8');
+  })
+  .join('\n');
+results.render = {
+  seconds: (performance.now() - renderStarted) / 1000,
+  bytes: Buffer.byteLength(text),
+  series: text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length,
+};
 const { topology } = FABRIC_DISCOVERY.of(snapshot);
 const { ports } = FABRIC_PORTS.of(snapshot);
 results.fabric = {
@@ -118,9 +135,11 @@ results.failures = failures();
 await collection.stop();
 
 // The peers, in the same process and the same way.
-results.ibqueryerrors = await repeat(rounds.ports, () => run(paths.ibqueryerrors, ['--data', '--details'], { maxBuffer: 256 * 1024 * 1024 }).catch((error) => {
-  if (error.code !== 1) throw error; // exit 1: it found ports with errors
-}));
+results.ibqueryerrors = await repeat(rounds.ports, () =>
+  run(paths.ibqueryerrors, ['--data', '--details'], { maxBuffer: 256 * 1024 * 1024 }).catch((error) => {
+    if (error.code !== 1) throw error; // exit 1: it found ports with errors
+  }),
+);
 results.ibnetdiscover = await repeat(rounds.discovery, () => run(paths.ibnetdiscover, [], { maxBuffer: 256 * 1024 * 1024 }));
 results.sequentialPerfquery = await repeat(rounds.sequential, async () => {
   const { stdout } = await run(paths.ibnetdiscover, [], { maxBuffer: 256 * 1024 * 1024 });

@@ -26,7 +26,15 @@ async function scenarioDir(g, dir) {
   const fabric = g.generateFabric({
     shape: { tiers: 3, hosts, radix: 64 },
     profile: g.NDR_PROFILE,
-    faults: { seed: 26, pulledHostCables: 24, pulledSwitchCables: 12, narrowLinks: 24, slowLinks: 24, erroringPorts: 240, congestedPorts: Math.round(hosts / 10) },
+    faults: {
+      seed: 26,
+      pulledHostCables: 24,
+      pulledSwitchCables: 12,
+      narrowLinks: 24,
+      slowLinks: 24,
+      erroringPorts: 240,
+      congestedPorts: Math.round(hosts / 10),
+    },
   });
   return g.writeScenario(fabric, scenario).dir;
 }
@@ -81,8 +89,12 @@ async function summarise(file) {
     // A plain object by its property names: which of the model's interfaces it is.
     if (type === 'object' && snap.strings[snap.nodes[i + nameAt]] === 'Object') {
       const names = [];
-      for (let e = edge; e < edge + edges * edgeFields; e += edgeFields) if (edgeTypes[snap.edges[e + edgeTypeAt]] === 'property') names.push(snap.strings[snap.edges[e + edgeNameAt]]);
-      const key = `{${names.filter((name) => name !== '__proto__').slice(0, 8).join(',')}}`;
+      for (let e = edge; e < edge + edges * edgeFields; e += edgeFields)
+        if (edgeTypes[snap.edges[e + edgeTypeAt]] === 'property') names.push(snap.strings[snap.edges[e + edgeNameAt]]);
+      const key = `{${names
+        .filter((name) => name !== '__proto__')
+        .slice(0, 8)
+        .join(',')}}`;
       const sum = sums.get(key) ?? { count: 0, bytes: 0 };
       sum.count++;
       sum.bytes += snap.nodes[i + sizeAt];
@@ -108,7 +120,8 @@ async function retainers(file, wanted) {
   const edgeTypes = meta.edge_types[0];
   const [typeAt, nameAt, edgeCountAt] = ['type', 'name', 'edge_count'].map((name) => meta.node_fields.indexOf(name));
   const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((name) => meta.edge_fields.indexOf(name));
-  const kind = (i) => `${types[snap.nodes[i + typeAt]]} ${types[snap.nodes[i + typeAt]] === 'object' || types[snap.nodes[i + typeAt]] === 'closure' ? snap.strings[snap.nodes[i + nameAt]] : ''}`.trim();
+  const kind = (i) =>
+    `${types[snap.nodes[i + typeAt]]} ${types[snap.nodes[i + typeAt]] === 'object' || types[snap.nodes[i + typeAt]] === 'closure' ? snap.strings[snap.nodes[i + nameAt]] : ''}`.trim();
   const counts = new Map();
   let edge = 0;
   for (let i = 0; i < snap.nodes.length; i += fields) {
@@ -129,12 +142,14 @@ async function retainers(file, wanted) {
 async function main() {
   const held = option('retainers');
   if (held) {
-    for (const [key, count] of await retainers(option('summarise'), held.replace(/_/g, ' '))) process.stdout.write(`${String(count).padStart(9)}  ${key}\n`);
+    for (const [key, count] of await retainers(option('summarise'), held.replace(/_/g, ' ')))
+      process.stdout.write(`${String(count).padStart(9)}  ${key}\n`);
     return;
   }
   const given = option('summarise');
   if (given) {
-    for (const [key, sum] of await summarise(given)) process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
+    for (const [key, sum] of await summarise(given))
+      process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
     return;
   }
   const g = await importTypeScript('synthetic/fabric-generator/index.ts');
@@ -147,14 +162,34 @@ async function main() {
   await mkdir(path.join(sysfs, 'class'), { recursive: true });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [
-    '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${work}`, MAIN, '--collector.fabric', '--no-collector.diag', '--path.sysfs', sysfs,
-    `--web.listen-address=127.0.0.1:${port}`, '--log.level', 'warn', '--fabric.interval', '60s', ...(shard ? ['--fabric.shard', shard] : []), ...g.fakeToolFlags(tools), ...exporterFlags,
-  ], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--heapsnapshot-signal=SIGUSR2',
+      `--diagnostic-dir=${work}`,
+      MAIN,
+      '--collector.fabric',
+      '--no-collector.diag',
+      '--path.sysfs',
+      sysfs,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level',
+      'warn',
+      '--fabric.interval',
+      '60s',
+      ...(shard ? ['--fabric.shard', shard] : []),
+      ...g.fakeToolFlags(tools),
+      ...exporterFlags,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error('exporter exited');
-      const page = await fetch(`${url}/`).then((response) => response.text(), () => '');
+      const page = await fetch(`${url}/`).then(
+        (response) => response.text(),
+        () => '',
+      );
       if (Number(/<dt>ports read<\/dt><dd>(\d+)/.exec(page)?.[1] ?? 0) > 0) break;
       await sleep(1000);
     }
@@ -162,7 +197,9 @@ async function main() {
     const plain = await scrape(`${url}/metrics`, { plain: true });
     await sleep(2000);
     const memory = await memoryKiB(child.pid);
-    const lines = [`hosts ${hosts}${shard ? `, shard ${shard}` : ''}: RSS ${(memory.rss / 1024).toFixed(0)} MiB, peak ${(memory.hwm / 1024).toFixed(0)} MiB; /metrics ${(plain.bytes / 2 ** 20).toFixed(1)} MiB plain, ${(gzip.bytes / 2 ** 20).toFixed(1)} MiB gzip; Node.js ${process.version}`];
+    const lines = [
+      `hosts ${hosts}${shard ? `, shard ${shard}` : ''}: RSS ${(memory.rss / 1024).toFixed(0)} MiB, peak ${(memory.hwm / 1024).toFixed(0)} MiB; /metrics ${(plain.bytes / 2 ** 20).toFixed(1)} MiB plain, ${(gzip.bytes / 2 ** 20).toFixed(1)} MiB gzip; Node.js ${process.version}`,
+    ];
     if (keep) await writeFile(path.join(dir, 'metrics.txt'), plain.text);
     if (snapshot) {
       child.kill('SIGUSR2');
@@ -177,7 +214,8 @@ async function main() {
           if ((await stat(path.join(work, found))).size === a && a > 0) file = path.join(work, found);
         }
       }
-      for (const [key, sum] of await summarise(file)) lines.push(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}`);
+      for (const [key, sum] of await summarise(file))
+        lines.push(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -33,17 +33,35 @@ const resolved = resolvePlan(plan, fabric.topology, new Map());
 // Miswire it, as a ports cycle reads it (switch ports) and a discovery sees it (CA ports).
 const key = (guid, port) => `${guid}/${port}`;
 function cable(a, b) {
-  for (const [self, peer] of [[a, b], [b, a]]) {
+  for (const [self, peer] of [
+    [a, b],
+    [b, a],
+  ]) {
     const k = key(self.nodeGuid, self.port);
     const reading = fabric.readings.get(k);
-    if (reading) fabric.readings.set(k, { ...reading, state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'HDR', peer });
+    if (reading)
+      fabric.readings.set(k, {
+        ...reading,
+        state: { id: 4, name: 'ACTIVE' },
+        physicalState: { id: 5, name: 'LinkUp' },
+        width: 4,
+        speed: 'HDR',
+        peer,
+      });
     fabric.topology.ports.set(k, { ...self, portGuid: undefined, lid: undefined, peer, enabled: undefined });
   }
 }
 function pull(address) {
   const k = key(address.nodeGuid, address.port);
   const reading = fabric.readings.get(k);
-  fabric.readings.set(k, { ...reading, state: { id: 1, name: 'DOWN' }, physicalState: { id: 2, name: 'Polling' }, width: undefined, speed: undefined, peer: undefined });
+  fabric.readings.set(k, {
+    ...reading,
+    state: { id: 1, name: 'DOWN' },
+    physicalState: { id: 2, name: 'Polling' },
+    width: undefined,
+    speed: undefined,
+    peer: undefined,
+  });
 }
 const hosts = tree.hostsPerLeaf;
 cable({ nodeGuid: leafGuid(10), port: 1 }, { nodeGuid: hostGuid(10, 2, hosts), port: 1 });
@@ -62,35 +80,53 @@ function time(task) {
     samples.push(performance.now() - started);
   }
   samples.sort((a, b) => a - b);
-  return { result, medianMs: samples[Math.floor(samples.length / 2)], firstMs: samples[0] === undefined ? 0 : samples[0], maxMs: samples.at(-1) };
+  return {
+    result,
+    medianMs: samples[Math.floor(samples.length / 2)],
+    firstMs: samples[0] === undefined ? 0 : samples[0],
+    maxMs: samples.at(-1),
+  };
 }
 
 const judged = time(() => {
   const cabling = currentCabling(fabric.topology, fabric.readings);
-  const report = { conformance: judgeConformance(resolved, fabric.topology, fabric.readings, cabling), rails: judgeRails(fabric.topology, cabling, undefined) };
+  const report = {
+    conformance: judgeConformance(resolved, fabric.topology, fabric.readings, cabling),
+    rails: judgeRails(fabric.topology, cabling, undefined),
+  };
   return { report, findings: cablingFindings(report, fabric.topology) };
 });
 const { report, findings } = judged.result;
-const map = time(() => renderFabricMap({ topology: fabric.topology, readings: fabric.readings, expectations: new Map(), cabling: report, findings }));
+const map = time(() =>
+  renderFabricMap({ topology: fabric.topology, readings: fabric.readings, expectations: new Map(), cabling: report, findings }),
+);
 // The peer: the fabric collectors' parts of /metrics for the same fabric, as a ports cycle renders them.
 const command = parseServeCommandLine(['--collector.fabric']);
 const snapshot = {
   devices: [],
   parts: new Map([
-    [FABRIC_DISCOVERY.name, { topology: fabric.topology, cache: undefined, shard: { index: 1, count: 1 }, provisional: false, names: new Map() }],
-    [FABRIC_PORTS.name, { ports: fabric.readings, expectations: new Map(), trend: { risingErrors: new Set(), berOverThreshold: new Set() } }],
+    [
+      FABRIC_DISCOVERY.name,
+      { topology: fabric.topology, cache: undefined, shard: { index: 1, count: 1 }, provisional: false, names: new Map() },
+    ],
+    [
+      FABRIC_PORTS.name,
+      { ports: fabric.readings, expectations: new Map(), trend: { risingErrors: new Set(), berOverThreshold: new Set() } },
+    ],
   ]),
   reports: [],
   totals: { readErrors: new Map(), commandTimeouts: new Map() },
 };
 const metrics = time(() => exposition([FABRIC_DISCOVERY, FABRIC_PORTS], command.settings, buildInfo(), snapshot));
 const page = Buffer.from(map.result);
-process.stdout.write(JSON.stringify({
-  nodes: fabric.topology.nodes.size,
-  plannedCables: resolved.cables.length,
-  actions: report.conformance.actions.map((action) => action.kind),
-  findings: findings.length,
-  judge: { medianMs: judged.medianMs, maxMs: judged.maxMs },
-  map: { medianMs: map.medianMs, maxMs: map.maxMs, bytes: page.length, gzipBytes: gzipSync(page).length },
-  metrics: { medianMs: metrics.medianMs, maxMs: metrics.maxMs, bytes: Buffer.byteLength(metrics.result) },
-}));
+process.stdout.write(
+  JSON.stringify({
+    nodes: fabric.topology.nodes.size,
+    plannedCables: resolved.cables.length,
+    actions: report.conformance.actions.map((action) => action.kind),
+    findings: findings.length,
+    judge: { medianMs: judged.medianMs, maxMs: judged.maxMs },
+    map: { medianMs: map.medianMs, maxMs: map.maxMs, bytes: page.length, gzipBytes: gzipSync(page).length },
+    metrics: { medianMs: metrics.medianMs, maxMs: metrics.maxMs, bytes: Buffer.byteLength(metrics.result) },
+  }),
+);

@@ -31,7 +31,6 @@ const NODE_OPTIONS = [NODE_FLAGS, []];
 let freePort;
 let waitFor;
 
-
 function log(message) {
   process.stderr.write(`bench:fabric: ${message}\n`);
 }
@@ -76,10 +75,25 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
   const port = await freePort();
   const args = [
     ...nodeOptions,
-    path.join(PROJECT, 'dist/main.js'), '--collector.fabric', '--no-collector.diag', '--path.sysfs', path.join(PROJECT, 'test/fixtures/sys/no-infiniband'),
-    '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', '--diag.timeout', '120s', '--fabric.interval', '15s',
-    '--fabric.max-concurrent', String(MAX_CONCURRENT),
-    ...['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].flatMap((tool) => [`--${tool}.path`, paths[tool]]),
+    path.join(PROJECT, 'dist/main.js'),
+    '--collector.fabric',
+    '--no-collector.diag',
+    '--path.sysfs',
+    path.join(PROJECT, 'test/fixtures/sys/no-infiniband'),
+    '--web.listen-address',
+    `127.0.0.1:${port}`,
+    '--log.level',
+    'warn',
+    '--diag.timeout',
+    '120s',
+    '--fabric.interval',
+    '15s',
+    '--fabric.max-concurrent',
+    String(MAX_CONCURRENT),
+    ...['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].flatMap((tool) => [
+      `--${tool}.path`,
+      paths[tool],
+    ]),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -87,11 +101,18 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}/metrics`;
   try {
-    await waitFor('the exporter\'s first ports cycle', async () => {
-      if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
-      const { text } = await scrapeOnce(url, 'gzip').catch(() => ({ text: '' }));
-      return text.split('\n').filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length === switchPorts ? true : undefined;
-    }, 180_000, 5000);
+    await waitFor(
+      "the exporter's first ports cycle",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
+        const { text } = await scrapeOnce(url, 'gzip').catch(() => ({ text: '' }));
+        return text.split('\n').filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length === switchPorts
+          ? true
+          : undefined;
+      },
+      180_000,
+      5000,
+    );
     const samples = [];
     const scrapes = [];
     for (let elapsed = 0; elapsed < seconds; elapsed += 1) {
@@ -103,9 +124,16 @@ async function exporterFootprint(paths, switchPorts, seconds, scrape, nodeOption
     const last = scrapes.at(-1) ?? (await scrapeOnce(url, 'gzip'));
     const ms = scrapes.map((one) => one.ms).sort((a, b) => a - b);
     return {
-      scrape, nodeOptions, min: Math.min(...samples), max: Math.max(...samples), hwm,
+      scrape,
+      nodeOptions,
+      min: Math.min(...samples),
+      max: Math.max(...samples),
+      hwm,
       series: last.text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length,
-      bytes: Buffer.byteLength(last.text), wireBytes: last.wireBytes, gzipped: last.gzipped, scrapeMs: ms[Math.floor(ms.length / 2)] ?? last.ms,
+      bytes: Buffer.byteLength(last.text),
+      wireBytes: last.wireBytes,
+      gzipped: last.gzipped,
+      scrapeMs: ms[Math.floor(ms.length / 2)] ?? last.ms,
     };
   } finally {
     child.kill('SIGTERM');
@@ -135,20 +163,35 @@ export async function fabricBenchmark() {
     await lab.startSm('sm', SM_HOST, 0);
     await lab.waitSmState('sm', 'MASTER', 120_000);
     // The SM configures ports in discovery order: the last host's port comes last.
-    await waitFor('every port to be configured', () => lab.waitActive(`H${TREE.leaves}_${TREE.hostsPerLeaf}`).then(() => true, () => undefined), 120_000, 200);
+    await waitFor(
+      'every port to be configured',
+      () =>
+        lab.waitActive(`H${TREE.leaves}_${TREE.hostsPerLeaf}`).then(
+          () => true,
+          () => undefined,
+        ),
+      120_000,
+      200,
+    );
     const paths = await lab.wrappers(EXPORTER_HOST, EXPORTER_HOST, FABRIC_TOOLS);
     const ibsimPid = lab.ibsimPid;
 
     log('measuring our cycles and the peers');
-    const out = await run(process.execPath, ['--expose-gc', path.join(PROJECT, 'bench/fabric-cycle.mjs'), JSON.stringify({ paths, ibsimPid, rounds: ROUNDS, maxConcurrent: MAX_CONCURRENT })]);
+    const out = await run(process.execPath, [
+      '--expose-gc',
+      path.join(PROJECT, 'bench/fabric-cycle.mjs'),
+      JSON.stringify({ paths, ibsimPid, rounds: ROUNDS, maxConcurrent: MAX_CONCURRENT }),
+    ]);
     const result = JSON.parse(out.trim().split('\n').at(-1));
     if (result.failures.length > 0) throw new Error(`our cycles failed: ${result.failures.join(' | ')}`);
-    if (result.fabric.portsWithCounters !== result.fabric.switchPorts) throw new Error(`counters for ${result.fabric.portsWithCounters} of ${result.fabric.switchPorts} switch ports`);
+    if (result.fabric.portsWithCounters !== result.fabric.switchPorts)
+      throw new Error(`counters for ${result.fabric.portsWithCounters} of ${result.fabric.switchPorts} switch ports`);
 
     log('measuring the exporter process in fabric mode, scraped and not scraped');
     const footprints = [];
     for (const nodeOptions of NODE_OPTIONS) {
-      for (const scrape of ['gzip', 'identity', 'none']) footprints.push(await exporterFootprint(paths, result.fabric.switchPorts, 60, scrape, nodeOptions));
+      for (const scrape of ['gzip', 'identity', 'none'])
+        footprints.push(await exporterFootprint(paths, result.fabric.switchPorts, 60, scrape, nodeOptions));
     }
     const loadAfter = os.loadavg()[0];
     return section(result, footprints, loadBefore, loadAfter);
@@ -161,10 +204,12 @@ export async function fabricBenchmark() {
 const s = (seconds) => `${seconds.toFixed(2)} s`;
 const n = (value) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
 const mark = (ok) => (ok ? 'met' : '**missed**');
-const flagsOf = (footprint) => (footprint.nodeOptions.length === 0 ? 'none (`node dist/main.js`)' : footprint.nodeOptions.map((flag) => `\`${flag}\``).join(' '));
+const flagsOf = (footprint) =>
+  footprint.nodeOptions.length === 0 ? 'none (`node dist/main.js`)' : footprint.nodeOptions.map((flag) => `\`${flag}\``).join(' ');
 
 function section(r, footprints, loadBefore, loadAfter) {
-  const row = (name, m) => `| ${name}${m.crashes ? ` (crashed with SIGSEGV in ${m.crashes} more run${m.crashes > 1 ? 's' : ''}, run again)` : ''} | ${s(m.seconds)} | ${m.cpuSelf.toFixed(2)} | ${m.cpuTools.toFixed(2)} | ${m.cpuIbsim.toFixed(2)} | ${n(m.mads)} |`;
+  const row = (name, m) =>
+    `| ${name}${m.crashes ? ` (crashed with SIGSEGV in ${m.crashes} more run${m.crashes > 1 ? 's' : ''}, run again)` : ''} | ${s(m.seconds)} | ${m.cpuSelf.toFixed(2)} | ${m.cpuTools.toFixed(2)} | ${m.cpuIbsim.toFixed(2)} | ${n(m.mads)} |`;
   const vsQuery = r.ports.seconds / r.ibqueryerrors.seconds;
   const vsLoop = r.sequentialPerfquery.seconds / r.ports.seconds;
   const mib = (value) => `${value.toFixed(0)} MiB`;
@@ -172,8 +217,8 @@ function section(r, footprints, loadBefore, loadAfter) {
     `### Fabric mode: ${n(r.fabric.nodes)} nodes (${TREE.spines} spines, ${TREE.leaves} leaves x ${TREE.hostsPerLeaf} hosts), ${n(r.fabric.switchPorts)} switch ports`,
     '',
     `Medians of ${ROUNDS.ports} runs (discovery and \`ibnetdiscover\`: ${ROUNDS.discovery}, the sequential loop: ${ROUNDS.sequential}), in one process, one after another. CPU in seconds:`,
-    'the measuring process itself (for our runs: the exporter\'s own parsing and bookkeeping), the tools it ran, and the simulator.',
-    'MADs: packets the exporter host\'s port sent (its PortXmitPkts, read locally before and after).',
+    "the measuring process itself (for our runs: the exporter's own parsing and bookkeeping), the tools it ran, and the simulator.",
+    "MADs: packets the exporter host's port sent (its PortXmitPkts, read locally before and after).",
     '',
     '| run | wall | CPU (process) | CPU (tools) | CPU (ibsim) | MADs sent |',
     '|---|---|---|---|---|---|',
@@ -187,8 +232,12 @@ function section(r, footprints, loadBefore, loadAfter) {
     '|---|---|---|',
     `| ports+counters cycle ≤ 2 × one \`ibqueryerrors --data --details\` | ${vsQuery.toFixed(2)} × (${s(r.ports.seconds)} vs ${s(r.ibqueryerrors.seconds)}) | ${mark(vsQuery <= 2)} |`,
     `| ≥ 5 × faster than the sequential perfquery loop | ${vsLoop.toFixed(1)} × (${s(r.sequentialPerfquery.seconds)} vs ${s(r.ports.seconds)}) | ${mark(vsLoop >= 5)} |`,
-    ...footprints.filter((f) => f.scrape === 'gzip').map((f) =>
-      `| exporter RSS < 150 MiB (${flagsOf(f)}, scraped with gzip every 5 s) | ${mib(f.min)}–${mib(f.max)}, peak ${mib(f.hwm)} | ${mark(f.hwm < 150)} |`),
+    ...footprints
+      .filter((f) => f.scrape === 'gzip')
+      .map(
+        (f) =>
+          `| exporter RSS < 150 MiB (${flagsOf(f)}, scraped with gzip every 5 s) | ${mib(f.min)}–${mib(f.max)}, peak ${mib(f.hwm)} | ${mark(f.hwm < 150)} |`,
+      ),
     '',
     `Memory: the fabric model of this fabric (topology, 5 400 port readings, expectations) is ${mib(r.heapLiveMiB)} of live heap after a garbage collection in the measuring process;`,
     `rendering its ${n(r.render.series)} series takes ${s(r.render.seconds)} and gives ${(r.render.bytes / 2 ** 20).toFixed(1)} MiB of text, rendered once per ports cycle.`,
@@ -197,7 +246,10 @@ function section(r, footprints, loadBefore, loadAfter) {
     '',
     '| Node.js flags | scraped every 5 s | RSS | peak RSS | bytes per scrape | ms per scrape |',
     '|---|---|---|---|---|---|',
-    ...footprints.map((f) => `| ${flagsOf(f)} | ${f.scrape === 'none' ? 'not scraped' : `\`Accept-Encoding: ${f.scrape}\``} | ${mib(f.min)}–${mib(f.max)} | ${mib(f.hwm)} | ${f.scrape === 'none' ? '' : `${(f.wireBytes / 2 ** 20).toFixed(1)} MiB${f.gzipped ? ' gzip' : ''}`} | ${f.scrape === 'none' ? '' : f.scrapeMs.toFixed(0)} |`),
+    ...footprints.map(
+      (f) =>
+        `| ${flagsOf(f)} | ${f.scrape === 'none' ? 'not scraped' : `\`Accept-Encoding: ${f.scrape}\``} | ${mib(f.min)}–${mib(f.max)} | ${mib(f.hwm)} | ${f.scrape === 'none' ? '' : `${(f.wireBytes / 2 ** 20).toFixed(1)} MiB${f.gzipped ? ' gzip' : ''}`} | ${f.scrape === 'none' ? '' : f.scrapeMs.toFixed(0)} |`,
+    ),
     '',
     `Every scrape: ${n(footprints[0].series)} series, ${(footprints[0].bytes / 2 ** 20).toFixed(1)} MiB of text. Where the RSS goes: "Fabric mode: memory" above.`,
     '',

@@ -11,7 +11,22 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLK_TCK, MAIN, PROJECT, PORTS_PER_DEVICE, cpuTicks, freePort, log, memoryKiB, prepare, run, scrape, sleep, startServer, stopAll } from './support.mjs';
+import {
+  CLK_TCK,
+  MAIN,
+  PROJECT,
+  PORTS_PER_DEVICE,
+  cpuTicks,
+  freePort,
+  log,
+  memoryKiB,
+  prepare,
+  run,
+  scrape,
+  sleep,
+  startServer,
+  stopAll,
+} from './support.mjs';
 import { NODE_FLAGS } from '../dist/startup/v8-flags.js';
 
 const devices = Number(process.argv[2] ?? 8);
@@ -24,7 +39,10 @@ async function threads(pid) {
   const result = new Map();
   for (const task of await readdir(`/proc/${pid}/task`)) {
     try {
-      const [comm, status] = await Promise.all([readFile(`/proc/${pid}/task/${task}/comm`, 'utf8'), readFile(`/proc/${pid}/task/${task}/status`, 'utf8')]);
+      const [comm, status] = await Promise.all([
+        readFile(`/proc/${pid}/task/${task}/comm`, 'utf8'),
+        readFile(`/proc/${pid}/task/${task}/status`, 'utf8'),
+      ]);
       const count = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)[1]);
       result.set(`${comm.trim()} (${task})`, count('voluntary_ctxt_switches') + count('nonvoluntary_ctxt_switches'));
     } catch {
@@ -53,7 +71,12 @@ function summarise(profile, skipMs) {
     const { url, functionName } = node.callFrame;
     let where;
     if (functionName === '(idle)' || functionName === '(program)' || functionName === '(garbage collector)') where = functionName;
-    else if (url.includes('/node_modules/')) where = url.slice(url.lastIndexOf('/node_modules/') + 14).split('/').slice(0, url.includes('/node_modules/@') ? 2 : 1).join('/');
+    else if (url.includes('/node_modules/'))
+      where = url
+        .slice(url.lastIndexOf('/node_modules/') + 14)
+        .split('/')
+        .slice(0, url.includes('/node_modules/@') ? 2 : 1)
+        .join('/');
     else if (url.startsWith('node:')) where = `node:${url.slice(5).split('/')[0]} (${functionName || 'anonymous'})`;
     else if (url.includes('/dist/')) where = `dist/${url.slice(url.lastIndexOf('/dist/') + 6)}`;
     else where = url || `(native ${functionName})`;
@@ -62,13 +85,19 @@ function summarise(profile, skipMs) {
     functions.set(fn, (functions.get(fn) ?? 0) + (deltas[i] ?? 0));
   }
   const busy = [...self].filter(([where]) => where !== '(idle)').reduce((sum, [, us]) => sum + us, 0);
-  const top = (map, n) => [...map].filter(([where]) => !where.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, n).map(([where, us]) => [where, us / 1000]);
+  const top = (map, n) =>
+    [...map]
+      .filter(([where]) => !where.startsWith('(idle)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([where, us]) => [where, us / 1000]);
   return { totalMs: total / 1000, busyMs: busy / 1000, top: top(self, 25), functions: top(functions, 30) };
 }
 
 async function importOnly(modules, flags = []) {
   const imports = modules.map((name) => `await import(${JSON.stringify(name)});`).join(' ');
-  const report = "const { readFileSync } = await import('node:fs'); setTimeout(() => process.stdout.write(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]), 1500);";
+  const report =
+    "const { readFileSync } = await import('node:fs'); setTimeout(() => process.stdout.write(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]), 1500);";
   const out = await run(process.execPath, [...flags, '--input-type=module', '-e', `${imports} ${report}`], { cwd: PROJECT });
   return Number(out) / 1024;
 }
@@ -77,7 +106,13 @@ async function importOnly(modules, flags = []) {
 async function observe(root, nodeArgs) {
   const port = await freePort();
   const spawnedAt = Date.now();
-  const server = await startServer('ours', process.execPath, [...nodeArgs, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${port}`, ...exporterArgs], port, '/ready');
+  const server = await startServer(
+    'ours',
+    process.execPath,
+    [...nodeArgs, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${port}`, ...exporterArgs],
+    port,
+    '/ready',
+  );
   try {
     await sleep(10_000);
     const windowAfterMs = Date.now() - spawnedAt;
@@ -107,17 +142,31 @@ async function main() {
     // switches are counted in a run without it.
     const plain = await observe(root, []);
     const profiles = path.join(dir, 'profiles');
-    const profiled = await observe(root, ['--cpu-prof', '--cpu-prof-interval', process.env.PROF_INTERVAL ?? '1000', '--cpu-prof-dir', profiles]);
+    const profiled = await observe(root, [
+      '--cpu-prof',
+      '--cpu-prof-interval',
+      process.env.PROF_INTERVAL ?? '1000',
+      '--cpu-prof-dir',
+      profiles,
+    ]);
     const [file] = await readdir(profiles);
     // The profile starts a little after the process; the window is taken as starting that much
     // later, which counts a few milliseconds of start-up at most.
     const profile = summarise(JSON.parse(await readFile(path.join(profiles, file), 'utf8')), profiled.windowAfterMs);
     const { ticksBefore, ticksAfter, before, after, memory, own } = plain;
-    const lines = [`# ${devices} devices, ${seconds} s window after 10 s, scraped every ${SCRAPE_EVERY_MS / 1000} s; exporter flags: ${exporterArgs.join(' ') || 'none'}`, ''];
-    lines.push(`CPU in the window (/proc): ${((ticksAfter.own - ticksBefore.own) / CLK_TCK).toFixed(2)} s own, ${((ticksAfter.children - ticksBefore.children) / CLK_TCK).toFixed(2)} s children`);
+    const lines = [
+      `# ${devices} devices, ${seconds} s window after 10 s, scraped every ${SCRAPE_EVERY_MS / 1000} s; exporter flags: ${exporterArgs.join(' ') || 'none'}`,
+      '',
+    ];
+    lines.push(
+      `CPU in the window (/proc): ${((ticksAfter.own - ticksBefore.own) / CLK_TCK).toFixed(2)} s own, ${((ticksAfter.children - ticksBefore.children) / CLK_TCK).toFixed(2)} s children`,
+    );
     lines.push('', 'Context switches by thread in the window:');
     for (const [name, count] of after) lines.push(`  ${name}: ${count - (before.get(name) ?? 0)}`);
-    lines.push('', `CPU profile of the window (second run): ${profile.busyMs.toFixed(0)} ms busy of ${profile.totalMs.toFixed(0)} ms; self time by place:`);
+    lines.push(
+      '',
+      `CPU profile of the window (second run): ${profile.busyMs.toFixed(0)} ms busy of ${profile.totalMs.toFixed(0)} ms; self time by place:`,
+    );
     for (const [where, ms] of profile.top) lines.push(`  ${ms.toFixed(1).padStart(8)} ms  ${where}`);
     lines.push('', 'Self time by function:');
     for (const [where, ms] of profile.functions) lines.push(`  ${ms.toFixed(1).padStart(8)} ms  ${where}`);
@@ -126,8 +175,18 @@ async function main() {
       const value = new RegExp(`^${name} (\\S+)`, 'm').exec(own)?.[1];
       if (value) lines.push(`  ${name}: ${(Number(value) / 2 ** 20).toFixed(1)} MiB`);
     }
-    lines.push('', 'RSS of a process that only imports (MiB, default flags / with the project\'s flags):');
-    const sets = [[], ['fastify'], ['pino'], ['prom-client'], ['execa'], ['yaml'], ['bcryptjs'], ['fastify', 'pino', 'prom-client'], ['fastify', 'pino', 'prom-client', 'execa', 'yaml', 'bcryptjs']];
+    lines.push('', "RSS of a process that only imports (MiB, default flags / with the project's flags):");
+    const sets = [
+      [],
+      ['fastify'],
+      ['pino'],
+      ['prom-client'],
+      ['execa'],
+      ['yaml'],
+      ['bcryptjs'],
+      ['fastify', 'pino', 'prom-client'],
+      ['fastify', 'pino', 'prom-client', 'execa', 'yaml', 'bcryptjs'],
+    ];
     for (const set of sets) {
       const plain = await importOnly(set);
       const flagged = await importOnly(set, NODE_FLAGS);

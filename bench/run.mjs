@@ -50,7 +50,8 @@ const LONG = new Set(['memory', 'fabric-scale']);
 
 function parseArguments(argv) {
   const names = argv.filter((arg) => !arg.startsWith('--'));
-  for (const name of names) if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  for (const name of names)
+    if (!(name in SECTIONS)) throw new Error(`unknown section "${name}"; sections: ${Object.keys(SECTIONS).join(', ')}`);
   const number = (flag) => {
     const given = argv.find((arg) => arg.startsWith(`${flag}=`));
     return given === undefined ? undefined : Number(given.split('=')[1]);
@@ -80,11 +81,18 @@ async function writeSection(section, markdown) {
 async function main() {
   const options = parseArguments(process.argv.slice(2));
   const loadAverage = os.loadavg()[0];
-  if (loadAverage >= 1) log(`load average is ${loadAverage.toFixed(2)}: results will be noisy (each section records the load at its start)`);
+  if (loadAverage >= 1)
+    log(`load average is ${loadAverage.toFixed(2)}: results will be noisy (each section records the load at its start)`);
   const generateTree = await prepare();
   for (const name of options.sections) {
     log(`section ${name}`);
-    const markdown = await SECTIONS[name]({ generateTree, quick: options.quick, seconds: options.seconds, minutes: options.minutes, cpuProf: options.cpuProf });
+    const markdown = await SECTIONS[name]({
+      generateTree,
+      quick: options.quick,
+      seconds: options.seconds,
+      minutes: options.minutes,
+      cpuProf: options.cpuProf,
+    });
     await writeSection(name, markdown);
     log(`wrote section ${name} of ${path.relative(PROJECT, DOC)}`);
   }

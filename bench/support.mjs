@@ -60,7 +60,14 @@ export function run(command, args, { env, cwd, limitMs = RUN_LIMIT_MS } = {}) {
  * else counts as an answer). `cpu` pins it with taskset. The returned pid is the server's own
  * (taskset execs it).
  */
-export async function startServer(name, command, args, port, readyPath, { env = {}, cpu, headers = {}, ready = (response) => response.ok } = {}) {
+export async function startServer(
+  name,
+  command,
+  args,
+  port,
+  readyPath,
+  { env = {}, cpu, headers = {}, ready = (response) => response.ok } = {},
+) {
   const [file, argv] = cpu === undefined ? [command, args] : ['taskset', ['-c', String(cpu), command, ...args]];
   const child = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   children.add(child);
@@ -129,7 +136,8 @@ export async function contextSwitches(pid) {
       continue; // the thread ended in between
     }
     threads += 1;
-    for (const name of ['voluntary_ctxt_switches', 'nonvoluntary_ctxt_switches']) total += Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)[1]);
+    for (const name of ['voluntary_ctxt_switches', 'nonvoluntary_ctxt_switches'])
+      total += Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)[1]);
   }
   return { total, threads };
 }
@@ -166,7 +174,14 @@ export function nodeExporterVersion() {
 
 /** node_exporter with only its InfiniBand collector, on `root`. */
 export function startNodeExporter(root, port, options) {
-  return startServer('node_exporter', 'prometheus-node-exporter', ['--collector.disable-defaults', '--collector.infiniband', `--path.sysfs=${root}`, `--web.listen-address=127.0.0.1:${port}`], port, '/metrics', options);
+  return startServer(
+    'node_exporter',
+    'prometheus-node-exporter',
+    ['--collector.disable-defaults', '--collector.infiniband', `--path.sysfs=${root}`, `--web.listen-address=127.0.0.1:${port}`],
+    port,
+    '/metrics',
+    options,
+  );
 }
 
 /** Build dist/; returns the tree generator, generateTree(root, devices, portsPerDevice). */
@@ -183,7 +198,9 @@ export function machineFacts(loadBefore, loadAfter, extra = [], { nodeExporter =
   return [
     `- CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores`,
     `- Memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; kernel ${os.release()}; sysfs trees on ${execFileSync('df', ['--output=fstype', os.tmpdir()], { encoding: 'utf8' }).split('\n')[1]?.trim()} (${os.tmpdir()})`,
-    nodeExporter ? `- Node.js ${process.version}; ${nodeExporterVersion()} (Debian package, \`--collector.disable-defaults --collector.infiniband\`)` : `- Node.js ${process.version}`,
+    nodeExporter
+      ? `- Node.js ${process.version}; ${nodeExporterVersion()} (Debian package, \`--collector.disable-defaults --collector.infiniband\`)`
+      : `- Node.js ${process.version}`,
     ...extra,
     `- Load average (1 min) at the start / end of the section: ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`,
     `- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,

@@ -56,7 +56,8 @@ function inlineCreateRequire(contents, file) {
       return `require(\`./${path.relative(path.dirname(file), packageDir).split(path.sep).join('/')}/`;
     });
   // Any other form would leave a require() that the binary cannot serve, unseen by esbuild.
-  if (inlined.includes('createRequire(import.meta.url)')) throw new Error(`${file}: createRequire(import.meta.url) in a form the standalone bundle does not inline`);
+  if (inlined.includes('createRequire(import.meta.url)'))
+    throw new Error(`${file}: createRequire(import.meta.url) in a form the standalone bundle does not inline`);
   return inlined;
 }
 
@@ -88,7 +89,9 @@ export async function bundle({ dist = PROJECT_DIST, entry = 'cli.js', output = '
     logLevel: 'warning',
   });
   if (standalone !== undefined) {
-    const outside = Object.values(result.metafile.outputs).flatMap((out) => out.imports).filter((i) => i.external && !isBuiltin(i.path));
+    const outside = Object.values(result.metafile.outputs)
+      .flatMap((out) => out.imports)
+      .filter((i) => i.external && !isBuiltin(i.path));
     if (outside.length > 0) throw new Error(`${entry}: not bundled: ${outside.map((i) => i.path).join(', ')}`);
   }
   for (const file of result.outputFiles) {
@@ -120,18 +123,23 @@ function fetchOnce(url, headers) {
 /** Starts `node <flags> <dist>/<main> <args>` in `env`, scrapes it twice, stops it; resolves at its exit. */
 async function warmUp(dist, main, flags, args, env) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...flags, path.join(dist, main), ...args, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], {
-    cwd: path.dirname(dist),
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...flags, path.join(dist, main), ...args, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'],
+    {
+      cwd: path.dirname(dist),
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}/metrics`;
   try {
     for (let attempt = 0; ; attempt++) {
       const status = await fetchOnce(url, {}).catch(() => undefined);
       if (status === 200) break;
-      if (child.exitCode !== null || attempt === 200) throw new Error(`the exporter did not answer on ${url} (node ${flags.join(' ')} ${main})`);
+      if (child.exitCode !== null || attempt === 200)
+        throw new Error(`the exporter did not answer on ${url} (node ${flags.join(' ')} ${main})`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await fetchOnce(url, { 'accept-encoding': 'gzip' });

@@ -13,7 +13,6 @@ import type { Exporter } from './commands/serve/exporter.js';
 import { createLogger } from './log/logger.js';
 import { buildInfo } from './metrics/build-info.js';
 
-
 const SHUTDOWN_GRACE_MS = 1500;
 
 /** Says in one line why the process stops: stderr until the logger exists, then the logger. */
@@ -27,13 +26,15 @@ let reportCrash = (what: string, error: unknown): void => {
  * stop it without a word in the log, and one caught half-way would leave it serving stale data.
  */
 function exitOnUncaughtErrors(): void {
-  const stop = (what: string) => (error: unknown): void => {
-    try {
-      reportCrash(what, error);
-    } finally {
-      process.exit(1);
-    }
-  };
+  const stop =
+    (what: string) =>
+    (error: unknown): void => {
+      try {
+        reportCrash(what, error);
+      } finally {
+        process.exit(1);
+      }
+    };
   process.on('uncaughtException', stop('uncaught exception'));
   process.on('unhandledRejection', stop('unhandled promise rejection'));
 }

@@ -26,10 +26,15 @@ export function normalisedCommand(command: string, args: readonly string[]): str
 /** A scenario's command lines: line → stem. */
 export function recordedCommands(dir: string): Map<string, string> {
   const table = readFileSync(path.join(dir, 'commands.tsv'), 'utf8');
-  return new Map(table.split('\n').filter(Boolean).map((line) => {
-    const [stem, command] = line.split('\t');
-    return [command!, stem!];
-  }));
+  return new Map(
+    table
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [stem, command] = line.split('\t');
+        return [command!, stem!];
+      }),
+  );
 }
 
 export interface Replayed {
@@ -62,14 +67,21 @@ export function replay(dirs: readonly string[], command: string, args: readonly 
     };
     const loadAt = args.indexOf('--load-cache');
     if (command === 'ibqueryerrors' && loadAt >= 0 && existsSync(args[loadAt + 1]!)) {
-      return sweepOf(replayed, new Uint8Array(readFileSync(args[loadAt + 1]!)), { counters: args.includes('--counters'), switchesOnly: args.includes('--switch') });
+      return sweepOf(replayed, new Uint8Array(readFileSync(args[loadAt + 1]!)), {
+        counters: args.includes('--counters'),
+        switchesOnly: args.includes('--switch'),
+      });
     }
     return replayed;
   }
   // ibsim does not implement PortSamplesControl, and every recording and generated fabric is
   // modelled on it: a `perfquery -c` nobody recorded answers as ibsim does.
   if (command === 'perfquery' && args[0] === '-c') {
-    return { stdout: Buffer.alloc(0), stderr: `ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid ${args[1] ?? ''})\nperfquery: iberror: failed: sampctlquery\n`, exitCode: 255 };
+    return {
+      stdout: Buffer.alloc(0),
+      stderr: `ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid ${args[1] ?? ''})\nperfquery: iberror: failed: sampctlquery\n`,
+      exitCode: 255,
+    };
   }
   return undefined;
 }

@@ -4,7 +4,14 @@
 // [H+1..H+S] to the spines (one uplink per spine); spine port [l] goes to leaf l. GUIDs as the
 // generator's.
 import { HOST_GUID_BASE, leafGuid, spineGuid } from './fabric-generator/index.js';
-import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../src/model/fabric.js';
+import {
+  fabricPortKey,
+  type DiscoveredPort,
+  type FabricNode,
+  type FabricPortReading,
+  type FabricTopology,
+  type PortAddress,
+} from '../src/model/fabric.js';
 
 export { leafGuid, spineGuid };
 
@@ -34,17 +41,30 @@ export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readin
   const ports = new Map<string, DiscoveredPort>();
   const readings = new Map<string, FabricPortReading>();
   const node = (guid: string, type: FabricNode['type'], description: string, portCount: number): void => {
-    nodes.set(guid, { guid, type, description, name: undefined, lid: nodes.size + 1, portCount, vendorId: 0x02c9, deviceId: type === 'switch' ? 0xc738 : 0x1003 });
+    nodes.set(guid, {
+      guid,
+      type,
+      description,
+      name: undefined,
+      lid: nodes.size + 1,
+      portCount,
+      vendorId: 0x02c9,
+      deviceId: type === 'switch' ? 0xc738 : 0x1003,
+    });
   };
   const active = { id: 4, name: 'ACTIVE' } as const;
   const linkUp = { id: 5, name: 'LinkUp' } as const;
   const down = { id: 1, name: 'DOWN' } as const;
   const polling = { id: 2, name: 'Polling' } as const;
   const cable = (a: PortAddress, b: PortAddress): void => {
-    for (const [self, peer] of [[a, b], [b, a]] as const) {
+    for (const [self, peer] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const key = fabricPortKey(self.nodeGuid, self.port);
       ports.set(key, { ...self, portGuid: undefined, lid: undefined, peer, enabled: undefined });
-      if (nodes.get(self.nodeGuid)!.type === 'switch') readings.set(key, { ...self, state: active, physicalState: linkUp, width: 4, speed: 'HDR', peer, counters: [] });
+      if (nodes.get(self.nodeGuid)!.type === 'switch')
+        readings.set(key, { ...self, state: active, physicalState: linkUp, width: 4, speed: 'HDR', peer, counters: [] });
     }
   };
   for (let s = 1; s <= spines; s++) node(spineGuid(s), 'switch', `spine-${s}`, leaves);
@@ -56,7 +76,16 @@ export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readin
     }
     for (let s = 1; s <= spines; s++) cable({ nodeGuid: leafGuid(l), port: hostsPerLeaf + s }, { nodeGuid: spineGuid(s), port: l });
     for (let p = hostsPerLeaf + spines + 1; p <= leafPorts; p++) {
-      readings.set(fabricPortKey(leafGuid(l), p), { nodeGuid: leafGuid(l), port: p, state: down, physicalState: polling, width: undefined, speed: undefined, peer: undefined, counters: [] });
+      readings.set(fabricPortKey(leafGuid(l), p), {
+        nodeGuid: leafGuid(l),
+        port: p,
+        state: down,
+        physicalState: polling,
+        width: undefined,
+        speed: undefined,
+        peer: undefined,
+        counters: [],
+      });
     }
   }
   return { topology: { nodes, ports, duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 }, readings };

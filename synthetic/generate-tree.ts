@@ -5,10 +5,25 @@ import path from 'node:path';
 import { PMA_COUNTERS } from '../src/model/pma-counters.js';
 
 const HW_COUNTERS = [
-  'rx_write_requests', 'rx_read_requests', 'rx_atomic_requests', 'rx_dct_connect', 'out_of_buffer', 'out_of_sequence',
-  'duplicate_request', 'rnr_nak_retry_err', 'packet_seq_err', 'implied_nak_seq_err', 'local_ack_timeout_err',
-  'resp_local_length_error', 'resp_cqe_error', 'req_cqe_error', 'req_remote_invalid_request', 'req_remote_access_errors',
-  'resp_remote_access_errors', 'resp_cqe_flush_error', 'req_cqe_flush_error',
+  'rx_write_requests',
+  'rx_read_requests',
+  'rx_atomic_requests',
+  'rx_dct_connect',
+  'out_of_buffer',
+  'out_of_sequence',
+  'duplicate_request',
+  'rnr_nak_retry_err',
+  'packet_seq_err',
+  'implied_nak_seq_err',
+  'local_ack_timeout_err',
+  'resp_local_length_error',
+  'resp_cqe_error',
+  'req_cqe_error',
+  'req_remote_invalid_request',
+  'req_remote_access_errors',
+  'resp_remote_access_errors',
+  'resp_cqe_flush_error',
+  'req_cqe_flush_error',
 ];
 
 function guid(n: number): string {
@@ -81,7 +96,15 @@ export async function generateTree(root: string, devices: number, portsPerDevice
       const net = `class/net/${ifname}`;
       await mkdir(path.join(root, net), { recursive: true });
       await symlink(path.relative(path.join(root, net), path.join(root, pci)), path.join(root, net, 'device'));
-      for (const [key, value] of [['type', '32'], ['mode', 'datagram'], ['mtu', '4092'], ['carrier', '1'], ['pkey', '0xffff'], ['dev_port', String(p - 1)], ['dev_id', `0x${(p - 1).toString(16)}`]]) {
+      for (const [key, value] of [
+        ['type', '32'],
+        ['mode', 'datagram'],
+        ['mtu', '4092'],
+        ['carrier', '1'],
+        ['pkey', '0xffff'],
+        ['dev_port', String(p - 1)],
+        ['dev_id', `0x${(p - 1).toString(16)}`],
+      ]) {
         await file(root, `${net}/${key}`, value!);
       }
     }

@@ -113,8 +113,19 @@ export class Lab {
    * Run a tool as if on `host` (preloaded, in the lab directory so its sys-<pid> lands there); its
    * output exactly as printed.
    */
-  async run(host: string, tool: string, args: string[], timeoutMs = 10_000): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
-    const result = await execa(tool, args, { cwd: this.dir, env: this.env(host), reject: false, timeout: timeoutMs, stripFinalNewline: false });
+  async run(
+    host: string,
+    tool: string,
+    args: string[],
+    timeoutMs = 10_000,
+  ): Promise<{ stdout: string; stderr: string; exitCode: number | undefined }> {
+    const result = await execa(tool, args, {
+      cwd: this.dir,
+      env: this.env(host),
+      reject: false,
+      timeout: timeoutMs,
+      stripFinalNewline: false,
+    });
     return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
   }
 
@@ -135,16 +146,25 @@ export class Lab {
 
   /** The opensm log of `name` says it reached `state` (MASTER, STANDBY). */
   async waitSmState(name: string, state: string, timeoutMs = 10_000): Promise<void> {
-    await waitFor(`${name} to enter ${state}`, async () => {
-      const log = await readFile(path.join(this.dir, name, 'opensm.log'), 'utf8').catch(() => '');
-      return log.includes(`Entering ${state} state`) || undefined;
-    }, timeoutMs);
+    await waitFor(
+      `${name} to enter ${state}`,
+      async () => {
+        const log = await readFile(path.join(this.dir, name, 'opensm.log'), 'utf8').catch(() => '');
+        return log.includes(`Entering ${state} state`) || undefined;
+      },
+      timeoutMs,
+    );
   }
 
   /** A config file that makes a standby SM take over in about 4 s instead of about 54 s. */
   async fastFailoverConfig(): Promise<string> {
     const template = path.join(this.dir, 'opensm-default.conf');
-    await execa('opensm', ['-c', template], { cwd: this.dir, env: { ...process.env, OSM_TMP_DIR: this.dir, OSM_CACHE_DIR: this.dir }, reject: false, timeout: 10_000 });
+    await execa('opensm', ['-c', template], {
+      cwd: this.dir,
+      env: { ...process.env, OSM_TMP_DIR: this.dir, OSM_CACHE_DIR: this.dir },
+      reject: false,
+      timeout: 10_000,
+    });
     const text = (await readFile(template, 'utf8'))
       .replace(/^sminfo_polling_timeout .*$/m, 'sminfo_polling_timeout 1000')
       .replace(/^polling_retry_number .*$/m, 'polling_retry_number 2');
@@ -226,7 +246,11 @@ export class Lab {
    * `host`. The exporter gets their paths (--perfquery.path …) and never has LD_PRELOAD itself. A
    * wrapper can be made to misbehave instead (see `fault`).
    */
-  async wrappers<Tool extends string = (typeof DIAG_TOOLS)[number]>(host: string, name = host, tools: readonly Tool[] = DIAG_TOOLS as unknown as readonly Tool[]): Promise<Record<Tool, string>> {
+  async wrappers<Tool extends string = (typeof DIAG_TOOLS)[number]>(
+    host: string,
+    name = host,
+    tools: readonly Tool[] = DIAG_TOOLS as unknown as readonly Tool[],
+  ): Promise<Record<Tool, string>> {
     const bin = this.bin(name);
     await mkdir(bin, { recursive: true });
     const paths = {} as Record<Tool, string>;
@@ -264,7 +288,13 @@ export class Lab {
    */
   async fabricExporterFlags(host: string, name = host): Promise<string[]> {
     const paths = await this.wrappers(host, name, FABRIC_TOOLS);
-    return ['--path.sysfs', NO_INFINIBAND, '--no-collector.diag', '--collector.fabric', ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]])];
+    return [
+      '--path.sysfs',
+      NO_INFINIBAND,
+      '--no-collector.diag',
+      '--collector.fabric',
+      ...FABRIC_TOOLS.flatMap((tool) => [`--${tool}.path`, paths[tool]]),
+    ];
   }
 
   private bin(name: string): string {

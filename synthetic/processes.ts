@@ -62,7 +62,12 @@ export async function startService(name: string, command: string, args: string[]
 }
 
 /** Poll `probe` every `everyMs` until it returns a value, or fail naming `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -34,10 +34,13 @@ const basic = (user, password) => `Basic ${Buffer.from(`${user}:${password}`).to
 function get(port, authorization) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false, headers: { authorization, 'accept-encoding': 'gzip' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/metrics', agent: false, headers: { authorization, 'accept-encoding': 'gzip' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -50,7 +53,9 @@ function percentile(values, p) {
 
 /** The flood process on CPU 1: `written` once its first requests are out, `done` with its report. */
 function floodProcess(args) {
-  const child = spawn('taskset', ['-c', '1', process.execPath, path.join(PROJECT, 'bench/auth-flood.mjs'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', '1', process.execPath, path.join(PROJECT, 'bench/auth-flood.mjs'), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   let signalWritten;
   const written = new Promise((resolve) => (signalWritten = resolve));
@@ -91,7 +96,9 @@ function checkTimes() {
       hashWasm: await cpu((password) => bcryptVerify({ password, hash }), 20),
     }));
   `;
-  return JSON.parse(execFileSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e', script], { cwd: PROJECT, encoding: 'utf8' }));
+  return JSON.parse(
+    execFileSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e', script], { cwd: PROJECT, encoding: 'utf8' }),
+  );
 }
 
 export async function auth({ quick }) {
@@ -111,10 +118,17 @@ export async function auth({ quick }) {
     await writeFile(webConfig, `basic_auth_users:\n${users.join('\n')}\n`);
     const port = await freePort();
     // Up when it answers 401: asking with credentials would check a password before the RSS below.
-    server = await startServer('infiniband-exporter', process.execPath, [MAIN, '--demo', `--web.config.file=${webConfig}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], port, '/healthz', {
-      cpu: 0,
-      ready: (response) => response.status === 401,
-    });
+    server = await startServer(
+      'infiniband-exporter',
+      process.execPath,
+      [MAIN, '--demo', `--web.config.file=${webConfig}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      port,
+      '/healthz',
+      {
+        cpu: 0,
+        ready: (response) => response.status === 401,
+      },
+    );
     await sleep(2000);
     const rssBefore = (await memoryKiB(server.pid)).rss / 1024;
     const alice = basic('alice', 'secret');
@@ -124,7 +138,7 @@ export async function auth({ quick }) {
     const cpuBefore = await cpuSeconds(server.pid);
     const wrongLatency = [];
     for (let i = 0; i < 20; i++) wrongLatency.push((await get(port, basic('alice', `wrong-${i}`))).ms);
-    const serverCheckMs = ((await cpuSeconds(server.pid)) - cpuBefore) * 1000 / 20;
+    const serverCheckMs = (((await cpuSeconds(server.pid)) - cpuBefore) * 1000) / 20;
 
     const bursts = {};
     let next = 0;
@@ -169,7 +183,10 @@ export async function auth({ quick }) {
     await sleep(2000);
     const rss = { before: rssBefore, after: (await memoryKiB(server.pid)).rss / 1024 };
     const loadAfter = os.loadavg()[0];
-    return writeResults({ times, serverCheckMs, wrongLatency, bursts, quiet, during, report, floodCpu, seconds, rounds, rss }, machineFacts(loadBefore, loadAfter));
+    return writeResults(
+      { times, serverCheckMs, wrongLatency, bursts, quiet, during, report, floodCpu, seconds, rounds, rss },
+      machineFacts(loadBefore, loadAfter),
+    );
   } finally {
     await server?.stop();
     await rm(dir, { recursive: true, force: true });

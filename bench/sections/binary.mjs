@@ -16,7 +16,22 @@ import path from 'node:path';
 import { NODE_FLAGS } from '../../dist/startup/v8-flags.js';
 import { buildBinary } from '../../scripts/release/binary.mjs';
 import { metadata } from '../../scripts/release/release.mjs';
-import { CLK_TCK, MAIN, PROJECT, PORTS_PER_DEVICE, cpuTicks, fmt, freePort, log, machineFacts, mark, memoryKiB, sleep, startNodeExporter, startServer } from '../support.mjs';
+import {
+  CLK_TCK,
+  MAIN,
+  PROJECT,
+  PORTS_PER_DEVICE,
+  cpuTicks,
+  fmt,
+  freePort,
+  log,
+  machineFacts,
+  mark,
+  memoryKiB,
+  sleep,
+  startNodeExporter,
+  startServer,
+} from '../support.mjs';
 import { window } from './idle.mjs';
 
 const DEVICES = 8;
@@ -77,8 +92,18 @@ export async function binary({ generateTree, quick, seconds: requested }) {
       { name: `node ${nodeOptions} dist/main.js (npm start)`, command: process.execPath, args: [...NODE_FLAGS, MAIN], env: process.env },
       { name: `binary, NODE_OPTIONS=${nodeOptions} (unit, image)`, command: exe, args: [], env: { NODE_OPTIONS: nodeOptions } },
       { name: 'binary, empty environment', command: exe, args: [], env: {} },
-      { name: `node ${nodeOptions} dist/main.js --collector.fabric`, command: process.execPath, args: [...NODE_FLAGS, MAIN, '--collector.fabric'], env: process.env },
-      { name: `binary --collector.fabric, NODE_OPTIONS=${nodeOptions}`, command: exe, args: ['--collector.fabric'], env: { NODE_OPTIONS: nodeOptions } },
+      {
+        name: `node ${nodeOptions} dist/main.js --collector.fabric`,
+        command: process.execPath,
+        args: [...NODE_FLAGS, MAIN, '--collector.fabric'],
+        env: process.env,
+      },
+      {
+        name: `binary --collector.fabric, NODE_OPTIONS=${nodeOptions}`,
+        command: exe,
+        args: ['--collector.fabric'],
+        env: { NODE_OPTIONS: nodeOptions },
+      },
     ];
     const samples = ways.map(() => []);
     log(`start-up: ${starts} starts of each, alternating`);
@@ -91,8 +116,20 @@ export async function binary({ generateTree, quick, seconds: requested }) {
     let measured;
     try {
       const [nodePort, binaryPort, exporterPort] = [await freePort(), await freePort(), await freePort()];
-      servers.push(await startServer('npm start', process.execPath, [...NODE_FLAGS, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${nodePort}`], nodePort, '/ready'));
-      servers.push(await startServer('binary', exe, ['--path.sysfs', root, `--web.listen-address=127.0.0.1:${binaryPort}`], binaryPort, '/ready', { env: { NODE_OPTIONS: nodeOptions } }));
+      servers.push(
+        await startServer(
+          'npm start',
+          process.execPath,
+          [...NODE_FLAGS, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${nodePort}`],
+          nodePort,
+          '/ready',
+        ),
+      );
+      servers.push(
+        await startServer('binary', exe, ['--path.sysfs', root, `--web.listen-address=127.0.0.1:${binaryPort}`], binaryPort, '/ready', {
+          env: { NODE_OPTIONS: nodeOptions },
+        }),
+      );
       servers.push(await startNodeExporter(root, exporterPort));
       measured = await window(servers, seconds);
     } finally {

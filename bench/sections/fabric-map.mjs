@@ -11,7 +11,12 @@ const ROUNDS = 15;
 export async function fabricMap({ quick } = {}) {
   const loadBefore = os.loadavg()[0];
   log('fabric map: rendering the 1 918-node fat tree');
-  const r = JSON.parse(await run(process.execPath, [path.join(PROJECT, 'bench/fabric-map-render.mjs'), JSON.stringify({ tree: TREE, rounds: quick ? 5 : ROUNDS })]));
+  const r = JSON.parse(
+    await run(process.execPath, [
+      path.join(PROJECT, 'bench/fabric-map-render.mjs'),
+      JSON.stringify({ tree: TREE, rounds: quick ? 5 : ROUNDS }),
+    ]),
+  );
   const loadAfter = os.loadavg()[0];
   const ms = (value) => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
   const n = (value) => value.toLocaleString('en').replace(/,/g, ' ');

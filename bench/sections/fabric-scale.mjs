@@ -26,7 +26,15 @@ const FABRICS = {
     shape: { tiers: 3, hosts: 24_576, radix: 64 },
     profile: g.NDR_PROFILE,
     // About 0.1 % of the cables pulled or degraded, 0.2 % of the switch ports with errors, 2 % congested.
-    faults: { seed: 26, pulledHostCables: 24, pulledSwitchCables: 12, narrowLinks: 24, slowLinks: 24, erroringPorts: 240, congestedPorts: 2458 },
+    faults: {
+      seed: 26,
+      pulledHostCables: 24,
+      pulledSwitchCables: 12,
+      narrowLinks: 24,
+      slowLinks: 24,
+      erroringPorts: 240,
+      congestedPorts: 2458,
+    },
   }),
 };
 
@@ -41,7 +49,10 @@ const CASES = [
 
 /** The generator, the fake tools and the ibsim harness, from their TypeScript. */
 async function harness() {
-  const [generator, { Lab }] = await Promise.all([importTypeScript('synthetic/fabric-generator/index.ts'), importTypeScript('synthetic/ibsim-lab.ts')]);
+  const [generator, { Lab }] = await Promise.all([
+    importTypeScript('synthetic/fabric-generator/index.ts'),
+    importTypeScript('synthetic/ibsim-lab.ts'),
+  ]);
   return { ...generator, Lab };
 }
 
@@ -71,10 +82,13 @@ async function fullSizeFormats(g, scenario) {
 /** Lines of the fake tools' log: { start, end, command, bytes }. */
 async function toolRuns(file) {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => {
-    const [start, end, command, printed] = line.split('\t');
-    return { start: Number(start), end: Number(end), command, bytes: Number(/bytes=(\d+)/.exec(printed)?.[1] ?? 0) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, end, command, printed] = line.split('\t');
+      return { start: Number(start), end: Number(end), command, bytes: Number(/bytes=(\d+)/.exec(printed)?.[1] ?? 0) };
+    });
 }
 
 async function waitUntil(what, probe, timeoutMs, everyMs = 100) {
@@ -115,16 +129,28 @@ function families(text) {
 const PHASES = [
   ['link expectations', /^(expectationsOf|discoveredExpectations|expectationOf|bestCommonEnabled|forLink)$/],
   ['discovery: ibnetdiscover text parse', /^(parseIbnetdiscover|IbnetdiscoverParser)$/],
-  ['discovery: cache parse and topology', /^(parseDiscoveryCache|parseDiscoveryCacheSteps|buildTopology|buildTopologySteps|discoveryGapsSteps|countDuplicateLids|nodesByPortGuid|nodesByPortGuidSteps|discoverFabric|discover)$/],
+  [
+    'discovery: cache parse and topology',
+    /^(parseDiscoveryCache|parseDiscoveryCacheSteps|buildTopology|buildTopologySteps|discoveryGapsSteps|countDuplicateLids|nodesByPortGuid|nodesByPortGuidSteps|discoverFabric|discover)$/,
+  ],
   ['ports: iblinkinfo parse', /^(parseIblinkinfo|IblinkinfoParser)$/],
   ['ports: ibqueryerrors parse', /^(parseIbqueryerrors|IbqueryerrorsParser)$/],
-  ['ports: readings from the scan and sweeps', /^(scanPorts|scanOf|scanGapsSteps|portReadings|sweptCounters|portTrend|sweepCounters|sweepCache|pruneDiscoveryCache|pruneDiscoveryCacheSteps|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/],
-  ['SA cycle', /^(readSubnetAdministration|readSubnetManagers|readMulticastGroups|parseMemberCounts|parseMulticastGroups|parseSmInfoRecords)$/],
+  [
+    'ports: readings from the scan and sweeps',
+    /^(scanPorts|scanOf|scanGapsSteps|portReadings|sweptCounters|portTrend|sweepCounters|sweepCache|pruneDiscoveryCache|pruneDiscoveryCacheSteps|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/,
+  ],
+  [
+    'SA cycle',
+    /^(readSubnetAdministration|readSubnetManagers|readMulticastGroups|parseMemberCounts|parseMulticastGroups|parseSmInfoRecords)$/,
+  ],
   ['render: exposition parts', /^(writeMetrics|writeSteps|each|render|of)$/],
   ['gzip', /^(gzipSync|compress|zlibBufferSync|processChunkSync|deflateAside|crc32)$/],
   ['scrape: joining the parts', /^joinParts$/],
   ['snapshot publication', /^(publish|setFabric)$/],
-  ['landing page (the benchmark polls it until the first ports cycle)', /^(fabricOverview|fabricOverviewSteps|landingPage|landingPageSteps|findingsSteps|portFindingsSteps)$/],
+  [
+    'landing page (the benchmark polls it until the first ports cycle)',
+    /^(fabricOverview|fabricOverviewSteps|landingPage|landingPageSteps|findingsSteps|portFindingsSteps)$/,
+  ],
   ['commands: spawning, reading their output', /^(spawn|onStreamRead|getStreamContents|execaCoreAsync|handleEarlyError)$/],
 ];
 
@@ -139,7 +165,8 @@ async function summariseProfile(dir) {
   const phase = (id) => {
     if (!phaseOf.has(id)) {
       let found;
-      for (let at = id; found === undefined && at !== undefined; at = parent.get(at)) found = PHASES.find(([, pattern]) => pattern.test(nodes.get(at).callFrame.functionName))?.[0];
+      for (let at = id; found === undefined && at !== undefined; at = parent.get(at))
+        found = PHASES.find(([, pattern]) => pattern.test(nodes.get(at).callFrame.functionName))?.[0];
       phaseOf.set(id, found ?? 'other');
     }
     return phaseOf.get(id);
@@ -160,7 +187,12 @@ async function summariseProfile(dir) {
     if (name !== '(garbage collector)' && name !== '(program)') previous = current;
     phases.set(current, (phases.get(current) ?? 0) + ms);
   });
-  return { busy, gc: self.get('(garbage collector)') ?? 0, self: [...self].sort((a, b) => b[1] - a[1]).slice(0, 25), phases: [...phases].sort((a, b) => b[1] - a[1]) };
+  return {
+    busy,
+    gc: self.get('(garbage collector)') ?? 0,
+    self: [...self].sort((a, b) => b[1] - a[1]).slice(0, 25),
+    phases: [...phases].sort((a, b) => b[1] - a[1]),
+  };
 }
 
 /** One exporter run on a scenario. */
@@ -175,12 +207,28 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const sysfs = path.join(work, 'sys');
   await mkdir(path.join(sysfs, 'class'), { recursive: true });
   const args = [
-    '--require', MONITOR, ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profile')}`] : []),
-    MAIN, '--collector.fabric', '--no-collector.diag', '--path.sysfs', sysfs, `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level', 'warn', '--fabric.interval', `${INTERVAL_S}s`, ...(testCase.shard ? ['--fabric.shard', testCase.shard] : []), ...testCase.flags, ...g.fakeToolFlags(tools),
+    '--require',
+    MONITOR,
+    ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profile')}`] : []),
+    MAIN,
+    '--collector.fabric',
+    '--no-collector.diag',
+    '--path.sysfs',
+    sysfs,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level',
+    'warn',
+    '--fabric.interval',
+    `${INTERVAL_S}s`,
+    ...(testCase.shard ? ['--fabric.shard', testCase.shard] : []),
+    ...testCase.flags,
+    ...g.fakeToolFlags(tools),
   ];
   const started = Date.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, IBX_EVENT_LOOP_REPORT: monitor } });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, IBX_EVENT_LOOP_REPORT: monitor },
+  });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -188,47 +236,95 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   try {
     // The first ports cycle is over when the landing page counts ports read; it is asked (an
     // overview of every port, not free) only once the cycle's three commands are done.
-    await waitUntil('the first ports cycle\'s commands', async () => {
-      if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
-      const runs = await toolRuns(toolsLog);
-      return runs.some((run) => run.command.startsWith('iblinkinfo')) && runs.filter((run) => run.command.startsWith('ibqueryerrors')).length >= 2 ? true : undefined;
-    }, 600_000, 250);
-    await waitUntil('the first ports cycle', async () => {
-      const page = await fetch(`${url}/`).then((response) => response.text(), () => '');
-      return Number(/<dt>ports read<\/dt><dd>(\d+)/.exec(page)?.[1] ?? 0) > 0 ? true : undefined;
-    }, 600_000, 1000);
+    await waitUntil(
+      "the first ports cycle's commands",
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
+        const runs = await toolRuns(toolsLog);
+        return runs.some((run) => run.command.startsWith('iblinkinfo')) &&
+          runs.filter((run) => run.command.startsWith('ibqueryerrors')).length >= 2
+          ? true
+          : undefined;
+      },
+      600_000,
+      250,
+    );
+    await waitUntil(
+      'the first ports cycle',
+      async () => {
+        const page = await fetch(`${url}/`).then(
+          (response) => response.text(),
+          () => '',
+        );
+        return Number(/<dt>ports read<\/dt><dd>(\d+)/.exec(page)?.[1] ?? 0) > 0 ? true : undefined;
+      },
+      600_000,
+      1000,
+    );
     const plainStart = Date.now();
     const plain = await timedScrape(`${url}/metrics`, true);
     scrapes.push([plainStart, Date.now(), 'plain scrape']);
-    const firstCycleS = sampleValue(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
+    const firstCycleS =
+      sampleValue(plain.text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="fabric_ports"}') - started / 1000;
 
     // One interval, from the start of a ports cycle (its iblinkinfo) to the start of the next.
-    const cycleStarts = async () => (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('iblinkinfo')).map((run) => run.start);
+    const cycleStarts = async () =>
+      (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('iblinkinfo')).map((run) => run.start);
     const seen = (await cycleStarts()).length;
-    const first = await waitUntil('the next ports cycle', async () => ((await cycleStarts()).length > seen ? (await cycleStarts())[seen] : undefined), 180_000);
+    const first = await waitUntil(
+      'the next ports cycle',
+      async () => ((await cycleStarts()).length > seen ? (await cycleStarts())[seen] : undefined),
+      180_000,
+    );
     const cpuBefore = await cpuTicks(child.pid);
     await sleep(Math.max(0, first + 45_000 - Date.now()));
     const gzipStart = Date.now();
     const gzip = await timedScrape(`${url}/metrics`, false);
     scrapes.push([gzipStart, Date.now(), 'gzip scrape']);
-    const second = await waitUntil('the ports cycle after', async () => ((await cycleStarts()).length > seen + 1 ? (await cycleStarts())[seen + 1] : undefined), 180_000);
+    const second = await waitUntil(
+      'the ports cycle after',
+      async () => ((await cycleStarts()).length > seen + 1 ? (await cycleStarts())[seen + 1] : undefined),
+      180_000,
+    );
     const cpuAfter = await cpuTicks(child.pid);
     const windowS = (second - first) / 1000;
     const hwm = (await memoryKiB(child.pid)).hwm / 1024;
     const final = await scrape(`${url}/metrics`, { plain: true });
 
     const switchPorts = sampleLines(plain.text).filter((line) => line.startsWith('infiniband_fabric_port_state_id{')).length;
-    const timeouts = sampleLines(final.text).filter((line) => line.startsWith('infiniband_exporter_command_timeouts_total{') && !line.endsWith(' 0'));
-    const success = Object.fromEntries(['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [collector, sampleValue(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`)]));
+    const timeouts = sampleLines(final.text).filter(
+      (line) => line.startsWith('infiniband_exporter_command_timeouts_total{') && !line.endsWith(' 0'),
+    );
+    const success = Object.fromEntries(
+      ['fabric_discovery', 'fabric_ports', 'fabric_sa'].map((collector) => [
+        collector,
+        sampleValue(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`),
+      ]),
+    );
     return {
-      testCase, switchPorts, firstCycleS,
+      testCase,
+      switchPorts,
+      firstCycleS,
       discoveryS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
       portsS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_ports"}'),
       saS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_sa"}'),
-      cpuPerInterval: ((cpuAfter.own - cpuBefore.own) / CLK_TCK) * (INTERVAL_S / windowS), windowS, hwm,
-      series: sampleLines(plain.text).length, families: families(plain.text),
-      plainBytes: plain.bytes, plainMs: plain.ms, gzipBytes: gzip.bytes, gzipMs: gzip.ms, gzipped: gzip.gzip,
-      timeouts, success, scrapes, toolsLog, monitor, work, profileDir: cpuProf ? path.join(work, 'profile') : undefined,
+      cpuPerInterval: ((cpuAfter.own - cpuBefore.own) / CLK_TCK) * (INTERVAL_S / windowS),
+      windowS,
+      hwm,
+      series: sampleLines(plain.text).length,
+      families: families(plain.text),
+      plainBytes: plain.bytes,
+      plainMs: plain.ms,
+      gzipBytes: gzip.bytes,
+      gzipMs: gzip.ms,
+      gzipped: gzip.gzip,
+      timeouts,
+      success,
+      scrapes,
+      toolsLog,
+      monitor,
+      work,
+      profileDir: cpuProf ? path.join(work, 'profile') : undefined,
     };
   } finally {
     child.kill('SIGTERM');
@@ -298,13 +394,23 @@ function markdown(results, sizes, formats, machine, cpuProf) {
   const shard = results.find((r) => r.testCase.shard && r.success.fabric_ports === 1) ?? results.at(-1);
   const rows = results.map((r) => {
     const block = r.eventLoop.blocks[0];
-    const killed = r.timeouts.length === 0 ? 'none' : r.timeouts.map((line) => line.replace(/^infiniband_exporter_command_timeouts_total\{command="([^"]+)"\} /, '$1 ×')).join(', ');
-    const failed = Object.entries(r.success).filter(([, ok]) => ok !== 1).map(([collector]) => collector);
+    const killed =
+      r.timeouts.length === 0
+        ? 'none'
+        : r.timeouts.map((line) => line.replace(/^infiniband_exporter_command_timeouts_total\{command="([^"]+)"\} /, '$1 ×')).join(', ');
+    const failed = Object.entries(r.success)
+      .filter(([, ok]) => ok !== 1)
+      .map(([collector]) => collector);
     return `| ${r.testCase.name} | ${n(r.switchPorts)} | ${s(r.firstCycleS)} (discovery ${s(r.discoveryS)}) | ${s(r.portsS)} | ${s(r.saS)} | ${fmt(r.cpuPerInterval)} s | ${fmt(r.hwm)} MiB | ${fmt(r.series / r.switchPorts)} (${n(r.series)}) | ${mib(r.gzipBytes)} in ${s(r.gzipMs / 1000)} | ${mib(r.plainBytes)} in ${s(r.plainMs / 1000)} | ${block ? `${s(block.ms / 1000)}, ${block.after}` : `none over 100 ms (max delay ${fmt(r.eventLoop.maxMs)} ms)`} | ${killed}${failed.length ? `; failed: ${failed.join(', ')}` : ''} |`;
   });
   const byFamily = [...shard.families].sort((a, b) => b[1] - a[1]);
   const lines = [
-    `Fabrics written by the generator: ${Object.entries(sizes).map(([name, size]) => `${name === 'small' ? 'the 1 918-node tree' : 'the 24 576-host tree'} (${n(size.switches)} switches, ${n(size.switchPorts)} switch ports) in ${s(size.seconds)}, its counters sweep ${mib(size.bytes.get('counters-switches'))}, \`iblinkinfo\` ${mib(size.bytes.get('iblinkinfo-switches'))}, \`ibnetdiscover\` ${mib(size.bytes.get('ibnetdiscover'))}`).join('; ')}.`,
+    `Fabrics written by the generator: ${Object.entries(sizes)
+      .map(
+        ([name, size]) =>
+          `${name === 'small' ? 'the 1 918-node tree' : 'the 24 576-host tree'} (${n(size.switches)} switches, ${n(size.switchPorts)} switch ports) in ${s(size.seconds)}, its counters sweep ${mib(size.bytes.get('counters-switches'))}, \`iblinkinfo\` ${mib(size.bytes.get('iblinkinfo-switches'))}, \`ibnetdiscover\` ${mib(size.bytes.get('ibnetdiscover'))}`,
+      )
+      .join('; ')}.`,
     `Real tools on the generated cache of the 24 576-host tree: ${formats}.`,
     '',
     `\`node dist/main.js --collector.fabric --fabric.interval ${INTERVAL_S}s [--fabric.shard 1/4]\`, every other flag at its default (\`--diag.timeout 5s\`) unless the run says otherwise; the fake tools replay the fabric through the exporter's command runner. The CPU is over the interval from the start of the second ports cycle to the start of the third, the cycle durations and failures are the exporter's own for the last cycle done, the killed commands those of the whole run.`,
@@ -317,18 +423,41 @@ function markdown(results, sizes, formats, machine, cpuProf) {
     '',
     '| family | series | per switch port |',
     '|---|---|---|',
-    ...byFamily.filter(([, count]) => count / shard.switchPorts >= 0.01).map(([name, count]) => `| \`${name}\` | ${n(count)} | ${(count / shard.switchPorts).toFixed(2)} |`),
+    ...byFamily
+      .filter(([, count]) => count / shard.switchPorts >= 0.01)
+      .map(([name, count]) => `| \`${name}\` | ${n(count)} | ${(count / shard.switchPorts).toFixed(2)} |`),
     `| the other ${byFamily.filter(([, count]) => count / shard.switchPorts < 0.01).length} families | ${n(byFamily.filter(([, count]) => count / shard.switchPorts < 0.01).reduce((sum, [, count]) => sum + count, 0))} | |`,
     '',
     'Event-loop blocks over 100 ms per run (the five longest, and what each came after):',
     '',
-    ...results.map((r) => `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks, ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${r.eventLoop.blocks.slice(0, 5).map((b) => `${s(b.ms / 1000)} ${b.after}`).join('; ') || 'none'}`),
+    ...results.map(
+      (r) =>
+        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks, ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
+          r.eventLoop.blocks
+            .slice(0, 5)
+            .map((b) => `${s(b.ms / 1000)} ${b.after}`)
+            .join('; ') || 'none'
+        }`,
+    ),
   ];
   if (cpuProf) {
     for (const r of results.filter((one) => one.profile)) {
-      lines.push('', `CPU profile of the whole run (\`node --cpu-prof\`), ${r.testCase.name}: ${s(r.profile.busy / 1000)} busy, ${s(r.profile.gc / 1000)} of it garbage collection. By phase (a collection counted in the phase that ran before it):`, '', '| phase | CPU |', '|---|---|');
+      lines.push(
+        '',
+        `CPU profile of the whole run (\`node --cpu-prof\`), ${r.testCase.name}: ${s(r.profile.busy / 1000)} busy, ${s(r.profile.gc / 1000)} of it garbage collection. By phase (a collection counted in the phase that ran before it):`,
+        '',
+        '| phase | CPU |',
+        '|---|---|',
+      );
       lines.push(...r.profile.phases.map(([name, ms]) => `| ${name} | ${s(ms / 1000)} |`));
-      lines.push('', 'Functions by self time:', '', '| function | self |', '|---|---|', ...r.profile.self.map(([name, ms]) => `| \`${name}\` | ${s(ms / 1000)} |`));
+      lines.push(
+        '',
+        'Functions by self time:',
+        '',
+        '| function | self |',
+        '|---|---|',
+        ...r.profile.self.map(([name, ms]) => `| \`${name}\` | ${s(ms / 1000)} |`),
+      );
     }
   }
   lines.push('', machine);

@@ -118,7 +118,11 @@ export async function idle({ generateTree, quick, seconds: requested }) {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  return markdown(results, seconds, machineFacts(loadBefore, os.loadavg()[0], [`- Node.js flags of the "with flags" runs: \`${NODE_FLAGS.join(' ')}\``]));
+  return markdown(
+    results,
+    seconds,
+    machineFacts(loadBefore, os.loadavg()[0], [`- Node.js flags of the "with flags" runs: \`${NODE_FLAGS.join(' ')}\``]),
+  );
 }
 
 const kib = (bytes) => (Number.isFinite(bytes) ? `${fmt(bytes / 1024)} KiB` : 'not compressed');
@@ -137,14 +141,24 @@ function markdown(results, seconds, machine) {
   const at = (devices) => results.find((result) => result.devices === devices);
   const targets = [];
   for (const { devices, ours, oursFlags, node } of results) {
-    targets.push(`| CPU seconds ≤ 2× node_exporter's, ${devices} devices | ${fmt(ours.cpuSeconds, 2)} (with flags ${fmt(oursFlags.cpuSeconds, 2)}) vs ${fmt(node.cpuSeconds, 2)}: ${ratio(ours.cpuSeconds, node.cpuSeconds)} | ${mark(ours.cpuSeconds <= 2 * node.cpuSeconds)} |`);
-    targets.push(`| context switches ≤ node_exporter's, ${devices} devices | ${ours.switches} (with flags ${oursFlags.switches}) vs ${node.switches}: ${ratio(ours.switches, node.switches)} | ${mark(ours.switches <= node.switches)} |`);
+    targets.push(
+      `| CPU seconds ≤ 2× node_exporter's, ${devices} devices | ${fmt(ours.cpuSeconds, 2)} (with flags ${fmt(oursFlags.cpuSeconds, 2)}) vs ${fmt(node.cpuSeconds, 2)}: ${ratio(ours.cpuSeconds, node.cpuSeconds)} | ${mark(ours.cpuSeconds <= 2 * node.cpuSeconds)} |`,
+    );
+    targets.push(
+      `| context switches ≤ node_exporter's, ${devices} devices | ${ours.switches} (with flags ${oursFlags.switches}) vs ${node.switches}: ${ratio(ours.switches, node.switches)} | ${mark(ours.switches <= node.switches)} |`,
+    );
   }
   const eight = at(8);
   if (eight) {
-    targets.push(`| RSS ≤ 60 MiB at 8 devices | ${fmt(eight.ours.rssMiB)} MiB (with flags ${fmt(eight.oursFlags.rssMiB)} MiB) | ${mark(eight.ours.rssMiB <= 60)}${eight.ours.rssMiB > 60 && eight.oursFlags.rssMiB <= 60 ? ' without flags; met with them' : ''} |`);
-    targets.push(`| series per port ≤ 1.5× node_exporter's (hw_counters out) | ${fmt(eight.series.ours)} vs ${fmt(eight.series.node)}: ${ratio(eight.series.ours, eight.series.node)} | ${mark(eight.series.ours <= 1.5 * eight.series.node)} |`);
-    targets.push(`| /metrics gzip-compressed for Accept-Encoding: gzip | ${kib(eight.bytes.oursGzip)} instead of ${kib(eight.bytes.oursPlain)} | ${mark(Number.isFinite(eight.bytes.oursGzip))} |`);
+    targets.push(
+      `| RSS ≤ 60 MiB at 8 devices | ${fmt(eight.ours.rssMiB)} MiB (with flags ${fmt(eight.oursFlags.rssMiB)} MiB) | ${mark(eight.ours.rssMiB <= 60)}${eight.ours.rssMiB > 60 && eight.oursFlags.rssMiB <= 60 ? ' without flags; met with them' : ''} |`,
+    );
+    targets.push(
+      `| series per port ≤ 1.5× node_exporter's (hw_counters out) | ${fmt(eight.series.ours)} vs ${fmt(eight.series.node)}: ${ratio(eight.series.ours, eight.series.node)} | ${mark(eight.series.ours <= 1.5 * eight.series.node)} |`,
+    );
+    targets.push(
+      `| /metrics gzip-compressed for Accept-Encoding: gzip | ${kib(eight.bytes.oursGzip)} instead of ${kib(eight.bytes.oursPlain)} | ${mark(Number.isFinite(eight.bytes.oursGzip))} |`,
+    );
   }
   return [
     `Window: ${seconds} s, opened ${SETTLE_MS / 1000} s after each server answered its first request (start-up is outside the window; the "since start" row includes it). All three servers run at once on the same tree and are scraped at the same moments.`,

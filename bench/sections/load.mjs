@@ -8,7 +8,22 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chartSvg } from '../chart.mjs';
-import { MAIN, PORTS_PER_DEVICE, PROJECT, cpuSeconds, fmt, freePort, log, machineFacts, mark, memoryKiB, run, sampleValue, startNodeExporter, startServer } from '../support.mjs';
+import {
+  MAIN,
+  PORTS_PER_DEVICE,
+  PROJECT,
+  cpuSeconds,
+  fmt,
+  freePort,
+  log,
+  machineFacts,
+  mark,
+  memoryKiB,
+  run,
+  sampleValue,
+  startNodeExporter,
+  startServer,
+} from '../support.mjs';
 
 const PNG = path.join(PROJECT, 'docs/benchmarks.png');
 const SIZES = [1, 8, 64, 256];
@@ -31,8 +46,15 @@ async function autocannon(url, { seconds, amount }) {
   const bound = seconds !== undefined ? ['-d', String(seconds), '-O', String(MAX_SCRAPES_PER_RUN)] : ['-a', String(amount)];
   const out = await run('taskset', ['-c', '1', process.execPath, AUTOCANNON, '-c', String(CONNECTIONS), ...bound, '-t', '30', '-j', url]);
   const result = JSON.parse(out);
-  if (result.errors || result.timeouts || result.non2xx) throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
-  return { p50: result.latency.p50, p99: result.latency.p99, throughput: result.requests.total / result.duration, requests: result.requests.total, bytesPerScrape: result.throughput.total / result.requests.total };
+  if (result.errors || result.timeouts || result.non2xx)
+    throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    throughput: result.requests.total / result.duration,
+    requests: result.requests.total,
+    bytesPerScrape: result.throughput.total / result.requests.total,
+  };
 }
 
 /** One server under load: latency, throughput, CPU per 1000 scrapes, peak RSS. */
@@ -65,18 +87,34 @@ export async function load({ generateTree, quick }) {
     // (on a sysfs root with class/ and no class/infiniband: a host without InfiniBand).
     await mkdir(path.join(dir, 'class'));
     const emptyPort = await freePort();
-    const empty = await startServer('infiniband-exporter', process.execPath, [MAIN, '--no-collector.diag', '--path.sysfs', dir, '--log.level', 'warn', `--web.listen-address=127.0.0.1:${emptyPort}`], emptyPort, '/ready', { cpu: 0 });
+    const empty = await startServer(
+      'infiniband-exporter',
+      process.execPath,
+      [MAIN, '--no-collector.diag', '--path.sysfs', dir, '--log.level', 'warn', `--web.listen-address=127.0.0.1:${emptyPort}`],
+      emptyPort,
+      '/ready',
+      { cpu: 0 },
+    );
     emptyMiB = (await memoryKiB(empty.pid)).rss / 1024;
     await empty.stop();
     for (const devices of quick ? [1, 8] : SIZES) {
       const root = path.join(dir, `sys-${devices}`);
       await generateTree(root, devices, PORTS_PER_DEVICE);
       log(`${devices} devices: collection cycle against the read-only baseline`);
-      const cycle = JSON.parse(await run('taskset', ['-c', '0', process.execPath, path.join(PROJECT, 'bench/cycle.mjs'), root, String(CYCLE_ROUNDS[devices])]));
+      const cycle = JSON.parse(
+        await run('taskset', ['-c', '0', process.execPath, path.join(PROJECT, 'bench/cycle.mjs'), root, String(CYCLE_ROUNDS[devices])]),
+      );
 
       const oursArgs = [MAIN, '--no-collector.diag', '--path.sysfs', root, '--log.level', 'warn'];
       const oursPort = await freePort();
-      const ours = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${oursPort}`], oursPort, '/ready', { cpu: 0 });
+      const ours = await startServer(
+        'infiniband-exporter',
+        process.execPath,
+        [...oursArgs, `--web.listen-address=127.0.0.1:${oursPort}`],
+        oursPort,
+        '/ready',
+        { cpu: 0 },
+      );
       const nodePort = await freePort();
       const node = await startNodeExporter(root, nodePort, { cpu: 0 });
       try {
@@ -94,7 +132,14 @@ export async function load({ generateTree, quick }) {
       if (devices === 256 && !quick) {
         log('256 devices: memory with a 2 MiB young generation');
         const port = await freePort();
-        const small = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${port}`], port, '/ready', { cpu: 0, env: { NODE_OPTIONS: '--max-semi-space-size=2' } });
+        const small = await startServer(
+          'infiniband-exporter',
+          process.execPath,
+          [...oursArgs, `--web.listen-address=127.0.0.1:${port}`],
+          port,
+          '/ready',
+          { cpu: 0, env: { NODE_OPTIONS: '--max-semi-space-size=2' } },
+        );
         try {
           memoryVariant = await measure(small, SECONDS.ours[256]);
         } finally {
@@ -104,7 +149,14 @@ export async function load({ generateTree, quick }) {
       if (devices === SOAK.devices && !quick) {
         log(`${devices} devices: soak of ${SOAK.chunks * SOAK.perChunk} scrapes`);
         const port = await freePort();
-        const server = await startServer('infiniband-exporter', process.execPath, [...oursArgs, `--web.listen-address=127.0.0.1:${port}`], port, '/ready', { cpu: 0 });
+        const server = await startServer(
+          'infiniband-exporter',
+          process.execPath,
+          [...oursArgs, `--web.listen-address=127.0.0.1:${port}`],
+          port,
+          '/ready',
+          { cpu: 0 },
+        );
         try {
           const samples = [];
           for (let chunk = 1; chunk <= SOAK.chunks; chunk++) {
@@ -129,8 +181,9 @@ async function writeResults(rows, memoryVariant, soak, emptyMiB, machine) {
   const table = [
     '| devices (ports) | exposition ours / node_exporter | p50 ms ours / ne | p99 ms ours / ne | scrapes/s ours / ne | throughput ratio | CPU s per 1000 scrapes ours / ne | RSS before load, MiB ours / ne | peak RSS MiB ours / ne | cycle ms (+ render ms) | read-only baseline ms (sync / async loop) | cycle ÷ baseline (sync / async) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(({ devices, ports, ours, node, cycle }) =>
-      `| ${devices} (${ports}) | ${fmt(ours.bytesPerScrape / 1024)} / ${fmt(node.bytesPerScrape / 1024)} KiB | ${ms(ours.p50)} / ${ms(node.p50)} | ${ms(ours.p99)} / ${ms(node.p99)} | ${fmt(ours.throughput)} / ${fmt(node.throughput)} | **${fmt(ours.throughput / node.throughput)}×** | ${fmt(ours.cpuPer1000, 2)} / ${fmt(node.cpuPer1000, 2)} | ${fmt(ours.idleMiB)} / ${fmt(node.idleMiB)} | ${fmt(ours.hwmMiB)} / ${fmt(node.hwmMiB)} | ${fmt(cycle.cycleMs)} (+ ${fmt(cycle.renderMs)}) | ${fmt(cycle.baselineSyncMs)} / ${fmt(cycle.baselineAsyncMs)} | ${(cycle.cycleMs / cycle.baselineSyncMs).toFixed(2)} / ${(cycle.cycleMs / cycle.baselineAsyncMs).toFixed(2)} |`,
+    ...rows.map(
+      ({ devices, ports, ours, node, cycle }) =>
+        `| ${devices} (${ports}) | ${fmt(ours.bytesPerScrape / 1024)} / ${fmt(node.bytesPerScrape / 1024)} KiB | ${ms(ours.p50)} / ${ms(node.p50)} | ${ms(ours.p99)} / ${ms(node.p99)} | ${fmt(ours.throughput)} / ${fmt(node.throughput)} | **${fmt(ours.throughput / node.throughput)}×** | ${fmt(ours.cpuPer1000, 2)} / ${fmt(node.cpuPer1000, 2)} | ${fmt(ours.idleMiB)} / ${fmt(node.idleMiB)} | ${fmt(ours.hwmMiB)} / ${fmt(node.hwmMiB)} | ${fmt(cycle.cycleMs)} (+ ${fmt(cycle.renderMs)}) | ${fmt(cycle.baselineSyncMs)} / ${fmt(cycle.baselineAsyncMs)} | ${(cycle.cycleMs / cycle.baselineSyncMs).toFixed(2)} / ${(cycle.cycleMs / cycle.baselineAsyncMs).toFixed(2)} |`,
     ),
   ].join('\n');
   const at = (devices) => rows.find((row) => row.devices === devices);
@@ -147,10 +200,13 @@ async function writeResults(rows, memoryVariant, soak, emptyMiB, machine) {
   const soakGrowth = soak ? mean(soak.samples.slice(half)) - soakFirst : undefined;
   const targets = [
     `| our p99 ≤ node_exporter's p50 at every size | ${rows.map((row) => `${row.devices} devices: ${ms(row.ours.p99)} vs ${ms(row.node.p50)} ms`).join('; ')} | ${mark(latencyOk)} |`,
-    r64 && `| throughput ≥ 10× node_exporter's at 64 devices | ${fmt(r64.ours.throughput / r64.node.throughput)}× | ${mark(r64.ours.throughput >= 10 * r64.node.throughput)} |`,
+    r64 &&
+      `| throughput ≥ 10× node_exporter's at 64 devices | ${fmt(r64.ours.throughput / r64.node.throughput)}× | ${mark(r64.ours.throughput >= 10 * r64.node.throughput)} |`,
     `| cycle ≤ 2× the read-only baseline | sync loop: ${rows.map((row) => (row.cycle.cycleMs / row.cycle.baselineSyncMs).toFixed(1)).join(', ')}×; sequential async loop: ${rows.map((row) => (row.cycle.cycleMs / row.cycle.baselineAsyncMs).toFixed(2)).join(', ')}× | ${mark(cycleOk)} against the sync loop; ${mark(cycleAsyncOk)} against the async loop |`,
-    r256 && `| peak RSS ≤ 80 MiB at 256 devices | ${fmt(r256.ours.hwmMiB)} MiB (default Node.js flags; the same process on a host without devices: ${fmt(emptyMiB)} MiB)${memoryVariant ? `; ${fmt(memoryVariant.hwmMiB)} MiB with \`NODE_OPTIONS=--max-semi-space-size=2\` (${fmt(memoryVariant.throughput)} scrapes/s, p99 ${ms(memoryVariant.p99)} ms)` : ''} | ${mark(r256.ours.hwmMiB <= 80)} |`,
-    soak && `| no RSS growth over a 100 000-scrape soak (${soak.devices} devices) | RSS after each 10 000: ${soak.samples.map((s) => fmt(s.rssMiB)).join(', ')} MiB; heap used: ${soak.samples.map((s) => fmt(s.heapMiB)).join(', ')} MiB; mean RSS of the second 50 000 against the first: ${soakGrowth >= 0 ? '+' : ''}${fmt(soakGrowth)} MiB (met when within 5 %) | ${mark(soakGrowth <= 0.05 * soakFirst)} |`,
+    r256 &&
+      `| peak RSS ≤ 80 MiB at 256 devices | ${fmt(r256.ours.hwmMiB)} MiB (default Node.js flags; the same process on a host without devices: ${fmt(emptyMiB)} MiB)${memoryVariant ? `; ${fmt(memoryVariant.hwmMiB)} MiB with \`NODE_OPTIONS=--max-semi-space-size=2\` (${fmt(memoryVariant.throughput)} scrapes/s, p99 ${ms(memoryVariant.p99)} ms)` : ''} | ${mark(r256.ours.hwmMiB <= 80)} |`,
+    soak &&
+      `| no RSS growth over a 100 000-scrape soak (${soak.devices} devices) | RSS after each 10 000: ${soak.samples.map((s) => fmt(s.rssMiB)).join(', ')} MiB; heap used: ${soak.samples.map((s) => fmt(s.heapMiB)).join(', ')} MiB; mean RSS of the second 50 000 against the first: ${soakGrowth >= 0 ? '+' : ''}${fmt(soakGrowth)} MiB (met when within 5 %) | ${mark(soakGrowth <= 0.05 * soakFirst)} |`,
   ].filter(Boolean);
   const block = [
     '### Results',
@@ -169,7 +225,10 @@ async function writeResults(rows, memoryVariant, soak, emptyMiB, machine) {
     '',
     '![Scrapes per second and p99 latency, infiniband-exporter and node_exporter, by host size](benchmarks.png)',
   ].join('\n');
-  const svg = chartSvg(rows.map(({ devices, ours, node }) => ({ devices, ours, node })), `${CONNECTIONS} connections, ${PORTS_PER_DEVICE} ports per device, same sysfs tree for both; ${new Date().toISOString().slice(0, 10)}`);
+  const svg = chartSvg(
+    rows.map(({ devices, ours, node }) => ({ devices, ours, node })),
+    `${CONNECTIONS} connections, ${PORTS_PER_DEVICE} ports per device, same sysfs tree for both; ${new Date().toISOString().slice(0, 10)}`,
+  );
   const svgFile = path.join(os.tmpdir(), `ibx-bench-${process.pid}.svg`);
   await writeFile(svgFile, svg);
   try {
@@ -184,7 +243,12 @@ async function writeResults(rows, memoryVariant, soak, emptyMiB, machine) {
 }
 
 function autocannonFacts() {
-  const version = JSON.parse(execFileSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(require("./node_modules/autocannon/package.json").version))'], { cwd: PROJECT, encoding: 'utf8' }));
+  const version = JSON.parse(
+    execFileSync(
+      process.execPath,
+      ['-e', 'process.stdout.write(JSON.stringify(require("./node_modules/autocannon/package.json").version))'],
+      { cwd: PROJECT, encoding: 'utf8' },
+    ),
+  );
   return `- Servers pinned to CPU 0, the load generator to CPU 1 (\`taskset\`); autocannon ${version}, ${CONNECTIONS} connections`;
 }
-

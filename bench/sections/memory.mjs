@@ -9,7 +9,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLK_TCK, MAIN, PORTS_PER_DEVICE, cpuTicks, fmt, freePort, log, machineFacts, mark, memoryKiB, sampleValue, scrape, sleep, startNodeExporter, startServer } from '../support.mjs';
+import {
+  CLK_TCK,
+  MAIN,
+  PORTS_PER_DEVICE,
+  cpuTicks,
+  fmt,
+  freePort,
+  log,
+  machineFacts,
+  mark,
+  memoryKiB,
+  sampleValue,
+  scrape,
+  sleep,
+  startNodeExporter,
+  startServer,
+} from '../support.mjs';
 
 const DEVICES = 8;
 const SCRAPE_EVERY_MS = 15_000;
@@ -29,7 +45,9 @@ export async function memory({ generateTree, quick, minutes: requested }) {
     const ours = (port, flags) => [...flags, MAIN, '--path.sysfs', root, `--web.listen-address=127.0.0.1:${port}`];
     const [defaultPort, growPort, nodePort] = [await freePort(), await freePort(), await freePort()];
     servers.push(await startServer('ours', process.execPath, ours(defaultPort, []), defaultPort, '/ready'));
-    servers.push(await startServer('ours, --no-optimize-for-size', process.execPath, ours(growPort, ['--no-optimize-for-size']), growPort, '/ready'));
+    servers.push(
+      await startServer('ours, --no-optimize-for-size', process.execPath, ours(growPort, ['--no-optimize-for-size']), growPort, '/ready'),
+    );
     servers.push(await startNodeExporter(root, nodePort));
     log(`memory, ${DEVICES} devices: ${minutes} min, scraped every ${SCRAPE_EVERY_MS / 1000} s`);
     const before = await Promise.all(servers.map((server) => cpuTicks(server.pid)));
@@ -44,7 +62,11 @@ export async function memory({ generateTree, quick, minutes: requested }) {
       rows.push({
         minute: at / 60_000,
         rss,
-        heap: results.slice(0, 2).map(({ text }) => ({ used: MiB(sampleValue(text, 'nodejs_heap_size_used_bytes')), total: MiB(sampleValue(text, 'nodejs_heap_size_total_bytes')), external: MiB(sampleValue(text, 'nodejs_external_memory_bytes')) })),
+        heap: results.slice(0, 2).map(({ text }) => ({
+          used: MiB(sampleValue(text, 'nodejs_heap_size_used_bytes')),
+          total: MiB(sampleValue(text, 'nodejs_heap_size_total_bytes')),
+          external: MiB(sampleValue(text, 'nodejs_external_memory_bytes')),
+        })),
       });
     }
     const after = await Promise.all(servers.map((server) => cpuTicks(server.pid)));
@@ -58,7 +80,10 @@ export async function memory({ generateTree, quick, minutes: requested }) {
 
 function markdown(rows, cpu, minutes, machine) {
   const heap = ({ used, total, external }) => `${fmt(used)} / ${fmt(total)} / ${fmt(external)}`;
-  const table = rows.map(({ minute, rss, heap: [ours, grow] }) => `| ${minute} | ${fmt(rss[0])} | ${heap(ours)} | ${fmt(rss[1])} | ${heap(grow)} | ${fmt(rss[2])} |`);
+  const table = rows.map(
+    ({ minute, rss, heap: [ours, grow] }) =>
+      `| ${minute} | ${fmt(rss[0])} | ${heap(ours)} | ${fmt(rss[1])} | ${heap(grow)} | ${fmt(rss[2])} |`,
+  );
   const settled = rows.filter(({ minute }) => minute >= 5);
   const peak = (i) => Math.max(...settled.map(({ rss }) => rss[i]));
   const lowest = (i) => Math.min(...settled.map(({ rss }) => rss[i]));

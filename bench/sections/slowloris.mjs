@@ -26,10 +26,13 @@ const authorization = `Basic ${Buffer.from('alice:secret').toString('base64')}`;
 function scrape(port) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false, headers: { authorization, 'accept-encoding': 'gzip' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/metrics', agent: false, headers: { authorization, 'accept-encoding': 'gzip' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+      },
+    );
     req.setTimeout(5000, () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
     req.on('error', (error) => resolve({ status: error.code ?? 'error', ms: performance.now() - started }));
     req.end();
@@ -49,7 +52,20 @@ async function scrapeFor(port, ms) {
 
 /** The attacker on CPU 1: `open` once its connections are connected, `done` with its report. */
 function attacker(port, ms, reopenMs) {
-  const child = spawn('taskset', ['-c', '1', process.execPath, path.join(PROJECT, 'bench/slowloris.mjs'), String(port), String(ATTACK_CONNECTIONS), String(ms), String(reopenMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'taskset',
+    [
+      '-c',
+      '1',
+      process.execPath,
+      path.join(PROJECT, 'bench/slowloris.mjs'),
+      String(port),
+      String(ATTACK_CONNECTIONS),
+      String(ms),
+      String(reopenMs),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   let signalOpen;
   const open = new Promise((resolve) => (signalOpen = resolve));
@@ -85,10 +101,17 @@ export async function slowloris({ quick }) {
     ];
     for (const [name, extra, reopenMs] of configurations) {
       const port = await freePort();
-      const server = await startServer('infiniband-exporter', process.execPath, [MAIN, '--demo', `--web.config.file=${webConfig}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error', ...extra], port, '/healthz', {
-        cpu: 0,
-        ready: (response) => response.status === 401,
-      });
+      const server = await startServer(
+        'infiniband-exporter',
+        process.execPath,
+        [MAIN, '--demo', `--web.config.file=${webConfig}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error', ...extra],
+        port,
+        '/healthz',
+        {
+          cpu: 0,
+          ready: (response) => response.status === 401,
+        },
+      );
       try {
         await sleep(1000);
         // The first check of alice's password (about 50 ms) is paid here, not in the figures.
@@ -126,7 +149,18 @@ function writeResults(runs, seconds, machine) {
   ];
   for (const run of runs) {
     lines.push(row(`${run.name}: no attack`, run.quiet));
-    lines.push(row(`${run.name}: ${ATTACK_CONNECTIONS} half-sent connections from the same address (the attacker opened ${run.seen.opened}, the server closed ${run.seen.closedByServer}, at most ${run.seen.mostOpen} open at once; the exporter at ${fmt(run.cpuShare * 100, 0)} % of a core)`, run.during));
+    lines.push(
+      row(
+        `${run.name}: ${ATTACK_CONNECTIONS} half-sent connections from the same address (the attacker opened ${run.seen.opened}, the server closed ${run.seen.closedByServer}, at most ${run.seen.mostOpen} open at once; the exporter at ${fmt(run.cpuShare * 100, 0)} % of a core)`,
+        run.during,
+      ),
+    );
   }
-  return [...lines, '', `Scrapes that took more than 1 s: ${runs.map((run) => `${run.during.filter((result) => result.status === 200 && result.ms > 1000).length} of ${run.during.length} (${run.name})`).join('; ')}.`, '', machine].join('\n');
+  return [
+    ...lines,
+    '',
+    `Scrapes that took more than 1 s: ${runs.map((run) => `${run.during.filter((result) => result.status === 200 && result.ms > 1000).length} of ${run.during.length} (${run.name})`).join('; ')}.`,
+    '',
+    machine,
+  ].join('\n');
 }

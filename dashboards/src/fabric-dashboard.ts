@@ -83,8 +83,20 @@ export function fabric(): dashboard.Dashboard {
     { matcher: { id: 'byName', options: 'peer_desc' }, properties: [{ id: 'displayName', value: 'peer description' }] },
   ];
   /** A table of unhealthy ports: the condition's value, names, then the other end of the link. */
-  const linkTable = (title: string, description: string, condition: string, valueColumn: Override, extra: TargetSpec[] = [], extraColumns: Override[] = []): PanelSpec => ({
-    type: 'table', title, description: `${description} ${EMPTY_WHEN_HEALTHY}`, unit: 'none', w: 24, h: 7,
+  const linkTable = (
+    title: string,
+    description: string,
+    condition: string,
+    valueColumn: Override,
+    extra: TargetSpec[] = [],
+    extraColumns: Override[] = [],
+  ): PanelSpec => ({
+    type: 'table',
+    title,
+    description: `${description} ${EMPTY_WHEN_HEALTHY}`,
+    unit: 'none',
+    w: 24,
+    h: 7,
     targets: [tableRow(named(condition)), tableRow(peerOf(condition)), ...extra],
     transformations: mergedTable(['Time', '__name__', 'Value #B']),
     overrides: [...names, valueColumn, ...extraColumns],
@@ -111,59 +123,114 @@ and on (node_guid) ${switches}`;
 
   const glance: PanelSpec[] = [
     {
-      type: 'stat', title: 'Switches', unit: 'short', w: 4, h: 4,
+      type: 'stat',
+      title: 'Switches',
+      unit: 'short',
+      w: 4,
+      h: 4,
       description: 'Switches found by the fabric discovery (distinct node GUIDs, however many fabric-mode exporters report them).',
       targets: [instant(`count(count by (node_guid) (${switches}))`)],
     },
     {
-      type: 'stat', title: 'HCAs', unit: 'short', w: 4, h: 4,
+      type: 'stat',
+      title: 'HCAs',
+      unit: 'short',
+      w: 4,
+      h: 4,
       description: 'Channel adapters (HCA nodes) found by the fabric discovery: the hosts cabled to the fabric.',
       targets: [instant(`count(count by (node_guid) (${metric('node_info', 'node_type="ca"')})) or vector(0)`)],
     },
     {
-      type: 'stat', title: 'Inter-switch links', unit: 'short', w: 4, h: 4,
+      type: 'stat',
+      title: 'Inter-switch links',
+      unit: 'short',
+      w: 4,
+      h: 4,
       description: 'Cables between two switches (counted once, although both ends report them).',
-      targets: [instant(`count(max by ${port} (${metric('link_info', 'peer_type="switch"')}) and on (node_guid) ${switches}) / 2 or vector(0)`)],
+      targets: [
+        instant(`count(max by ${port} (${metric('link_info', 'peer_type="switch"')}) and on (node_guid) ${switches}) / 2 or vector(0)`),
+      ],
     },
     {
-      type: 'stat', title: 'Unhealthy links', unit: 'short', w: 4, h: 4,
-      description: 'Switch ports down that were up in the time range, ports whose link is degraded, and ports stuck in INIT with LinkUp: the rows of the three tables below.',
+      type: 'stat',
+      title: 'Unhealthy links',
+      unit: 'short',
+      w: 4,
+      h: 4,
+      description:
+        'Switch ports down that were up in the time range, ports whose link is degraded, and ports stuck in INIT with LinkUp: the rows of the three tables below.',
       targets: [instant(`count((${downThatWasUp}) or (${degraded}) or (${stuckInit})) or vector(0)`)],
       defaults: { thresholds: alertAbove(1) },
     },
     {
-      type: 'stat', title: 'Subnet managers and standbys', unit: 'short', w: 4, h: 4,
-      description: 'Subnet managers in the SM records (saquery SMIR), master and standbys. Fewer than two means no standby: nothing takes over when the master fails.',
+      type: 'stat',
+      title: 'Subnet managers and standbys',
+      unit: 'short',
+      w: 4,
+      h: 4,
+      description:
+        'Subnet managers in the SM records (saquery SMIR), master and standbys. Fewer than two means no standby: nothing takes over when the master fails.',
       targets: [instant(`count(count by (sm_guid) (${metric('subnet_manager_info')})) or vector(0)`)],
-      defaults: { thresholds: [{ color: 'red', value: null }, { color: 'orange', value: 1 }, { color: 'green', value: 2 }] },
+      defaults: {
+        thresholds: [
+          { color: 'red', value: null },
+          { color: 'orange', value: 1 },
+          { color: 'green', value: 2 },
+        ],
+      },
     },
     {
-      type: 'stat', title: 'Address conflicts', unit: 'short', w: 4, h: 4,
+      type: 'stat',
+      title: 'Address conflicts',
+      unit: 'short',
+      w: 4,
+      h: 4,
       description: 'Duplicate GUIDs plus duplicate LIDs found by the discovery: 0 on a sane fabric.',
       targets: [instant(`(max(${metric('duplicate_guids')}) or vector(0)) + (max(${metric('duplicate_lids')}) or vector(0))`)],
       defaults: { thresholds: alertAbove(1) },
     },
     {
-      type: 'bargauge', title: 'Nodes by type', unit: 'short', w: 8, h: 6,
+      type: 'bargauge',
+      title: 'Nodes by type',
+      unit: 'short',
+      w: 8,
+      h: 6,
       description: 'Nodes of the fabric by type: switch, ca (HCAs, one per host adapter) and router.',
       targets: [instant(`count by (node_type) (count by (node_guid, node_type) (${metric('node_info')}))`, '{{node_type}}')],
     },
     {
-      type: 'bargauge', title: 'Switch ports by what they are cabled to', unit: 'short', w: 8, h: 6,
-      description: 'Connected switch ports by the type of node at the other end: ca (host links) and switch (inter-switch links, counted at both ends).',
+      type: 'bargauge',
+      title: 'Switch ports by what they are cabled to',
+      unit: 'short',
+      w: 8,
+      h: 6,
+      description:
+        'Connected switch ports by the type of node at the other end: ca (host links) and switch (inter-switch links, counted at both ends).',
       targets: [instant(`count by (peer_type) (${linkedSwitchPorts})`, '{{peer_type}}')],
     },
     {
-      type: 'bargauge', title: 'Switch ports by physical state', unit: 'short', w: 8, h: 6,
-      description: 'Switch ports by physical state: LinkUp is a cable with a live peer, Polling an empty port or a lost peer, Disabled switched off.',
-      targets: [instant(countByStateName(PHYSICAL_STATES, `${perPort('port_physical_state_id')} and on (node_guid) ${switches}`), '{{state}}')],
+      type: 'bargauge',
+      title: 'Switch ports by physical state',
+      unit: 'short',
+      w: 8,
+      h: 6,
+      description:
+        'Switch ports by physical state: LinkUp is a cable with a live peer, Polling an empty port or a lost peer, Disabled switched off.',
+      targets: [
+        instant(countByStateName(PHYSICAL_STATES, `${perPort('port_physical_state_id')} and on (node_guid) ${switches}`), '{{state}}'),
+      ],
     },
   ];
 
   const sm: PanelSpec[] = [
     {
-      type: 'table', title: 'Subnet managers', unit: 'none', w: 24, h: 5,
-      description: 'Every subnet manager of the subnet as the SA lists it (saquery SMIR): GUID, LID, state (MASTER, STANDBY...) and priority (0-15, highest wins), and how many fabric-mode exporters see it. One row means no standby; two rows at the highest priority leave the election to the GUID.',
+      type: 'table',
+      title: 'Subnet managers',
+      unit: 'none',
+      w: 24,
+      h: 5,
+      description:
+        'Every subnet manager of the subnet as the SA lists it (saquery SMIR): GUID, LID, state (MASTER, STANDBY...) and priority (0-15, highest wins), and how many fabric-mode exporters see it. One row means no standby; two rows at the highest priority leave the election to the GUID.',
       targets: [tableRow(`count by (sm_guid, sm_lid, state, priority) (${metric('subnet_manager_info')})`)],
       transformations: mergedTable(),
       overrides: [
@@ -209,27 +276,43 @@ and on (node_guid) ${switches}`;
 
   const errors: PanelSpec[] = [
     {
-      type: 'table', title: 'Top ports by error rate', unit: 'cps', w: 12, h: 9,
+      type: 'table',
+      title: 'Top ports by error rate',
+      unit: 'cps',
+      w: 12,
+      h: 9,
       description: `The 15 highest per-second rates among the PMA error counters of the fabric ports, with the counter name: symbol errors and link error recoveries point at a cable or transceiver, receive errors and discards at packets lost. ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(named(`topk(15,\n  ${labelledRates(FABRIC_ERRORS)}\n) > 0`, 'node_guid, port, counter'))],
       transformations: mergedTable(),
       overrides: [...names, column('A', 'rate', [unitProp('cps')])],
     },
     {
-      type: 'table', title: 'Top ports by congestion', unit: 'percentunit', w: 12, h: 9,
+      type: 'table',
+      title: 'Top ports by congestion',
+      unit: 'percentunit',
+      w: 12,
+      h: 9,
       description: `The 15 fabric ports stalled the largest share of the time: PortXmitWait ticks per second times the switch's tick (infiniband_fabric_node_xmit_wait_tick_seconds). From 30 % for 15 minutes: InfiniBandFabricLinkCongested. ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(named(`topk(15, ${stalled} > 0)`))],
       transformations: mergedTable(),
       overrides: [...names, column('A', 'stalled', [unitProp('percentunit')])],
     },
     {
-      type: 'timeseries', title: 'Fabric port error rate, top 10 ports', unit: 'cps', w: 12, h: 8,
+      type: 'timeseries',
+      title: 'Fabric port error rate, top 10 ports',
+      unit: 'cps',
+      w: 12,
+      h: 8,
       description: `Sum of the PMA error counter rates per fabric port, for the 10 ports with the highest sum at each point in time. A fabric port's error counters are served once one of them is non-zero: ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`topk(10, sum by ${port} (\n  ${labelledRates(FABRIC_ERRORS)}\n))`, '{{node_guid}}/{{port}}')],
       defaults: { min: 0 },
     },
     {
-      type: 'table', title: 'Saturated fabric port counters', unit: 'none', w: 12, h: 8,
+      type: 'table',
+      title: 'Saturated fabric port counters',
+      unit: 'none',
+      w: 12,
+      h: 8,
       description: `PMA counters of fabric ports stuck at their maximum: new events on them are invisible until they are reset (perfquery -R). ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(named(`max by (node_guid, port, counter) (${metric('port_pma_saturated')} == 1)`, 'node_guid, port, counter'))],
       transformations: mergedTable(['Time', '__name__', 'Value']),
@@ -253,15 +336,22 @@ and on (node_guid) ${switches}`;
       sortBy: { column: 'bit error rate', descending: true },
     },
     {
-      type: 'timeseries', title: 'Bit error rate over time, worst 10 links', unit: 'sci', w: 16, h: 8,
+      type: 'timeseries',
+      title: 'Bit error rate over time, worst 10 links',
+      unit: 'sci',
+      w: 16,
+      h: 8,
       description: `Symbol bit error rate over the preceding hour of the 10 worst fabric ports at each point in time, on a logarithmic axis; the dashed line is the alert threshold (${BIT_ERROR_RATE_THRESHOLD}). A rate that climbs for days is a cable or transceiver going bad before the link flaps. ${NEEDS_HOUR} ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`topk(10, ${ber})`, '{{node_guid}}/{{port}}')],
       defaults: { thresholds: berThresholds, custom: { logScale: true, thresholdLines: true } },
     },
     {
-      type: 'text', title: 'Cables, modules and PCIe links', w: 8, h: 8,
+      type: 'text',
+      title: 'Cables, modules and PCIe links',
+      w: 8,
+      h: 8,
       content: [
-        'The fabric mode reads every switch port\'s counters, hence the bit error rates beside this note.',
+        "The fabric mode reads every switch port's counters, hence the bit error rates beside this note.",
         '',
         `**Optical modules and cables** (temperature, receive and transmit power against the module's own thresholds) and **the PCIe link of each adapter** are read on each host by its own exporter (collectors \`module\` and \`pcie\`): open [InfiniBand / Host](/d/${HOST_UID}/infiniband-host) on that host, row **Link health**.`,
         '',
@@ -272,14 +362,24 @@ and on (node_guid) ${switches}`;
 
   const utilisation: PanelSpec[] = [
     {
-      type: 'timeseries', title: 'Top 10 switch ports by utilisation', unit: 'percentunit', w: 12, h: 8,
-      description: 'The 10 switch ports closest to their link capacity: the busier direction divided by the nominal link rate (the usable data rate is 97 % of it from FDR on, 80 % up to QDR).',
+      type: 'timeseries',
+      title: 'Top 10 switch ports by utilisation',
+      unit: 'percentunit',
+      w: 12,
+      h: 8,
+      description:
+        'The 10 switch ports closest to their link capacity: the busier direction divided by the nominal link rate (the usable data rate is 97 % of it from FDR on, 80 % up to QDR).',
       targets: [series(`topk(10, ${switchUtilisation})`, '{{node_guid}}/{{port}}')],
       defaults: { min: 0, max: 1 },
     },
     {
-      type: 'timeseries', title: 'Switch port traffic', unit: 'Bps', w: 12, h: 8,
-      description: 'Bytes per second sent by all switch ports: every hop of a packet counts, so this is the load on the switches, not the traffic between hosts.',
+      type: 'timeseries',
+      title: 'Switch port traffic',
+      unit: 'Bps',
+      w: 12,
+      h: 8,
+      description:
+        'Bytes per second sent by all switch ports: every hop of a packet counts, so this is the load on the switches, not the traffic between hosts.',
       targets: [series(`sum(${rate('transmit_data_bytes')} and on (node_guid) ${switches})`, 'transmit')],
       defaults: { min: 0 },
     },
@@ -288,14 +388,29 @@ and on (node_guid) ${switches}`;
   const tierLegend = 'tier {{tier}} {{direction}}';
   const congestion: PanelSpec[] = [
     {
-      type: 'timeseries', title: 'Mean stalled share per tier and direction', unit: 'percentunit', w: 12, h: 8,
-      description: 'The mean fraction of time the switch ports of each tier were stalled (data to send, nothing sent) between two ports cycles, over every shard: the sums over the port counts the exporters serve. Tier 1 is the switches with hosts, counting up; "down" sends toward the hosts, "up" away. A whole tier\'s uplinks rising together is oversubscription; one link alone is routing or placement.',
-      targets: [series(`sum by (tier, direction) (${metric('congestion_ratio_sum')}) / sum by (tier, direction) (${metric('congestion_ports')})`, tierLegend)],
+      type: 'timeseries',
+      title: 'Mean stalled share per tier and direction',
+      unit: 'percentunit',
+      w: 12,
+      h: 8,
+      description:
+        'The mean fraction of time the switch ports of each tier were stalled (data to send, nothing sent) between two ports cycles, over every shard: the sums over the port counts the exporters serve. Tier 1 is the switches with hosts, counting up; "down" sends toward the hosts, "up" away. A whole tier\'s uplinks rising together is oversubscription; one link alone is routing or placement.',
+      targets: [
+        series(
+          `sum by (tier, direction) (${metric('congestion_ratio_sum')}) / sum by (tier, direction) (${metric('congestion_ports')})`,
+          tierLegend,
+        ),
+      ],
       defaults: { min: 0 },
     },
     {
-      type: 'timeseries', title: 'Worst port per tier and direction', unit: 'percentunit', w: 12, h: 8,
-      description: 'The largest stalled fraction among the switch ports of each tier and direction between two ports cycles, the maximum over the shards. Above 0.3 a link is congested (InfiniBandFabricLinkCongested after 15 minutes).',
+      type: 'timeseries',
+      title: 'Worst port per tier and direction',
+      unit: 'percentunit',
+      w: 12,
+      h: 8,
+      description:
+        'The largest stalled fraction among the switch ports of each tier and direction between two ports cycles, the maximum over the shards. Above 0.3 a link is congested (InfiniBandFabricLinkCongested after 15 minutes).',
       targets: [series(`max by (tier, direction) (${metric('congestion_ratio_max')})`, tierLegend)],
       defaults: { min: 0, max: 1 },
     },
@@ -303,8 +418,13 @@ and on (node_guid) ${switches}`;
 
   const multicast: PanelSpec[] = [
     {
-      type: 'table', title: 'IPoIB broadcast groups', unit: 'none', w: 16, h: 6,
-      description: 'The IPoIB broadcast group of each partition (MGID ff12:401b:<P_Key>::ffff:ffff) with its MTU, rate and members. opensm creates it at 10 Gb/s and MTU 2048 unless partitions.conf sets rate= and mtu=; every IPoIB broadcast and multicast packet moves at that rate.',
+      type: 'table',
+      title: 'IPoIB broadcast groups',
+      unit: 'none',
+      w: 16,
+      h: 6,
+      description:
+        'The IPoIB broadcast group of each partition (MGID ff12:401b:<P_Key>::ffff:ffff) with its MTU, rate and members. opensm creates it at 10 Gb/s and MTU 2048 unless partitions.conf sets rate= and mtu=; every IPoIB broadcast and multicast packet moves at that rate.',
       targets: [
         tableRow(`max by (mgid, pkey) (${metric('multicast_group_mtu_bytes', broadcast)})`),
         tableRow(`8 * max by (mgid, pkey) (${metric('multicast_group_rate_bytes_per_second', broadcast)})`),
@@ -318,7 +438,11 @@ and on (node_guid) ${switches}`;
       ],
     },
     {
-      type: 'stat', title: 'Slowest active HCA link', unit: 'bps', w: 8, h: 6,
+      type: 'stat',
+      title: 'Slowest active HCA link',
+      unit: 'bps',
+      w: 8,
+      h: 6,
       description: `The nominal rate of the slowest ACTIVE link to an HCA, read at the switch end of each host link. A broadcast group slower than this is suboptimal (InfiniBandMulticastGroupSuboptimal). HCA ports themselves count too with --fabric.hca-ports; the switch ends are enough.`,
       targets: [instant(`8 * min(${caLinkRates})`)],
     },
@@ -326,16 +450,26 @@ and on (node_guid) ${switches}`;
 
   const exporters: PanelSpec[] = [
     {
-      type: 'table', title: 'Fabric collectors', unit: 'none', w: 24, h: 5,
-      description: 'Each fabric-mode exporter and collector (fabric_discovery, fabric_ports, fabric_sa): did its last cycle succeed, and how old is its data. A failed discovery keeps the last topology.',
+      type: 'table',
+      title: 'Fabric collectors',
+      unit: 'none',
+      w: 24,
+      h: 5,
+      description:
+        'Each fabric-mode exporter and collector (fabric_discovery, fabric_ports, fabric_sa): did its last cycle succeed, and how old is its data. A failed discovery keeps the last topology.',
       targets: [
         tableRow(`max by (job, instance, collector) (infiniband_exporter_collector_success{${sel}, collector=~"fabric_.*"})`),
-        tableRow(`max by (job, instance, collector) (time() - infiniband_exporter_last_collection_timestamp_seconds{${sel}, collector=~"fabric_.*"})`),
+        tableRow(
+          `max by (job, instance, collector) (time() - infiniband_exporter_last_collection_timestamp_seconds{${sel}, collector=~"fabric_.*"})`,
+        ),
       ],
       transformations: mergedTable(),
       overrides: [
         { matcher: { id: 'byName', options: 'job' }, properties: [hiddenProp] },
-        column('A', 'last cycle', [mappingsProp([valueMap({ 0: { text: 'FAILED', color: 'red', index: 0 }, 1: { text: 'OK', color: 'green', index: 1 } })]), colorText]),
+        column('A', 'last cycle', [
+          mappingsProp([valueMap({ 0: { text: 'FAILED', color: 'red', index: 0 }, 1: { text: 'OK', color: 'green', index: 1 } })]),
+          colorText,
+        ]),
         column('B', 'data age', [unitProp('s')]),
       ],
     },
@@ -348,24 +482,36 @@ and on (node_guid) ${switches}`;
   const notAsPlanned = [
     planned(1, 'no link'),
     planned(2, 'connected elsewhere'),
-    planned(3, 'below the plan\'s width or speed'),
+    planned(3, "below the plan's width or speed"),
     `label_replace(max by (node_guid, port, peer_guid, peer_port, rail, peer_rail) (${metric('rail_violation')}), "problem", "on another rail's switch", "", "")`,
   ].join('\n  or ');
   const cabling: PanelSpec[] = [
     {
-      type: 'stat', title: 'Cables not as planned', unit: 'short', w: 6, h: 5,
+      type: 'stat',
+      title: 'Cables not as planned',
+      unit: 'short',
+      w: 6,
+      h: 5,
       description: `Cables of the plan without a link, connected elsewhere or below the plan's width or speed, plus adapters cabled to another rail's switch. \`infiniband-exporter check --collector.fabric --fabric.topology-file FILE\` and /fabric say which cable to move where. ${NEEDS_PLAN}`,
       targets: [instant(`count(${notAsPlanned}) or vector(0)`)],
       defaults: { thresholds: alertAbove(1) },
     },
     {
-      type: 'stat', title: 'Plan nodes missing', unit: 'short', w: 6, h: 5,
+      type: 'stat',
+      title: 'Plan nodes missing',
+      unit: 'short',
+      w: 6,
+      h: 5,
       description: `Nodes the cabling plan names that the fabric does not have: powered off, not installed yet, or every cable unplugged. ${NEEDS_PLAN}`,
       targets: [instant(`max(${metric('plan_nodes_missing')})`)],
       defaults: { thresholds: alertAbove(1) },
     },
     {
-      type: 'table', title: 'Cables not as the plan has them', unit: 'none', w: 12, h: 8,
+      type: 'table',
+      title: 'Cables not as the plan has them',
+      unit: 'none',
+      w: 12,
+      h: 8,
       description: `Each planned cable that is not as the plan has it (its two ends as the plan writes them, and what is wrong), and each host adapter on a switch of another rail. ${EMPTY_WHEN_HEALTHY} ${NEEDS_PLAN}`,
       targets: [tableRow(named(notAsPlanned, 'node_guid, port, peer_guid, peer_port, problem'))],
       transformations: mergedTable(['Time', '__name__', 'Value']),
@@ -380,7 +526,14 @@ and on (node_guid) ${switches}`;
     variables: [
       datasourceVariable(),
       jobVariable(),
-      labelVariable({ name: 'instance', label: 'Fabric exporter', metric: 'infiniband_fabric_node_info{job=~"$job"}', labelName: 'instance', multi: true, allValue: '.*' }),
+      labelVariable({
+        name: 'instance',
+        label: 'Fabric exporter',
+        metric: 'infiniband_fabric_node_info{job=~"$job"}',
+        labelName: 'instance',
+        multi: true,
+        allValue: '.*',
+      }),
     ],
     rows: [
       { title: 'Fabric at a glance', panels: glance },

@@ -30,47 +30,76 @@ export function jobs(): dashboard.Dashboard {
   const once = (expr: string, by: string) => `sum by (${by}) (${expr}) / on (job_id) group_left ${sets}`;
   const links = (scope: string) => `sum(${once(`infiniband_job_links{${sel}, scope="${scope}"}`, 'job_id')}) or vector(0)`;
   const hostsOfJob = `max by (instance) (infiniband_host_job_info{${sel}})`;
-  const hostRate = (counter: string) => `sum by (instance) (rate(infiniband_port_${counter}_total{${exporters}}[$__rate_interval])) * on (instance) group_left ${hostsOfJob}`;
+  const hostRate = (counter: string) =>
+    `sum by (instance) (rate(infiniband_port_${counter}_total{${exporters}}[$__rate_interval])) * on (instance) group_left ${hostsOfJob}`;
 
   const job: PanelSpec[] = [
     {
-      type: 'table', title: 'Job', unit: 'none', w: 12, h: 4,
+      type: 'table',
+      title: 'Job',
+      unit: 'none',
+      w: 12,
+      h: 4,
       description: 'The job as the workload manager lists it: id, user, partition and name.',
       targets: [tableRow(`max by (job_id, user, partition, name) (infiniband_job_info{${sel}})`)],
       transformations: mergedTable(['Time', '__name__', 'Value']),
     },
     {
-      type: 'stat', title: 'Hosts on the fabric', unit: 'short', w: 3, h: 4,
-      description: 'The job\'s hosts matched to an adapter of the fabric (node-name-map name, NodeDescription, fabric.host_pattern).',
+      type: 'stat',
+      title: 'Hosts on the fabric',
+      unit: 'short',
+      w: 3,
+      h: 4,
+      description: "The job's hosts matched to an adapter of the fabric (node-name-map name, NodeDescription, fabric.host_pattern).",
       targets: [instant(`max(infiniband_job_hosts{${sel}, state="on_fabric"})`)],
     },
     {
-      type: 'stat', title: 'Hosts not found', unit: 'short', w: 3, h: 4,
-      description: 'The job\'s hosts no adapter of the fabric matches: their links are not watched. The exporter\'s log names them.',
+      type: 'stat',
+      title: 'Hosts not found',
+      unit: 'short',
+      w: 3,
+      h: 4,
+      description: "The job's hosts no adapter of the fabric matches: their links are not watched. The exporter's log names them.",
       targets: [instant(`max(infiniband_job_hosts{${sel}, state="not_found"})`)],
       defaults: { thresholds: alertAbove(1, 'orange') },
     },
     {
-      type: 'stat', title: 'Adapter links', unit: 'short', w: 3, h: 4,
-      description: 'Links of the job\'s adapters to their switches.',
+      type: 'stat',
+      title: 'Adapter links',
+      unit: 'short',
+      w: 3,
+      h: 4,
+      description: "Links of the job's adapters to their switches.",
       targets: [instant(links('host'))],
     },
     {
-      type: 'stat', title: 'Inter-switch links', unit: 'short', w: 3, h: 4,
-      description: 'Inter-switch links on the minimal-hop paths between the leaves the job\'s hosts hang off.',
+      type: 'stat',
+      title: 'Inter-switch links',
+      unit: 'short',
+      w: 3,
+      h: 4,
+      description: "Inter-switch links on the minimal-hop paths between the leaves the job's hosts hang off.",
       targets: [instant(links('switch'))],
     },
   ];
 
   const impaired: PanelSpec[] = [
     {
-      type: 'table', title: 'Impaired links of the job', unit: 'short', w: 12, h: 7,
+      type: 'table',
+      title: 'Impaired links of the job',
+      unit: 'short',
+      w: 12,
+      h: 7,
       description: `Links of the job's footprint that are down, degraded, miswired, over the BER threshold or with rising errors, by scope (host: adapter links; switch: inter-switch links) and reason. \`infiniband-exporter check --collector.fabric\` names each link. ${EMPTY_WHEN_HEALTHY}`,
       targets: [tableRow(`${once(`infiniband_job_links_impaired{${sel}}`, 'job_id, scope, reason')} > 0`)],
       transformations: mergedTable(['Time', '__name__']),
     },
     {
-      type: 'timeseries', title: 'Impaired links over time', unit: 'short', w: 12, h: 7,
+      type: 'timeseries',
+      title: 'Impaired links over time',
+      unit: 'short',
+      w: 12,
+      h: 7,
       description: `Impaired links of the job's footprint by reason, over time: when a link went bad under the job. ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`${once(`infiniband_job_links_impaired{${sel}}`, 'job_id, reason')} > 0`, '{{reason}}')],
     },
@@ -78,12 +107,20 @@ export function jobs(): dashboard.Dashboard {
 
   const hosts: PanelSpec[] = [
     {
-      type: 'timeseries', title: 'Physical errors on the job\'s hosts', unit: 'short', w: 12, h: 7,
+      type: 'timeseries',
+      title: "Physical errors on the job's hosts",
+      unit: 'short',
+      w: 12,
+      h: 7,
       description: `Physical error counters of the ports of the hosts running the job (host exporters with infiniband_host_job_info), per second. ${EMPTY_WHEN_HEALTHY}`,
       targets: PHYSICAL_ERRORS.map(([name, text]) => series(`${hostRate(name)} > 0`, `{{instance}} ${text}`)),
     },
     {
-      type: 'timeseries', title: 'Transmit wait on the job\'s hosts', unit: 'short', w: 12, h: 7,
+      type: 'timeseries',
+      title: "Transmit wait on the job's hosts",
+      unit: 'short',
+      w: 12,
+      h: 7,
       description: `Ticks per second the ports of the job's hosts had data to send and could not (PortXmitWait): congestion the job meets at its own adapters. ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`${hostRate('transmit_wait')} > 0`, '{{instance}}')],
     },
@@ -92,13 +129,27 @@ export function jobs(): dashboard.Dashboard {
   return buildDashboard({
     uid: JOBS_UID,
     title: 'InfiniBand / Jobs',
-    description: 'One running job of the workload manager (fabric mode with --squeue.path or --jobs.file): its hosts, the links of its footprint, which of them are impaired, and the errors and congestion at its hosts\' ports. See dashboards/README.md.',
+    description:
+      "One running job of the workload manager (fabric mode with --squeue.path or --jobs.file): its hosts, the links of its footprint, which of them are impaired, and the errors and congestion at its hosts' ports. See dashboards/README.md.",
     variables: [
       datasourceVariable(),
       jobVariable(),
       // Fabric and host exporters alike: the job's links come from the first, its hosts' ports from the second.
-      labelVariable({ name: 'instance', label: 'Exporter', metric: 'infiniband_exporter_build_info{job=~"$job"}', labelName: 'instance', multi: true, allValue: '.*' }),
-      labelVariable({ name: 'job_id', label: 'Running job', metric: 'infiniband_job_info{job=~"$job", instance=~"$instance"}', labelName: 'job_id', multi: false }),
+      labelVariable({
+        name: 'instance',
+        label: 'Exporter',
+        metric: 'infiniband_exporter_build_info{job=~"$job"}',
+        labelName: 'instance',
+        multi: true,
+        allValue: '.*',
+      }),
+      labelVariable({
+        name: 'job_id',
+        label: 'Running job',
+        metric: 'infiniband_job_info{job=~"$job", instance=~"$instance"}',
+        labelName: 'job_id',
+        multi: false,
+      }),
     ],
     rows: [
       { title: 'The job', panels: job },

@@ -25,11 +25,14 @@ export const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: '${da
 /** Phrases the tests and the README rely on to know which panels may show nothing. */
 export const NEEDS_DIAG = 'Needs the diag collector (infiniband-diags on the host): empty without it.';
 export const EMPTY_WHEN_HEALTHY = 'Empty on a healthy fabric.';
-export const NEEDS_EXPECTATION = 'Needs an expectation for the port (exporter config file, or smpquery with the diag collector): empty without one.';
+export const NEEDS_EXPECTATION =
+  'Needs an expectation for the port (exporter config file, or smpquery with the diag collector): empty without one.';
 export const NEEDS_PLAN = 'Needs a cabling plan (--fabric.topology-file) or fabric.rails in the exporter config file: empty without them.';
 export const NEEDS_HCA_PORTS = 'Needs --fabric.hca-ports for the HCA ends: without it only switch ports show.';
-export const NEEDS_HOUR = 'Needs an hour of data for the link: empty for a link up less than an hour, or whose counter was reset or saturated within it (never a spike).';
-export const NEEDS_PCIE = 'Needs the PCIe link attributes in sysfs (current_link_speed...): empty for adapters without them (a VF, a kernel before 4.13).';
+export const NEEDS_HOUR =
+  'Needs an hour of data for the link: empty for a link up less than an hour, or whose counter was reset or saturated within it (never a spike).';
+export const NEEDS_PCIE =
+  'Needs the PCIe link attributes in sysfs (current_link_speed...): empty for adapters without them (a VF, a kernel before 4.13).';
 export const NEEDS_MODULE = 'Needs the module collector (mstlink or mlxlink, run as root): empty without it.';
 
 /** PMA error counters, exported locally and for the link peer (DESIGN.md metric contract). */
@@ -54,9 +57,33 @@ export const CONGESTION: readonly Counter[] = [['transmit_wait', 'transmit wait'
 export const ERROR_COUNTERS: readonly Counter[] = [...PHYSICAL_ERRORS, ...PACKET_ERRORS, ...CONGESTION];
 
 export const PORT_STATES = ['NOP', 'DOWN', 'INIT', 'ARMED', 'ACTIVE', 'ACTIVE_DEFER'] as const;
-export const PHYSICAL_STATES = ['', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest'] as const;
-const STATE_COLORS: Record<string, string> = { NOP: 'purple', DOWN: 'red', INIT: 'orange', ARMED: 'yellow', ACTIVE: 'green', ACTIVE_DEFER: 'blue' };
-const PHYSICAL_COLORS: Record<string, string> = { Sleep: 'purple', Polling: 'red', Disabled: 'red', PortConfigurationTraining: 'yellow', LinkUp: 'green', LinkErrorRecovery: 'orange', PhyTest: 'blue' };
+export const PHYSICAL_STATES = [
+  '',
+  'Sleep',
+  'Polling',
+  'Disabled',
+  'PortConfigurationTraining',
+  'LinkUp',
+  'LinkErrorRecovery',
+  'PhyTest',
+] as const;
+const STATE_COLORS: Record<string, string> = {
+  NOP: 'purple',
+  DOWN: 'red',
+  INIT: 'orange',
+  ARMED: 'yellow',
+  ACTIVE: 'green',
+  ACTIVE_DEFER: 'blue',
+};
+const PHYSICAL_COLORS: Record<string, string> = {
+  Sleep: 'purple',
+  Polling: 'red',
+  Disabled: 'red',
+  PortConfigurationTraining: 'yellow',
+  LinkUp: 'green',
+  LinkErrorRecovery: 'orange',
+  PhyTest: 'blue',
+};
 
 /**
  * Ports counted by state name from an `_id` gauge: count_values groups the ports by id, then one
@@ -97,7 +124,10 @@ function target(spec: TargetSpec, refId: string): prometheus.DataqueryBuilder {
 // ---------------------------------------------------------------------------------------------
 // Field settings
 
-export const valueMap = (options: Record<string, dashboard.ValueMappingResult>): dashboard.ValueMap => ({ type: dashboard.MappingType.ValueToText, options });
+export const valueMap = (options: Record<string, dashboard.ValueMappingResult>): dashboard.ValueMap => ({
+  type: dashboard.MappingType.ValueToText,
+  options,
+});
 
 function mappingsFor(names: readonly string[], colors: Record<string, string>): dashboard.ValueMapping[] {
   const options: Record<string, dashboard.ValueMappingResult> = {};
@@ -111,7 +141,10 @@ export const PHYSICAL_MAPPINGS = mappingsFor(PHYSICAL_STATES, PHYSICAL_COLORS);
 export const YES_NO_MAPPINGS = [valueMap({ 0: { text: 'no', color: 'green', index: 0 }, 1: { text: 'yes', color: 'red', index: 1 } })];
 
 /** Thresholds: green, then the given colour from `value` on. */
-export const alertAbove = (value: number, color = 'red'): dashboard.Threshold[] => [{ color: 'green', value: null }, { color, value }];
+export const alertAbove = (value: number, color = 'red'): dashboard.Threshold[] => [
+  { color: 'green', value: null },
+  { color, value },
+];
 const NEUTRAL: dashboard.Threshold[] = [{ color: 'blue', value: null }];
 
 export interface Override {
@@ -129,14 +162,23 @@ export const mappingsProp = (mappings: dashboard.ValueMapping[]): dashboard.Dyna
 export const hiddenProp: dashboard.DynamicConfigValue = { id: 'custom.hidden', value: true };
 export const colorText: dashboard.DynamicConfigValue = { id: 'custom.cellOptions', value: { type: 'color-text' } };
 /** Draw the series of query `refId` dashed (an expected value beside the actual one). */
-export const dashedQuery = (refId: string): Override => ({ matcher: { id: 'byFrameRefID', options: refId }, properties: [{ id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } }] });
+export const dashedQuery = (refId: string): Override => ({
+  matcher: { id: 'byFrameRefID', options: refId },
+  properties: [{ id: 'custom.lineStyle', value: { fill: 'dash', dash: [10, 10] } }],
+});
 /** Draw the series of query `refId` below the axis (receive beside transmit). */
-export const belowAxis = (refId: string): Override => ({ matcher: { id: 'byFrameRefID', options: refId }, properties: [{ id: 'custom.transform', value: 'negative-Y' }] });
+export const belowAxis = (refId: string): Override => ({
+  matcher: { id: 'byFrameRefID', options: refId },
+  properties: [{ id: 'custom.transform', value: 'negative-Y' }],
+});
 
 /** Merge the instant queries of a table into one row per key and hide the bookkeeping columns. */
 export function mergedTable(hidden: string[] = ['Time', '__name__']): dashboard.DataTransformerConfig[] {
   const excludeByName = Object.fromEntries(hidden.map((name) => [name, true]));
-  return [{ id: 'merge', options: {} }, { id: 'organize', options: { excludeByName, renameByName: {} } }];
+  return [
+    { id: 'merge', options: {} },
+    { id: 'organize', options: { excludeByName, renameByName: {} } },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,13 +255,20 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
   switch (spec.type) {
     case 'timeseries': {
       const panel = new timeseries.PanelBuilder()
-        .legend(new common.VizLegendOptionsBuilder().displayMode(common.LegendDisplayMode.Table).placement(common.LegendPlacement.Bottom).showLegend(true).calcs(['lastNotNull', 'max']))
+        .legend(
+          new common.VizLegendOptionsBuilder()
+            .displayMode(common.LegendDisplayMode.Table)
+            .placement(common.LegendPlacement.Bottom)
+            .showLegend(true)
+            .calcs(['lastNotNull', 'max']),
+        )
         .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Multi).sort(common.SortOrder.Descending));
       if (custom.drawStyle) panel.drawStyle(common.GraphDrawStyle.Line);
       if (custom.lineInterpolation) panel.lineInterpolation(common.LineInterpolation.StepAfter);
       if (custom.fillOpacity !== undefined) panel.fillOpacity(custom.fillOpacity);
       if (custom.logScale) panel.scaleDistribution(new common.ScaleDistributionConfigBuilder().type(common.ScaleDistribution.Log).log(10));
-      if (custom.thresholdLines) panel.thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed));
+      if (custom.thresholdLines)
+        panel.thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Dashed));
       return panel;
     }
     case 'stat':
@@ -240,11 +289,21 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
       return new piechart.PanelBuilder()
         .reduceOptions(allTime())
         .pieType(piechart.PieChartType.Donut)
-        .legend(new piechart.PieChartLegendOptionsBuilder().displayMode(common.LegendDisplayMode.Table).placement(common.LegendPlacement.Right).showLegend(true).values([piechart.PieChartLegendValues.Value]))
+        .legend(
+          new piechart.PieChartLegendOptionsBuilder()
+            .displayMode(common.LegendDisplayMode.Table)
+            .placement(common.LegendPlacement.Right)
+            .showLegend(true)
+            .values([piechart.PieChartLegendValues.Value]),
+        )
         .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Single));
     case 'table': {
-      const panel = new table.PanelBuilder().showHeader(true).cellHeight(common.TableCellHeight.Sm).footer(new common.TableFooterOptionsBuilder().show(false));
-      if (spec.sortBy) panel.sortBy([new common.TableSortByFieldStateBuilder().displayName(spec.sortBy.column).desc(spec.sortBy.descending)]);
+      const panel = new table.PanelBuilder()
+        .showHeader(true)
+        .cellHeight(common.TableCellHeight.Sm)
+        .footer(new common.TableFooterOptionsBuilder().show(false));
+      if (spec.sortBy)
+        panel.sortBy([new common.TableSortByFieldStateBuilder().displayName(spec.sortBy.column).desc(spec.sortBy.descending)]);
       return panel;
     }
     case 'state-timeline':
@@ -253,7 +312,12 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
         .mergeValues(true)
         .alignValue(common.TimelineValueAlignment.Left)
         .rowHeight(0.9)
-        .legend(new common.VizLegendOptionsBuilder().showLegend(true).displayMode(common.LegendDisplayMode.List).placement(common.LegendPlacement.Bottom));
+        .legend(
+          new common.VizLegendOptionsBuilder()
+            .showLegend(true)
+            .displayMode(common.LegendDisplayMode.List)
+            .placement(common.LegendPlacement.Bottom),
+        );
   }
 }
 
@@ -263,7 +327,9 @@ function builderFor(spec: PanelSpec): CommonPanelBuilder<unknown> {
  */
 function singleValueColumn(overrides: Override[], targetCount: number): Override[] {
   if (targetCount !== 1) return overrides;
-  return overrides.map((o) => (o.matcher.id === 'byName' && o.matcher.options === 'Value #A' ? { ...o, matcher: { id: 'byName', options: 'Value' } } : o));
+  return overrides.map((o) =>
+    o.matcher.id === 'byName' && o.matcher.options === 'Value #A' ? { ...o, matcher: { id: 'byName', options: 'Value' } } : o,
+  );
 }
 
 function buildNote(spec: NoteSpec, id: number): cog.Builder<dashboard.Panel> {
@@ -279,8 +345,14 @@ function buildPanel(spec: PanelSpec, id: number): cog.Builder<dashboard.Panel> {
   panel.span(spec.w);
   panel.height(spec.h);
   panel.unit(spec.unit);
-  panel.colorScheme(new dashboard.FieldColorBuilder().mode(spec.type === 'timeseries' ? dashboard.FieldColorModeId.PaletteClassic : dashboard.FieldColorModeId.Thresholds));
-  panel.thresholds(new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps(spec.defaults?.thresholds ?? NEUTRAL));
+  panel.colorScheme(
+    new dashboard.FieldColorBuilder().mode(
+      spec.type === 'timeseries' ? dashboard.FieldColorModeId.PaletteClassic : dashboard.FieldColorModeId.Thresholds,
+    ),
+  );
+  panel.thresholds(
+    new dashboard.ThresholdsConfigBuilder().mode(dashboard.ThresholdsMode.Absolute).steps(spec.defaults?.thresholds ?? NEUTRAL),
+  );
   panel.mappings(spec.defaults?.mappings ?? []);
   const defaults = spec.defaults ?? {};
   if (defaults.min !== undefined) panel.min(defaults.min);
@@ -323,7 +395,8 @@ export function labelVariable(v: LabelVariable): dashboard.QueryVariableBuilder 
 
 // The `job` variable lists jobs that scrape this exporter; "All" expands to those jobs only (no
 // allValue), so `up{job=~"$job"}` never counts other exporters' targets.
-export const jobVariable = () => labelVariable({ name: 'job', label: 'Job', metric: 'infiniband_exporter_build_info', labelName: 'job', multi: true });
+export const jobVariable = () =>
+  labelVariable({ name: 'job', label: 'Job', metric: 'infiniband_exporter_build_info', labelName: 'job', multi: true });
 
 /** Data link from a table row to the host dashboard for that host (and port, when known). */
 function hostLink(withPort: boolean): { title: string; url: string } {
@@ -335,7 +408,13 @@ function hostLink(withPort: boolean): { title: string; url: string } {
 }
 /** Overrides that hide job and turn the instance column into a link to the host dashboard. */
 export const hostColumns = (withPort: boolean): Override[] => [
-  { matcher: { id: 'byName', options: 'instance' }, properties: [{ id: 'displayName', value: 'host' }, { id: 'links', value: [hostLink(withPort)] }] },
+  {
+    matcher: { id: 'byName', options: 'instance' },
+    properties: [
+      { id: 'displayName', value: 'host' },
+      { id: 'links', value: [hostLink(withPort)] },
+    ],
+  },
   { matcher: { id: 'byName', options: 'job' }, properties: [hiddenProp] },
 ];
 

@@ -40,10 +40,25 @@ export async function zooExposition(): Promise<string> {
 }
 
 /** One discovery, ports and SA cycle on recordings: the exporter (stop it) and the snapshot it left. */
-export async function fabricSnapshot(scenarios: string[], flags: string[]): Promise<{ exporter: Exporter; snapshot: Snapshot; settings: Settings }> {
-  const command = parseServeCommandLine(['--path.sysfs', '/nonexistent', '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
+export async function fabricSnapshot(
+  scenarios: string[],
+  flags: string[],
+): Promise<{ exporter: Exporter; snapshot: Snapshot; settings: Settings }> {
+  const command = parseServeCommandLine([
+    '--path.sysfs',
+    '/nonexistent',
+    '--config.file',
+    path.join(FIXTURES, 'config/fabric.yml'),
+    '--diag.timeout',
+    '2s',
+    ...flags,
+  ]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
+  const exporter = new Exporter({
+    settings: command.settings,
+    logger: pino({ level: 'silent' }),
+    runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) },
+  });
   await exporter.collectFabricOnce();
   const snapshot = exporter.collectors.snapshot;
   if (!snapshot || !FABRIC_DISCOVERY.of(snapshot)) {

@@ -28,7 +28,10 @@ export function kubernetesFiles(): GeneratedFile[] {
     return {
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'PrometheusRule',
-      metadata: { name: `infiniband-exporter-${path.parse(name).name}`, labels: { ...LABELS, 'app.kubernetes.io/component': 'alert-rules' } },
+      metadata: {
+        name: `infiniband-exporter-${path.parse(name).name}`,
+        labels: { ...LABELS, 'app.kubernetes.io/component': 'alert-rules' },
+      },
       spec: { groups },
     };
   });

@@ -8,10 +8,12 @@ export const RUNBOOKS_MODULE = 'src/commands/serve/runbooks-markdown.ts';
 
 export function runbooksFiles(): GeneratedFile[] {
   const markdown = readFileSync(path.join(REPOSITORY, 'docs/runbooks.md'), 'utf8');
-  return [{
-    path: RUNBOOKS_MODULE,
-    content: `// Generated from docs/runbooks.md by \`npm run generate\` (scripts/generate/runbooks.ts): do not edit.
+  return [
+    {
+      path: RUNBOOKS_MODULE,
+      content: `// Generated from docs/runbooks.md by \`npm run generate\` (scripts/generate/runbooks.ts): do not edit.
 export const RUNBOOKS_MARKDOWN = ${JSON.stringify(markdown)};
 `,
-  }];
+    },
+  ];
 }

@@ -23,7 +23,10 @@ const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 /** A node whose own parts (libuv, OpenSSL, V8, ...) are linked in: the binary then needs only libc and libstdc++. */
 function checkSelfContained() {
   const shared = Object.entries(process.config.variables).filter(([key, value]) => key.startsWith('node_shared') && value === true);
-  if (shared.length > 0) throw new Error(`${process.execPath} loads shared libraries of its own (${shared.map(([key]) => key).join(', ')}): build the release with a node from nodejs.org or NodeSource`);
+  if (shared.length > 0)
+    throw new Error(
+      `${process.execPath} loads shared libraries of its own (${shared.map(([key]) => key).join(', ')}): build the release with a node from nodejs.org or NodeSource`,
+    );
 }
 
 // What LIEF (inside postject) says for each section whose name it cannot write back: node's build
@@ -55,7 +58,10 @@ async function injectQuietly(binary, blob) {
  */
 export async function buildBinary({ work: given, out, meta, log = (message) => process.stderr.write(`${message}\n`) }) {
   // The blob and the code caches are this node's, and the binary is a copy of it: the pinned one.
-  if (process.version !== pinnedVersion()) throw new UserError(`the binary is built by the Node.js it ships, ${pinnedVersion()}, not ${process.version}: npm run release, or npm run bench -- --node=shipped binary`);
+  if (process.version !== pinnedVersion())
+    throw new UserError(
+      `the binary is built by the Node.js it ships, ${pinnedVersion()}, not ${process.version}: npm run release, or npm run bench -- --node=shipped binary`,
+    );
   checkSelfContained();
   mkdirSync(given, { recursive: true });
   // Its real path: Node.js gives the modules imported from it theirs (node_modules may be a link).
@@ -63,7 +69,13 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   const dist = path.join(work, 'dist');
   // The compiled modules are ES modules: a package.json says so where the project's does not reach.
   writeFileSync(path.join(work, 'package.json'), '{"type": "module"}\n');
-  await run(process.execPath, [path.join(PROJECT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PROJECT, 'tsconfig.build.json'), '--outDir', dist]);
+  await run(process.execPath, [
+    path.join(PROJECT, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    path.join(PROJECT, 'tsconfig.build.json'),
+    '--outDir',
+    dist,
+  ]);
   const standalone = { version: meta.version, revision: meta.revision };
   await bundle({ dist, entry: 'cli.js', output: 'exporter.cjs', standalone });
   await bundle({ dist, entry: 'startup/sea-main.js', output: 'sea-main.cjs', standalone });
@@ -81,7 +93,10 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   const caches = {};
-  for (const [mode, args] of [['host', []], ['fabric', ['--collector.fabric']]]) {
+  for (const [mode, args] of [
+    ['host', []],
+    ['fabric', ['--collector.fabric']],
+  ]) {
     await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]], args, env });
     const written = readdirSync(path.join(dist, 'code-cache'));
     if (written.length !== 1) throw new Error(`expected one code cache from the ${mode} warm-up, found ${written.length}`);
@@ -113,7 +128,10 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   copyFileSync(process.execPath, binary);
   chmodSync(binary, 0o755);
   const nameless = await injectQuietly(binary, readFileSync(blob));
-  if (nameless > 0) log(`postject left ${nameless} of node's note sections nameless ("Can't find string offset for section name '.note…'", LIEF): harmless, nothing reads a section's name to load or run the binary`);
+  if (nameless > 0)
+    log(
+      `postject left ${nameless} of node's note sections nameless ("Can't find string offset for section name '.note…'", LIEF): harmless, nothing reads a section's name to load or run the binary`,
+    );
   // Written anew: run right after postject wrote it, the binary counted up to 11 MiB more of its
   // own file as resident than the same bytes written by cp, dpkg or install (the kernel maps the
   // page cache of that one large write in larger pieces); measured at 66 against 53 MiB.

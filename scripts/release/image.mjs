@@ -89,7 +89,11 @@ export async function buildImage({ work, out, meta, deb, nodeFlags }) {
   await pipeline(createReadStream(tar), digesting(diffId), createGzip({ level: 6 }), digesting(layerDigest), createWriteStream(layerFile));
   const layerHex = layerDigest.digest('hex');
   renameSync(layerFile, path.join(layout, 'blobs/sha256', layerHex));
-  const layer = { mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: `sha256:${layerHex}`, size: statSync(path.join(layout, 'blobs/sha256', layerHex)).size };
+  const layer = {
+    mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip',
+    digest: `sha256:${layerHex}`,
+    size: statSync(path.join(layout, 'blobs/sha256', layerHex)).size,
+  };
 
   const created = new Date(meta.epoch * 1000).toISOString();
   const reference = `${imageName()}:${meta.version}`;
@@ -115,16 +119,46 @@ export async function buildImage({ work, out, meta, deb, nodeFlags }) {
       },
     },
     rootfs: { type: 'layers', diff_ids: [`sha256:${diffId.digest('hex')}`] },
-    history: [{ created, created_by: `mmdebstrap --variant=essential ${SUITE}: infiniband-diags, tini, passwd, ${path.basename(deb)} (scripts/release/image.mjs)` }],
+    history: [
+      {
+        created,
+        created_by: `mmdebstrap --variant=essential ${SUITE}: infiniband-diags, tini, passwd, ${path.basename(deb)} (scripts/release/image.mjs)`,
+      },
+    ],
   };
   const configBlob = blob(layout, 'application/vnd.oci.image.config.v1+json', Buffer.from(JSON.stringify(config)));
-  const manifest = blob(layout, 'application/vnd.oci.image.manifest.v1+json', Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: configBlob, layers: [layer] })));
+  const manifest = blob(
+    layout,
+    'application/vnd.oci.image.manifest.v1+json',
+    Buffer.from(
+      JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: configBlob, layers: [layer] }),
+    ),
+  );
   // The name: podman and skopeo read ref.name, containerd (and Docker's containerd store) its own key.
   const annotations = { 'org.opencontainers.image.ref.name': reference, 'io.containerd.image.name': reference };
-  writeFileSync(path.join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [{ ...manifest, annotations }] }));
+  writeFileSync(
+    path.join(layout, 'index.json'),
+    JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.index.v1+json', manifests: [{ ...manifest, annotations }] }),
+  );
   writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
 
   const archive = path.join(out, `${meta.name}-${meta.version}.oci.tar`);
-  await run('tar', ['--create', '--file', archive, '--directory', layout, '--sort=name', `--mtime=@${meta.epoch}`, '--owner=0', '--group=0', '--numeric-owner', '--mode=u=rwX,go=rX', '--format=ustar', 'oci-layout', 'index.json', 'blobs']);
+  await run('tar', [
+    '--create',
+    '--file',
+    archive,
+    '--directory',
+    layout,
+    '--sort=name',
+    `--mtime=@${meta.epoch}`,
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--mode=u=rwX,go=rX',
+    '--format=ustar',
+    'oci-layout',
+    'index.json',
+    'blobs',
+  ]);
   return { archive, reference };
 }

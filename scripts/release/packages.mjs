@@ -31,7 +31,12 @@ function replaced(text, pattern, replacement, file) {
 export function packagedUnit(environmentFile, nodeFlags) {
   const file = `deploy/systemd/${UNIT}`;
   let unit = source(file);
-  unit = replaced(unit, /^(#.*\n)+/, `# infiniband-exporter, as its package installs it: /usr/bin/infiniband-exporter run as the system\n# user infiniband-exporter (sysusers.d/infiniband-exporter.conf), flags in ARGS of ${environmentFile}.\n# Not enabled or started by the package: systemctl enable --now infiniband-exporter\n`, file);
+  unit = replaced(
+    unit,
+    /^(#.*\n)+/,
+    `# infiniband-exporter, as its package installs it: /usr/bin/infiniband-exporter run as the system\n# user infiniband-exporter (sysusers.d/infiniband-exporter.conf), flags in ARGS of ${environmentFile}.\n# Not enabled or started by the package: systemctl enable --now infiniband-exporter\n`,
+    file,
+  );
   unit = replaced(unit, /^EnvironmentFile=.*$/m, `EnvironmentFile=-${environmentFile}`, file);
   // The binary takes no Node.js flags on its command line; Node.js reads them from NODE_OPTIONS.
   unit = replaced(unit, /^Environment=NODE_ENV=production$/m, `Environment=NODE_OPTIONS=${nodeFlags.join(' ')}`, file);
@@ -47,14 +52,28 @@ export function packagedDefaults(environmentFile) {
 }
 
 /** Lines of roff for text shown as it is (a command's --help). */
-const roffVerbatim = (text) => ['.nf', ...text.trimEnd().split('\n').map((line) => line.replaceAll('\\', '\\e').replaceAll('-', '\\-').replace(/^([.'])/, '\\&$1')), '.fi'].join('\n');
+const roffVerbatim = (text) =>
+  [
+    '.nf',
+    ...text
+      .trimEnd()
+      .split('\n')
+      .map((line) =>
+        line
+          .replaceAll('\\', '\\e')
+          .replaceAll('-', '\\-')
+          .replace(/^([.'])/, '\\&$1'),
+      ),
+    '.fi',
+  ].join('\n');
 
 /** The man page, by help2man from the binary's --help, with a section per command its usage names. */
 async function manPage(binary, meta, work) {
   const help = await run(binary, ['--help'], { env: { NO_COLOR: '1' } });
   const commands = [...new Set([...help.matchAll(/^\s*(?:usage:\s*)?infiniband-exporter ([a-z][\w-]*)\b/gm)].map((match) => match[1]))];
   const sections = [];
-  for (const command of commands) sections.push(`.SS "infiniband-exporter ${command}"`, roffVerbatim(await run(binary, [command, '--help'], { env: { NO_COLOR: '1' } })));
+  for (const command of commands)
+    sections.push(`.SS "infiniband-exporter ${command}"`, roffVerbatim(await run(binary, [command, '--help'], { env: { NO_COLOR: '1' } })));
   const include = path.join(work, 'man.h2m');
   writeFileSync(
     include,
@@ -72,7 +91,11 @@ async function manPage(binary, meta, work) {
       '',
     ].join('\n'),
   );
-  const page = await run('help2man', ['--no-info', '--section=1', `--name=${meta.summary}`, `--version-string=${meta.version}`, `--include=${include}`, binary], { env: { NO_COLOR: '1' } });
+  const page = await run(
+    'help2man',
+    ['--no-info', '--section=1', `--name=${meta.summary}`, `--version-string=${meta.version}`, `--include=${include}`, binary],
+    { env: { NO_COLOR: '1' } },
+  );
   return gzipSync(page, { level: 9 });
 }
 
@@ -91,8 +114,14 @@ function stage(root, { binary, nodeFlags, man, environmentFile, license }) {
   put(root, `usr/lib/systemd/system/${UNIT}`, packagedUnit(environmentFile, nodeFlags));
   put(root, 'usr/lib/sysusers.d/infiniband-exporter.conf', source('deploy/systemd/infiniband-exporter.sysusers.conf'));
   put(root, environmentFile.slice(1), packagedDefaults(environmentFile));
-  for (const [dir, pattern] of [['rules', /\.ya?ml$/], ['dashboards', /\.json$/]]) {
-    for (const name of readdirSync(path.join(PROJECT, dir)).filter((n) => pattern.test(n) && statSync(path.join(PROJECT, dir, n)).isFile()).sort()) put(root, `${SHARE}/${dir}/${name}`, source(`${dir}/${name}`));
+  for (const [dir, pattern] of [
+    ['rules', /\.ya?ml$/],
+    ['dashboards', /\.json$/],
+  ]) {
+    for (const name of readdirSync(path.join(PROJECT, dir))
+      .filter((n) => pattern.test(n) && statSync(path.join(PROJECT, dir, n)).isFile())
+      .sort())
+      put(root, `${SHARE}/${dir}/${name}`, source(`${dir}/${name}`));
   }
   put(root, `${SHARE}/runbooks.md`, source('docs/runbooks.md'));
   put(root, `${SHARE}/examples/web-config.yml`, source('deploy/web-config.example.yml'));
@@ -164,7 +193,13 @@ async function buildDeb({ work, out, meta, binary, nodeFlags, man }) {
 
 async function buildRpm({ work, out, meta, binary, nodeFlags, man }) {
   const stageRoot = path.join(work, 'rpm-stage');
-  stage(stageRoot, { binary, nodeFlags, man, environmentFile: '/etc/sysconfig/infiniband-exporter', license: '/usr/share/licenses/infiniband-exporter/LICENSE' });
+  stage(stageRoot, {
+    binary,
+    nodeFlags,
+    man,
+    environmentFile: '/etc/sysconfig/infiniband-exporter',
+    license: '/usr/share/licenses/infiniband-exporter/LICENSE',
+  });
   const spec = path.join(work, `${meta.name}.spec`);
   const fill = {
     VERSION: meta.version,
@@ -175,7 +210,10 @@ async function buildRpm({ work, out, meta, binary, nodeFlags, man }) {
     DESCRIPTION: `${meta.description}\n\nBuilt from revision ${meta.revision}.`,
     STAGE: stageRoot,
   };
-  writeFileSync(spec, maintainerScript('infiniband-exporter.spec').replace(/@([A-Z]+)@/g, (whole, key) => fill[key] ?? whole));
+  writeFileSync(
+    spec,
+    maintainerScript('infiniband-exporter.spec').replace(/@([A-Z]+)@/g, (whole, key) => fill[key] ?? whole),
+  );
   const topdir = path.join(work, 'rpmbuild');
   const defines = {
     _topdir: topdir,
@@ -188,7 +226,14 @@ async function buildRpm({ work, out, meta, binary, nodeFlags, man }) {
     // xz, which every rpm since RHEL 6 reads (zstd needs rpm 4.14).
     _binary_payload: `w${XZ_LEVEL}.xzdio`,
   };
-  await run('rpmbuild', ['-bb', '--quiet', '--target', 'x86_64', ...Object.entries(defines).flatMap(([key, value]) => ['--define', `${key} ${value}`]), spec]);
+  await run('rpmbuild', [
+    '-bb',
+    '--quiet',
+    '--target',
+    'x86_64',
+    ...Object.entries(defines).flatMap(([key, value]) => ['--define', `${key} ${value}`]),
+    spec,
+  ]);
   return path.join(out, `${meta.name}-${meta.version}-1.x86_64.rpm`);
 }
 
@@ -196,6 +241,9 @@ async function buildRpm({ work, out, meta, binary, nodeFlags, man }) {
 export async function buildPackages({ work, out, meta, binary, nodeFlags }) {
   mkdirSync(work, { recursive: true });
   const man = await manPage(binary, meta, work);
-  const [deb, rpm] = await Promise.all([buildDeb({ work, out, meta, binary, nodeFlags, man }), buildRpm({ work, out, meta, binary, nodeFlags, man })]);
+  const [deb, rpm] = await Promise.all([
+    buildDeb({ work, out, meta, binary, nodeFlags, man }),
+    buildRpm({ work, out, meta, binary, nodeFlags, man }),
+  ]);
   return { deb, rpm };
 }

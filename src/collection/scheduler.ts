@@ -31,9 +31,7 @@ export interface CollectorsOptions {
 }
 
 /** A collector enabled by the settings, and what became of its set-up. */
-export type Enrolment =
-  | { collector: Collector; reader: Reader<unknown> }
-  | { collector: Collector; off: string };
+export type Enrolment = { collector: Collector; reader: Reader<unknown> } | { collector: Collector; off: string };
 
 /** A collector the settings turn off (its switch). */
 export interface Disabled {
@@ -104,7 +102,8 @@ class CycleRun {
     this.sampler ??= new Periodic({
       intervalMs: interval,
       task: async () => this.sample(interval / 2),
-      onOverrun: (deadlineMs) => this.program.options.logger.warn({ deadlineMs, cycle: this.cycle.name }, 'sampling took longer than the collection interval'),
+      onOverrun: (deadlineMs) =>
+        this.program.options.logger.warn({ deadlineMs, cycle: this.cycle.name }, 'sampling took longer than the collection interval'),
       onError: (error) => this.program.options.logger.error({ err: error, cycle: this.cycle.name }, 'sampling failed'),
     });
     return this.sampler;
@@ -194,10 +193,23 @@ class CycleRun {
   private overrun(deadlineMs: number): void {
     const { store } = this.program;
     for (const { collector } of this.members) {
-      const error: ReadError = { collector: collector.name, item: 'cycle', message: `did not finish within its deadline of ${deadlineMs} ms; cut off` };
+      const error: ReadError = {
+        collector: collector.name,
+        item: 'cycle',
+        message: `did not finish within its deadline of ${deadlineMs} ms; cut off`,
+      };
       if (collector.onOverrun === 'drop') store.dropPart(collector.name);
       // The age of the data stays that of the last cycle that finished.
-      store.report({ collector: collector.name, success: false, durationSeconds: deadlineMs / 1000, finishedAt: store.lastReport(collector.name)?.finishedAt ?? 0, errors: [error] }, () => false);
+      store.report(
+        {
+          collector: collector.name,
+          success: false,
+          durationSeconds: deadlineMs / 1000,
+          finishedAt: store.lastReport(collector.name)?.finishedAt ?? 0,
+          errors: [error],
+        },
+        () => false,
+      );
     }
     store.publish();
   }
@@ -224,7 +236,9 @@ export class Collectors {
     this.now = options.now ?? Date.now;
     for (const [key, value] of options.provided ?? []) this.shared.set(key, value);
     this.store = new SnapshotStore(new RecurringErrors(options.logger));
-    this.disabled = registry.filter((collector) => collector.enabledBy !== undefined && !options.settings.get(collector.enabledBy)).map((collector) => ({ collector }));
+    this.disabled = registry
+      .filter((collector) => collector.enabledBy !== undefined && !options.settings.get(collector.enabledBy))
+      .map((collector) => ({ collector }));
   }
 
   /** Set every enabled collector up (once): its reader, or why it cannot run here. */
@@ -246,7 +260,8 @@ export class Collectors {
       enrolments.push({ collector, reader: setup });
       this.store.enroll(collector.name);
       let run = this.runs.get(collector.schedule.cycle);
-      if (!run) this.runs.set(collector.schedule.cycle, (run = new CycleRun(collector.schedule.cycle, this, this.options.mode === 'check')));
+      if (!run)
+        this.runs.set(collector.schedule.cycle, (run = new CycleRun(collector.schedule.cycle, this, this.options.mode === 'check')));
       run.members.push({ collector, reader: setup });
     }
     this.enrolments = enrolments;

@@ -70,7 +70,12 @@ export class SnapshotStore {
   view(staged: ReadonlyMap<string, unknown>, devices: readonly Device[] | undefined): Snapshot {
     const parts = new Map(this.parts);
     for (const [name, part] of staged) parts.set(name, part);
-    return { devices: devices ?? this.devices, parts, reports: this.current?.reports ?? [], totals: this.current?.totals ?? { readErrors: new Map(), commandTimeouts: new Map() } };
+    return {
+      devices: devices ?? this.devices,
+      parts,
+      reports: this.current?.reports ?? [],
+      totals: this.current?.totals ?? { readErrors: new Map(), commandTimeouts: new Map() },
+    };
   }
 
   subscribe(listener: (snapshot: Snapshot) => void): void {

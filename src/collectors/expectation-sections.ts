@@ -50,7 +50,8 @@ function explainRules(words: Words, problem: SchemaProblem, field: (name: string
   const entry = value as Record<string, unknown> | undefined;
   if (path.length === 0) return `"${words.key}" must be a list of {${words.keys.join(', ')}}, got ${got([])}`;
   if (path.length === 1) {
-    if (keyword === 'type') return `each ${words.one.replace(/^an? /, '')} must be a mapping with ${words.name} and width and/or speed, got ${got(path)}`;
+    if (keyword === 'type')
+      return `each ${words.one.replace(/^an? /, '')} must be a mapping with ${words.name} and width and/or speed, got ${got(path)}`;
     if (keyword === 'required' && property === words.name) return `${words.one} needs "${words.name}" (${words.nameExample})`;
     if (keyword === 'additionalProperties') return `unknown key "${property}" in ${words.one}, expected one of: ${words.keys.join(', ')}`;
     return `the ${words.one.replace(/^an? /, '')} for "${String(entry?.[words.name])}" needs "width" and/or "speed"`;
@@ -64,17 +65,30 @@ export const EXPECTATIONS_SECTION: Section<readonly ExpectationRule[]> = {
   schema: rulesSchema('device', { port: PORT_NUMBER }),
   formats: FORMATS,
   empty: [],
-  parse: (value) => (value as Record<string, unknown>[]).map((entry) => ({
-    device: entry.device as string,
-    port: entry.port as number | undefined,
-    width: widthOf(entry.width),
-    speed: speedOf(entry.speed),
-  })),
-  explain: (problem) => explainRules(
-    { one: 'an expectation', key: 'expectations', name: 'device', nameExample: 'a glob such as "mlx5_*"', keys: ['device', 'port', 'width', 'speed'] },
-    problem,
-    (field, got) => (field === 'device' ? `"device" must be a glob such as "mlx5_*", got ${got}` : field === 'port' ? `"port" must be a port number 1–255, got ${got}` : undefined),
-  ),
+  parse: (value) =>
+    (value as Record<string, unknown>[]).map((entry) => ({
+      device: entry.device as string,
+      port: entry.port as number | undefined,
+      width: widthOf(entry.width),
+      speed: speedOf(entry.speed),
+    })),
+  explain: (problem) =>
+    explainRules(
+      {
+        one: 'an expectation',
+        key: 'expectations',
+        name: 'device',
+        nameExample: 'a glob such as "mlx5_*"',
+        keys: ['device', 'port', 'width', 'speed'],
+      },
+      problem,
+      (field, got) =>
+        field === 'device'
+          ? `"device" must be a glob such as "mlx5_*", got ${got}`
+          : field === 'port'
+            ? `"port" must be a port number 1–255, got ${got}`
+            : undefined,
+    ),
 };
 
 export const FABRIC_EXPECTATIONS_SECTION: Section<readonly FabricExpectationRule[]> = {
@@ -82,17 +96,28 @@ export const FABRIC_EXPECTATIONS_SECTION: Section<readonly FabricExpectationRule
   schema: rulesSchema('node', { ports: { type: 'array', minItems: 1, items: PORT_NUMBER } }),
   formats: FORMATS,
   empty: [],
-  parse: (value) => (value as Record<string, unknown>[]).map((entry) => ({
-    node: entry.node as string,
-    ports: entry.ports as number[] | undefined,
-    width: widthOf(entry.width),
-    speed: speedOf(entry.speed),
-  })),
-  explain: (problem) => explainRules(
-    { one: 'a fabric expectation', key: 'fabric.expectations', name: 'node', nameExample: 'a glob such as "leaf-*"', keys: ['node', 'ports', 'width', 'speed'] },
-    problem,
-    (field, got) => (field === 'node'
-      ? `"node" must be a glob on a node name or description such as "leaf-*", got ${got}`
-      : field === 'ports' ? `"ports" must be a list of port numbers 1–255 such as [1, 2], got ${got}` : undefined),
-  ),
+  parse: (value) =>
+    (value as Record<string, unknown>[]).map((entry) => ({
+      node: entry.node as string,
+      ports: entry.ports as number[] | undefined,
+      width: widthOf(entry.width),
+      speed: speedOf(entry.speed),
+    })),
+  explain: (problem) =>
+    explainRules(
+      {
+        one: 'a fabric expectation',
+        key: 'fabric.expectations',
+        name: 'node',
+        nameExample: 'a glob such as "leaf-*"',
+        keys: ['node', 'ports', 'width', 'speed'],
+      },
+      problem,
+      (field, got) =>
+        field === 'node'
+          ? `"node" must be a glob on a node name or description such as "leaf-*", got ${got}`
+          : field === 'ports'
+            ? `"ports" must be a list of port numbers 1–255 such as [1, 2], got ${got}`
+            : undefined,
+    ),
 };

@@ -10,6 +10,21 @@ export const DIAG_TIMEOUT = flag(DURATION, {
   help: 'Time limit of one infiniband-diags command; its process tree is killed after it.',
   check: true,
 });
-export const PERFQUERY_PATH = optionalFlag(STRING, { name: 'perfquery.path', key: 'diag.perfquery_path', help: 'perfquery executable (default: found on PATH).', check: true });
-export const SMINFO_PATH = optionalFlag(STRING, { name: 'sminfo.path', key: 'diag.sminfo_path', help: 'sminfo executable (default: found on PATH).', check: true });
-export const SMPQUERY_PATH = optionalFlag(STRING, { name: 'smpquery.path', key: 'diag.smpquery_path', help: 'smpquery executable (default: found on PATH).', check: true });
+export const PERFQUERY_PATH = optionalFlag(STRING, {
+  name: 'perfquery.path',
+  key: 'diag.perfquery_path',
+  help: 'perfquery executable (default: found on PATH).',
+  check: true,
+});
+export const SMINFO_PATH = optionalFlag(STRING, {
+  name: 'sminfo.path',
+  key: 'diag.sminfo_path',
+  help: 'sminfo executable (default: found on PATH).',
+  check: true,
+});
+export const SMPQUERY_PATH = optionalFlag(STRING, {
+  name: 'smpquery.path',
+  key: 'diag.smpquery_path',
+  help: 'smpquery executable (default: found on PATH).',
+  check: true,
+});

@@ -6,7 +6,12 @@ import { locateTools } from '../sources/command-runner.js';
 import type { ModuleTool } from '../sources/module/module-tools.js';
 import type { ToolGroup } from '../collection/collector.js';
 
-export const MSTLINK_PATH = optionalFlag(STRING, { name: 'mstlink.path', key: 'module.mstlink_path', help: 'mstlink (or mlxlink) executable (default: mstlink, else mlxlink, found on PATH).', check: true });
+export const MSTLINK_PATH = optionalFlag(STRING, {
+  name: 'mstlink.path',
+  key: 'module.mstlink_path',
+  help: 'mstlink (or mlxlink) executable (default: mstlink, else mlxlink, found on PATH).',
+  check: true,
+});
 
 export const MODULE_TOOLS: ToolGroup<ModuleTool> = { key: 'module', tools: ['mstlink', 'mlxlink'] };
 
@@ -14,7 +19,14 @@ export const MODULE_TOOLS: ToolGroup<ModuleTool> = { key: 'module', tools: ['mst
 export function findModuleTool(settings: Settings): { tool: ModuleTool; path: string } | { why: string } {
   const given = settings.get(MSTLINK_PATH);
   const { found } = locateTools(MODULE_TOOLS.tools, { mstlink: given });
-  const tool: ModuleTool | undefined = found.mstlink !== undefined ? 'mstlink' : given === undefined && found.mlxlink !== undefined ? 'mlxlink' : undefined;
-  if (tool === undefined) return { why: given === undefined ? 'neither mstlink (package mstflint) nor mlxlink (NVIDIA MFT) is installed' : `--mstlink.path ${given} is not an executable file` };
+  const tool: ModuleTool | undefined =
+    found.mstlink !== undefined ? 'mstlink' : given === undefined && found.mlxlink !== undefined ? 'mlxlink' : undefined;
+  if (tool === undefined)
+    return {
+      why:
+        given === undefined
+          ? 'neither mstlink (package mstflint) nor mlxlink (NVIDIA MFT) is installed'
+          : `--mstlink.path ${given} is not an executable file`,
+    };
   return { tool, path: found[tool]! };
 }

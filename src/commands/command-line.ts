@@ -18,9 +18,23 @@ import { collectorFlags, collectorSections } from '../collectors/registry.js';
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export const LOG_FORMATS = ['json', 'logfmt'] as const;
 
-export const CONFIG_FILE = optionalFlag(STRING, { name: 'config.file', help: 'YAML config file: expectations, filters, intervals (flags win over it).', check: true });
-export const LOG_LEVEL = flag(choice(LOG_LEVELS), { name: 'log.level', key: 'log.level', default: 'info', help: `Log level: ${LOG_LEVELS.join(', ')}.` });
-export const LOG_FORMAT = flag(choice(LOG_FORMATS), { name: 'log.format', key: 'log.format', default: 'json', help: `Log format: ${LOG_FORMATS.join(', ')}.` });
+export const CONFIG_FILE = optionalFlag(STRING, {
+  name: 'config.file',
+  help: 'YAML config file: expectations, filters, intervals (flags win over it).',
+  check: true,
+});
+export const LOG_LEVEL = flag(choice(LOG_LEVELS), {
+  name: 'log.level',
+  key: 'log.level',
+  default: 'info',
+  help: `Log level: ${LOG_LEVELS.join(', ')}.`,
+});
+export const LOG_FORMAT = flag(choice(LOG_FORMATS), {
+  name: 'log.format',
+  key: 'log.format',
+  default: 'json',
+  help: `Log format: ${LOG_FORMATS.join(', ')}.`,
+});
 export const DEMO_MODES = ['host', 'fabric'] as const;
 export const DEMO = optionalFlag(choice(DEMO_MODES), {
   name: 'demo',
@@ -48,13 +62,20 @@ export function flagSet(commandFlags: readonly Flag<unknown>[], collectors: read
 type Extra = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 /** The flags of `set` plus `extra`, strictly: an unknown flag or a positional argument is a usage error. */
-export function parseCommandLine(argv: readonly string[], set: FlagSet, extra: Extra = {}): { settings: Settings; extra: Record<string, FlagValue | undefined>; help: boolean } {
+export function parseCommandLine(
+  argv: readonly string[],
+  set: FlagSet,
+  extra: Extra = {},
+): { settings: Settings; extra: Record<string, FlagValue | undefined>; help: boolean } {
   const options: Extra = { help: { type: 'boolean', short: 'h' }, ...extra };
   argv = demoArguments(argv);
   for (const flag of set.flags) options[flag.name] = { type: flag.kind.placeholder === undefined ? 'boolean' : 'string' };
   let values: Record<string, FlagValue | undefined>;
   try {
-    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }).values as Record<string, FlagValue | undefined>;
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, allowNegative: true }).values as Record<
+      string,
+      FlagValue | undefined
+    >;
   } catch (error) {
     throw new UsageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')} (see --help)`);
   }
@@ -110,7 +131,12 @@ function settingsOf(set: FlagSet, values: Record<string, FlagValue | undefined>)
   for (const [flag, value] of given) merged.set(flag, value);
   const settings = new Settings(merged, file?.sections ?? new Map(), new Set(given.keys()), file?.places);
   // The demo host has no fabric to ask, and no adapter a cable tool could read.
-  return demo !== undefined ? settings.with([[DIAG_SWITCH, false], [MODULE_SWITCH, false]]) : settings;
+  return demo !== undefined
+    ? settings.with([
+        [DIAG_SWITCH, false],
+        [MODULE_SWITCH, false],
+      ])
+    : settings;
 }
 
 /**
@@ -137,7 +163,12 @@ export function helpLines(flags: readonly Flag<unknown>[], extra: readonly [stri
   const line = (name: string, help: string): string => `  ${name.padEnd(width)} ${help}`;
   return [
     ...extra.map(([name, help]) => line(name, help)),
-    ...flags.map((flag) => line(flagName(flag), `${flag.help}${flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`}`)),
+    ...flags.map((flag) =>
+      line(
+        flagName(flag),
+        `${flag.help}${flag.default === undefined || flag.default === false ? '' : ` (default: ${String(flag.default)})`}`,
+      ),
+    ),
     line('-h, --help', 'Show this help.'),
   ];
 }

@@ -30,7 +30,10 @@ function ajv(): AjvConstructor {
 const segments = (key: string): string[] => key.split('.');
 
 /** The top-level sections of the file, each with the keys of its flags (and nested sections). */
-function layout(flags: readonly Flag<unknown>[], sections: readonly Section<unknown>[]): Map<string, Map<string, Flag<unknown> | Section<unknown>>> {
+function layout(
+  flags: readonly Flag<unknown>[],
+  sections: readonly Section<unknown>[],
+): Map<string, Map<string, Flag<unknown> | Section<unknown>>> {
   const tree = new Map<string, Map<string, Flag<unknown> | Section<unknown>>>();
   const place = (key: string, item: Flag<unknown> | Section<unknown>): void => {
     const [section, field] = segments(key);
@@ -80,7 +83,12 @@ export function loadConfigFile(file: string, flags: readonly Flag<unknown>[], se
   return parseConfigText(text, file, flags, sections);
 }
 
-export function parseConfigText(text: string, file: string, flags: readonly Flag<unknown>[], sections: readonly Section<unknown>[]): ConfigFile {
+export function parseConfigText(
+  text: string,
+  file: string,
+  flags: readonly Flag<unknown>[],
+  sections: readonly Section<unknown>[],
+): ConfigFile {
   const parsed = parseYaml(text, file);
   const config: ConfigFile = { values: new Map(), sections: new Map(), places: new Map() };
   if (parsed.root === null) return config;
@@ -95,22 +103,42 @@ export function parseConfigText(text: string, file: string, flags: readonly Flag
   // A list left empty (`fabric.rails:` with nothing under it) is no list: as if the key were absent.
   for (const section of sections) {
     const path = segments(section.key);
-    const parent = path.slice(0, -1).reduce<unknown>((value, part) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined), data);
-    if (parent !== null && typeof parent === 'object' && (parent as Record<string, unknown>)[path.at(-1)!] === null) delete (parent as Record<string, unknown>)[path.at(-1)!];
+    const parent = path
+      .slice(0, -1)
+      .reduce<unknown>(
+        (value, part) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined),
+        data,
+      );
+    if (parent !== null && typeof parent === 'object' && (parent as Record<string, unknown>)[path.at(-1)!] === null)
+      delete (parent as Record<string, unknown>)[path.at(-1)!];
   }
 
-  const checker = new (ajv())({ allErrors: true, strict: true, strictRequired: false, formats: Object.fromEntries(formats(flags, sections)) });
+  const checker = new (ajv())({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    formats: Object.fromEntries(formats(flags, sections)),
+  });
   const validate = checker.compile(configSchema(flags, sections));
   if (!validate(data)) throw explain(mostTelling(validate.errors!), parsed, data, flags, sections);
 
-  const at = (key: string): unknown => segments(key).reduce<unknown>((value, part) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined), data);
+  const at = (key: string): unknown =>
+    segments(key).reduce<unknown>(
+      (value, part) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined),
+      data,
+    );
   for (const flag of flags) {
     if (flag.key === undefined) continue;
     const value = at(flag.key);
     if (value === undefined) continue;
     const checked = flag.kind.check(value);
     // The schema accepted it, so the kind does too; a kind stricter than its schema says so here.
-    if (!checked.ok) throw problemAt(parsed, segments(flag.key), `"${flag.key}" must be ${checked.expected}, got ${describe(nodeAt(parsed, segments(flag.key)))}`);
+    if (!checked.ok)
+      throw problemAt(
+        parsed,
+        segments(flag.key),
+        `"${flag.key}" must be ${checked.expected}, got ${describe(nodeAt(parsed, segments(flag.key)))}`,
+      );
     config.values.set(flag, checked.value);
     config.places.set(flag, `${parsed.ctx.where(nodeAt(parsed, segments(flag.key)))}: "${flag.key}"`);
   }
@@ -125,7 +153,19 @@ export function parseConfigText(text: string, file: string, flags: readonly Flag
 }
 
 /** How telling each kind of problem is, when one value has several: an unknown key says most. */
-const TELLING = ['additionalProperties', 'type', 'enum', 'format', 'minimum', 'maximum', 'minItems', 'minLength', 'pattern', 'required', 'anyOf'];
+const TELLING = [
+  'additionalProperties',
+  'type',
+  'enum',
+  'format',
+  'minimum',
+  'maximum',
+  'minItems',
+  'minLength',
+  'pattern',
+  'required',
+  'anyOf',
+];
 
 /** The one problem to tell a person: the deepest in the file, and of those the most telling. */
 function mostTelling(errors: readonly ErrorObject[]): ErrorObject {
@@ -137,7 +177,11 @@ function mostTelling(errors: readonly ErrorObject[]): ErrorObject {
 /** JSON pointer → path segments (`/diag/timeout` → ['diag', 'timeout']; list indexes as numbers). */
 function pointer(path: string): (string | number)[] {
   if (path === '') return [];
-  return path.slice(1).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+  return path
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
 }
 
 function nodeAt(file: YamlFile, path: readonly (string | number)[]): Node | null {
@@ -155,9 +199,17 @@ function problemAt(file: YamlFile, path: readonly (string | number)[], message: 
   return file.ctx.error(node ?? nodeAt(file, path.slice(0, -1)), message);
 }
 
-function explain(error: ErrorObject, file: YamlFile, data: unknown, flags: readonly Flag<unknown>[], sections: readonly Section<unknown>[]): UsageError {
+function explain(
+  error: ErrorObject,
+  file: YamlFile,
+  data: unknown,
+  flags: readonly Flag<unknown>[],
+  sections: readonly Section<unknown>[],
+): UsageError {
   const path = pointer(error.instancePath);
-  const property = (error.params as { additionalProperty?: string; missingProperty?: string }).additionalProperty ?? (error.params as { missingProperty?: string }).missingProperty;
+  const property =
+    (error.params as { additionalProperty?: string; missingProperty?: string }).additionalProperty ??
+    (error.params as { missingProperty?: string }).missingProperty;
   const tree = layout(flags, sections);
 
   const section = sections.find((candidate) => {
@@ -175,14 +227,20 @@ function explain(error: ErrorObject, file: YamlFile, data: unknown, flags: reado
 
   const names = [...tree.keys()];
   if (path.length === 0) {
-    if (error.keyword === 'additionalProperties') return problemAt(file, [], `unknown section "${property}", expected one of: ${names.join(', ')}`, keyNode(file, [], property!));
+    if (error.keyword === 'additionalProperties')
+      return problemAt(file, [], `unknown section "${property}", expected one of: ${names.join(', ')}`, keyNode(file, [], property!));
     return problemAt(file, [], `expected a mapping of sections (${names.join(', ')}), got ${describe(file.root)}`);
   }
   const name = String(path[0]);
   const fields = [...(tree.get(name)?.keys() ?? [])];
   if (path.length === 1) {
     if (error.keyword === 'additionalProperties') {
-      return problemAt(file, path, `unknown key "${name}.${property}", expected one of: ${fields.map((field) => `${name}.${field}`).join(', ')}`, keyNode(file, path, property!));
+      return problemAt(
+        file,
+        path,
+        `unknown key "${name}.${property}", expected one of: ${fields.map((field) => `${name}.${field}`).join(', ')}`,
+        keyNode(file, path, property!),
+      );
     }
     return problemAt(file, path, `section "${name}" must be a mapping of ${fields.join(', ')}, got ${describe(nodeAt(file, path))}`);
   }

@@ -20,7 +20,12 @@ export interface FlagKind<T> {
   check(value: unknown): Checked<T>;
 }
 
-function kind<T>(placeholder: string | undefined, schema: JsonSchema, expected: string, parse: (value: unknown) => T | undefined): FlagKind<T> {
+function kind<T>(
+  placeholder: string | undefined,
+  schema: JsonSchema,
+  expected: string,
+  parse: (value: unknown) => T | undefined,
+): FlagKind<T> {
   return {
     placeholder,
     schema,
@@ -33,24 +38,36 @@ function kind<T>(placeholder: string | undefined, schema: JsonSchema, expected: 
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value : undefined);
 
-export const BOOLEAN = kind<boolean>(undefined, { type: 'boolean' }, 'true or false', (value) => (typeof value === 'boolean' ? value : undefined));
+export const BOOLEAN = kind<boolean>(undefined, { type: 'boolean' }, 'true or false', (value) =>
+  typeof value === 'boolean' ? value : undefined,
+);
 export const STRING = kind<string>('string', { type: 'string', minLength: 1 }, 'a non-empty string', text);
 export const DURATION = kind<number>('duration', { type: 'string', format: 'duration' }, 'a duration such as 10s, 1m or 500ms', (value) =>
-  typeof value === 'string' ? parseDuration(value) : undefined);
+  typeof value === 'string' ? parseDuration(value) : undefined,
+);
 /** A whole number of at least 1 (a number in the config file, digits on the command line). */
 export const COUNT = kind<number>('n', { type: 'integer', minimum: 1 }, 'a whole number of at least 1', (value) => {
   const number = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   return typeof number === 'number' && Number.isSafeInteger(number) && number >= 1 ? number : undefined;
 });
-export const ADDRESS = kind<ListenAddress>('address', { type: 'string', format: 'listen-address' }, 'a listen address: host:port, :port or [ipv6]:port, e.g. ":10460"', (value) => {
-  try {
-    return typeof value === 'string' ? parseListenAddress(value, '') : undefined;
-  } catch {
-    return undefined;
-  }
-});
-export const HTTP_PATH = kind<string>('path', { type: 'string', pattern: '^/' }, 'a path: it must start with "/" and must not be /healthz or /ready', (value) =>
-  typeof value === 'string' && value.startsWith('/') && value !== '/healthz' && value !== '/ready' ? value : undefined);
+export const ADDRESS = kind<ListenAddress>(
+  'address',
+  { type: 'string', format: 'listen-address' },
+  'a listen address: host:port, :port or [ipv6]:port, e.g. ":10460"',
+  (value) => {
+    try {
+      return typeof value === 'string' ? parseListenAddress(value, '') : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+);
+export const HTTP_PATH = kind<string>(
+  'path',
+  { type: 'string', pattern: '^/' },
+  'a path: it must start with "/" and must not be /healthz or /ready',
+  (value) => (typeof value === 'string' && value.startsWith('/') && value !== '/healthz' && value !== '/ready' ? value : undefined),
+);
 
 export const REGEX: FlagKind<RegExp> = {
   placeholder: 'regex',
@@ -69,7 +86,8 @@ export const REGEX: FlagKind<RegExp> = {
 export function choice<const T extends string>(values: readonly T[]): FlagKind<T> {
   const expected = values.length === 2 ? `${values[0]} or ${values[1]}` : `one of ${values.join(', ')}`;
   return kind<T>(values.join('|'), { type: 'string', enum: values }, expected, (value) =>
-    (values as readonly unknown[]).includes(value) ? (value as T) : undefined);
+    (values as readonly unknown[]).includes(value) ? (value as T) : undefined,
+  );
 }
 
 /** A value written `i/n`, e.g. `--fabric.shard`. */

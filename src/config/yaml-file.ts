@@ -87,12 +87,17 @@ export function* yamlSteps(text: string, file: string, kind = 'config file'): Wo
   };
   const firstError = document.errors[0];
   if (firstError) throw syntaxError(firstError.pos[0], firstError.message);
-  if (documents.length > 1) throw syntaxError(documents[1]!.range[0], 'Source contains multiple documents; please use YAML.parseAllDocuments()');
+  if (documents.length > 1)
+    throw syntaxError(documents[1]!.range[0], 'Source contains multiple documents; please use YAML.parseAllDocuments()');
   yield;
   const duplicate = firstDuplicateKey(document);
   if (duplicate) throw new FileContext(file, lines, kind).error(duplicate, 'not valid YAML: Map keys must be unique');
   const root = document.contents;
-  return { root: root === null || (Y.isScalar(root) && root.value === null) ? null : root, document, ctx: new FileContext(file, lines, kind) };
+  return {
+    root: root === null || (Y.isScalar(root) && root.value === null) ? null : root,
+    document,
+    ctx: new FileContext(file, lines, kind),
+  };
 }
 
 /** How a node reads in an error message: `got …`. */

@@ -154,4 +154,3 @@ export class FamilyWriter {
     this.out.write(`${this.spec.name}${labels}${extra}} ${value}\n`);
   }
 }
-

@@ -75,7 +75,8 @@ export function openFollowedFile(file: string, kind: FileKind): { fd: number; st
   }
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile() && !stats.isCharacterDevice()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file or a character device`);
+    if (!stats.isFile() && !stats.isCharacterDevice())
+      throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file or a character device`);
     return { fd, stats };
   } catch (error) {
     closeSync(fd);
@@ -95,14 +96,16 @@ export function readBoundedFile(file: string, kind: FileKind): Buffer {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file`);
-    const tooLarge = (size: number) => new FileRefused(file, kind, `is ${sizeText(size)}, more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+    const tooLarge = (size: number) =>
+      new FileRefused(file, kind, `is ${sizeText(size)}, more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
     if (stats.size > kind.maxBytes) throw tooLarge(stats.size);
     // One byte more than the file had: a file that grew since fstat (being written) is read on, up to the limit.
     let buffer = Buffer.allocUnsafe(stats.size + 1);
     let length = 0;
     for (;;) {
       if (length === buffer.length) {
-        if (length > kind.maxBytes) throw new FileRefused(file, kind, `is more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+        if (length > kind.maxBytes)
+          throw new FileRefused(file, kind, `is more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
         const larger = Buffer.allocUnsafe(kind.maxBytes + 1);
         buffer.copy(larger, 0, 0, length);
         buffer = larger;

@@ -39,7 +39,8 @@ export function collectorFindings(snapshot: Snapshot, collectors: readonly Colle
         subject,
         summary: `collector ${report.collector} could not read ${plural(unexplained.length, 'item')} (first: ${firstText}); the rest was read`,
         meaning: 'Only these items are missing; everything else of the collector is there.',
-        cause: 'A driver that refuses a read (EINVAL on some counters or rates), a file that is not what the kernel writes, or a node of the fabric that did not answer one query.',
+        cause:
+          'A driver that refuses a read (EINVAL on some counters or rates), a file that is not what the kernel writes, or a node of the fabric that did not answer one query.',
         remedy: `read it by hand to see what the kernel or the tool says: ${first.item}`,
         runbook: 'infinibandexportercollectorfailing',
         alert: undefined,

@@ -4,7 +4,14 @@
 import { physicalLinkIsUp } from '../model/port-state.js';
 import { linkCountSteps } from '../model/cabling.js';
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
-import { FABRIC_NODE_TYPES, fabricPortKey, type FabricNodeType, type FabricSnapshot, type MulticastGroup, type Shard } from '../model/fabric.js';
+import {
+  FABRIC_NODE_TYPES,
+  fabricPortKey,
+  type FabricNodeType,
+  type FabricSnapshot,
+  type MulticastGroup,
+  type Shard,
+} from '../model/fabric.js';
 import type { LinkExpectation } from '../model/link-rate.js';
 import type { SubnetManagerState } from '../model/host.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -109,7 +116,13 @@ export function* fabricOverviewSteps(fabric: FabricSnapshot, findings: readonly 
     links,
     portsRead,
     portsUp,
-    subnetManagers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state, host: subnetManagerHost(fabric, sm) })),
+    subnetManagers: fabric.subnetManagers.map((sm) => ({
+      guid: sm.guid,
+      lid: sm.lid,
+      priority: sm.priority,
+      state: sm.state,
+      host: subnetManagerHost(fabric, sm),
+    })),
     multicastGroups: fabric.multicastGroups,
     unhealthy,
   };

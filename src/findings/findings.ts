@@ -73,7 +73,10 @@ export function* findingsSteps(snapshot: Snapshot, collectors: readonly Collecto
   // A collector that is off has no part, and judges nothing.
   const judged: { collector: Collector; findings: Finding[] }[] = [];
   for (const collector of collectors) {
-    judged.push({ collector, findings: collector.findingSteps ? yield* collector.findingSteps(snapshot) : (collector.findings?.(snapshot) ?? []) });
+    judged.push({
+      collector,
+      findings: collector.findingSteps ? yield* collector.findingSteps(snapshot) : (collector.findings?.(snapshot) ?? []),
+    });
   }
   // Findings another collector explains better are left out (a moved cable is not a pulled one).
   const explainers = collectors.flatMap((collector) => {
@@ -81,11 +84,20 @@ export function* findingsSteps(snapshot: Snapshot, collectors: readonly Collecto
     return explains ? [{ collector, explains }] : [];
   });
   const kept = judged.flatMap(({ collector, findings }) =>
-    findings.filter((finding) => !explainers.some((explainer) => explainer.collector !== collector && explainer.explains(finding))));
+    findings.filter((finding) => !explainers.some((explainer) => explainer.collector !== collector && explainer.explains(finding))),
+  );
   const all = [...kept, ...collectorFindings(snapshot, collectors)];
-  const ports = new Map(snapshot.devices.flatMap((device) => device.ports.map((port) => portKey(device.name, port.port))).map((key, i) => [key, i]));
+  const ports = new Map(
+    snapshot.devices.flatMap((device) => device.ports.map((port) => portKey(device.name, port.port))).map((key, i) => [key, i]),
+  );
   return all
     .map((finding, index) => ({ finding, index, place: place(finding.subject, ports, collectors) }))
-    .sort((a, b) => severityRank(a.finding.severity) - severityRank(b.finding.severity) || a.place[0] - b.place[0] || a.place[1] - b.place[1] || a.index - b.index)
+    .sort(
+      (a, b) =>
+        severityRank(a.finding.severity) - severityRank(b.finding.severity) ||
+        a.place[0] - b.place[0] ||
+        a.place[1] - b.place[1] ||
+        a.index - b.index,
+    )
     .map(({ finding }) => finding);
 }

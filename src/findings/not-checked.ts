@@ -12,7 +12,13 @@ export function notChecked(program: Pick<Collectors, 'registry' | 'disabled' | '
   for (const collector of program.registry) {
     const disabled = program.disabled.some((entry) => entry.collector === collector);
     const enrolment = program.enrolments.find((entry) => entry.collector === collector);
-    const reason = disabled ? (collector.scope === 'host' ? `the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off` : undefined) : enrolment && 'off' in enrolment ? enrolment.off : undefined;
+    const reason = disabled
+      ? collector.scope === 'host'
+        ? `the ${collector.enabledBy!.name.replace(/^collector\./, '')} collector is off`
+        : undefined
+      : enrolment && 'off' in enrolment
+        ? enrolment.off
+        : undefined;
     if (reason === undefined) continue;
     const checks = reasons.get(reason) ?? [];
     if (!checks.includes(collector.checks)) reasons.set(reason, [...checks, collector.checks]);

@@ -42,8 +42,11 @@ export function portOverview(snapshot: Snapshot, findings: readonly Finding[]): 
       const key = portKey(device.name, port.port);
       const up = physicalLinkIsUp(port.physicalState?.id);
       const peer = links?.get(key)?.peer;
-      const about = findings.filter(({ subject }) =>
-        ((subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port) || (subject.kind === 'device' && subject.device === device.name));
+      const about = findings.filter(
+        ({ subject }) =>
+          ((subject.kind === 'port' || subject.kind === 'interface') && subject.device === device.name && subject.port === port.port) ||
+          (subject.kind === 'device' && subject.device === device.name),
+      );
       return {
         device: device.name,
         port: port.port,

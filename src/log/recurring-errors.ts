@@ -46,7 +46,10 @@ export class RecurringErrors {
       const entry = this.ongoing.get(key);
       if (!entry) {
         this.ongoing.set(key, { error, since: now, occurrences: 1, lastSummary: now });
-        this.logger.warn({ collector: error.collector, item: error.item, error: error.message }, 'read failed; repeats of this error are summarised hourly');
+        this.logger.warn(
+          { collector: error.collector, item: error.item, error: error.message },
+          'read failed; repeats of this error are summarised hourly',
+        );
         continue;
       }
       entry.occurrences += 1;
@@ -54,7 +57,13 @@ export class RecurringErrors {
       if (now - entry.lastSummary >= this.summaryEveryMs) {
         entry.lastSummary = now;
         this.logger.warn(
-          { collector: error.collector, item: error.item, error: error.message, occurrences: entry.occurrences, since: new Date(entry.since).toISOString() },
+          {
+            collector: error.collector,
+            item: error.item,
+            error: error.message,
+            occurrences: entry.occurrences,
+            since: new Date(entry.since).toISOString(),
+          },
           'read still failing',
         );
       }

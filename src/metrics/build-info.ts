@@ -31,7 +31,10 @@ function gitRevision(): string | undefined {
   const loose = readText(`.git/${ref}`);
   if (loose) return loose;
   const packed = readText('.git/packed-refs');
-  return packed?.split('\n').find((line) => line.endsWith(` ${ref}`))?.split(' ')[0];
+  return packed
+    ?.split('\n')
+    .find((line) => line.endsWith(` ${ref}`))
+    ?.split(' ')[0];
 }
 
 export function buildInfo(): BuildInfo {

@@ -7,5 +7,9 @@ import type { MetricSpec } from '../exposition/metric-spec.js';
 import { EXPORTER_METRICS, SERVER_METRICS } from './exporter-metrics.js';
 
 export function allMetrics(collectors: readonly Collector[] = COLLECTORS): MetricSpec[] {
-  return [...collectors.flatMap((collector) => collector.metrics?.families ?? []), ...Object.values(EXPORTER_METRICS), ...Object.values(SERVER_METRICS)];
+  return [
+    ...collectors.flatMap((collector) => collector.metrics?.families ?? []),
+    ...Object.values(EXPORTER_METRICS),
+    ...Object.values(SERVER_METRICS),
+  ];
 }

@@ -114,13 +114,15 @@ export class EncodedPart {
   }
 
   get plain(): Buffer {
-    this.plainBytes ??= this.text === undefined ? inflateRawSync(this.compressed!.blocks, INFLATE_OPTIONS) : Buffer.from(this.text as string);
+    this.plainBytes ??=
+      this.text === undefined ? inflateRawSync(this.compressed!.blocks, INFLATE_OPTIONS) : Buffer.from(this.text as string);
     return this.plainBytes;
   }
 
   /** Make the plain text ready without holding the event loop (a fabric's part is tens of MB): inflated by zlib's threads. */
   async loadPlain(): Promise<void> {
-    if (this.plainBytes === undefined && this.text === undefined) this.plainBytes = await inflateRawAsync(this.compressed!.blocks, INFLATE_OPTIONS);
+    if (this.plainBytes === undefined && this.text === undefined)
+      this.plainBytes = await inflateRawAsync(this.compressed!.blocks, INFLATE_OPTIONS);
   }
 
   /** The plain text's length in bytes, without making it. */
@@ -148,7 +150,8 @@ export class EncodedPart {
   }
 }
 
-const sameInputs = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((input, i) => input === b[i]);
+const sameInputs = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+  a.length === b.length && a.every((input, i) => input === b[i]);
 
 /**
  * A part rendered from its inputs (a collector's part of the snapshot and the parts it also reads),

@@ -25,7 +25,10 @@ export class Exposition {
       const metrics = collector.metrics;
       if (!metrics) return [];
       const steps = metrics.writeSteps?.bind(metrics);
-      const part = new RenderedPart<Snapshot>((snapshot, out) => metrics.write(snapshot, out, settings), steps && ((snapshot, out) => steps(snapshot, out, settings)));
+      const part = new RenderedPart<Snapshot>(
+        (snapshot, out) => metrics.write(snapshot, out, settings),
+        steps && ((snapshot, out) => steps(snapshot, out, settings)),
+      );
       return [{ collector, part }];
     });
     this.host = parts.filter(({ collector }) => collector.scope === 'host');
@@ -49,7 +52,11 @@ export class Exposition {
    * and is done (tests, the bench), never beside `parts` on one instance (they share its buffers).
    */
   partsAtOnce(snapshot: Snapshot, others: readonly EncodedPart[] = []): EncodedPart[] {
-    return this.assemble(snapshot, others, this.fabric.flatMap((entry) => renderedNow(entry, snapshot)));
+    return this.assemble(
+      snapshot,
+      others,
+      this.fabric.flatMap((entry) => renderedNow(entry, snapshot)),
+    );
   }
 
   /** Render the fabric's parts of a snapshot just published, before a scrape asks for them. */
@@ -88,6 +95,15 @@ function inputsOf(collector: Collector, snapshot: Snapshot): unknown[] | undefin
 }
 
 /** A snapshot's whole exposition as text (tests, the bench), rendered afresh. */
-export function exposition(collectors: readonly Collector[], settings: Settings, build: BuildInfo, snapshot: Snapshot, others: readonly EncodedPart[] = []): string {
-  return new Exposition(collectors, settings, build).partsAtOnce(snapshot, others).map((part) => part.plain.toString('utf8')).join('\n');
+export function exposition(
+  collectors: readonly Collector[],
+  settings: Settings,
+  build: BuildInfo,
+  snapshot: Snapshot,
+  others: readonly EncodedPart[] = [],
+): string {
+  return new Exposition(collectors, settings, build)
+    .partsAtOnce(snapshot, others)
+    .map((part) => part.plain.toString('utf8'))
+    .join('\n');
 }

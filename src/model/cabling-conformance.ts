@@ -48,10 +48,14 @@ interface PlannedEnd {
 const sameAddress = (a: PortAddress | undefined, b: Pick<PlanPort, 'nodeGuid' | 'port'> | undefined): boolean =>
   a !== undefined && b !== undefined && a.nodeGuid === b.nodeGuid && a.port === b.port;
 
-const addressOfPlan = (end: PlanPort): PortAddress | undefined => (end.nodeGuid === undefined ? undefined : { nodeGuid: end.nodeGuid, port: end.port });
+const addressOfPlan = (end: PlanPort): PortAddress | undefined =>
+  end.nodeGuid === undefined ? undefined : { nodeGuid: end.nodeGuid, port: end.port };
 
 /** The width and speed of a link as read at either end (the first end read with both). */
-function trained(readings: ReadonlyMap<string, FabricPortReading>, keys: readonly string[]): { width: LinkWidth | undefined; speed: LinkSpeed | undefined } {
+function trained(
+  readings: ReadonlyMap<string, FabricPortReading>,
+  keys: readonly string[],
+): { width: LinkWidth | undefined; speed: LinkSpeed | undefined } {
   for (const key of keys) {
     const reading = readings.get(key);
     if (reading?.width !== undefined || reading?.speed !== undefined) return { width: reading.width, speed: reading.speed };
@@ -60,7 +64,10 @@ function trained(readings: ReadonlyMap<string, FabricPortReading>, keys: readonl
 }
 
 function belowPlan(cable: ResolvedCable, width: LinkWidth | undefined, speed: LinkSpeed | undefined): boolean {
-  return (cable.width !== undefined && width !== undefined && width < cable.width) || (cable.speed !== undefined && speed !== undefined && speedRank(speed) < speedRank(cable.speed));
+  return (
+    (cable.width !== undefined && width !== undefined && width < cable.width) ||
+    (cable.speed !== undefined && speed !== undefined && speedRank(speed) < speedRank(cable.speed))
+  );
 }
 
 /**
@@ -104,10 +111,21 @@ function* judgeConformanceSteps(
     const now: [PortAddress | undefined, PortAddress | undefined] = [nowOf(a), nowOf(b)];
     if (sameAddress(now[0], b)) {
       const rate = trained(readings, [planPortKey(a), planPortKey(b)]);
-      links.push({ cable, status: belowPlan(cable, rate.width, rate.speed) ? PLANNED_LINK_STATUS.belowPlan : PLANNED_LINK_STATUS.asPlanned, now, ...rate });
+      links.push({
+        cable,
+        status: belowPlan(cable, rate.width, rate.speed) ? PLANNED_LINK_STATUS.belowPlan : PLANNED_LINK_STATUS.asPlanned,
+        now,
+        ...rate,
+      });
       asPlanned.add(cable);
     } else {
-      links.push({ cable, status: now[0] || now[1] ? PLANNED_LINK_STATUS.connectedElsewhere : PLANNED_LINK_STATUS.noLink, now, width: undefined, speed: undefined });
+      links.push({
+        cable,
+        status: now[0] || now[1] ? PLANNED_LINK_STATUS.connectedElsewhere : PLANNED_LINK_STATUS.noLink,
+        now,
+        width: undefined,
+        speed: undefined,
+      });
     }
   }
 
@@ -156,7 +174,8 @@ function* judgeConformanceSteps(
   const missingLinks: MissingLink[] = [];
   for (const link of links) {
     if (pace()) yield;
-    if (link.status === PLANNED_LINK_STATUS.noLink && !plugged.has(link.cable) && link.cable.ends.every((end) => present(end.nodeGuid))) missingLinks.push({ cable: link.cable });
+    if (link.status === PLANNED_LINK_STATUS.noLink && !plugged.has(link.cable) && link.cable.ends.every((end) => present(end.nodeGuid)))
+      missingLinks.push({ cable: link.cable });
   }
   // Nodes of the plan the fabric does not have, with every cable the plan gives them: those of the
   // cables not judged too (a name no node has). A name several nodes have is not missing: it is a
@@ -186,7 +205,8 @@ function* judgeConformanceSteps(
   };
 }
 
-const compareAddresses = (a: PortAddress, b: PortAddress): number => (a.nodeGuid < b.nodeGuid ? -1 : a.nodeGuid > b.nodeGuid ? 1 : a.port - b.port);
+const compareAddresses = (a: PortAddress, b: PortAddress): number =>
+  a.nodeGuid < b.nodeGuid ? -1 : a.nodeGuid > b.nodeGuid ? 1 : a.port - b.port;
 
 /**
  * The cabling report of one cycle, the collector's one call: the plan's conformance (with a plan)
@@ -231,7 +251,12 @@ export function switchFirst(topology: FabricTopology | undefined, a: PortAddress
 }
 
 /** The ports of one tangle in order along it: from one end of a chain, or around a cycle. */
-function walk(start: string, planned: ReadonlyMap<string, PlannedEnd>, tangled: ReadonlyMap<string, PortAddress>, visited: Set<string>): string[] {
+function walk(
+  start: string,
+  planned: ReadonlyMap<string, PlannedEnd>,
+  tangled: ReadonlyMap<string, PortAddress>,
+  visited: Set<string>,
+): string[] {
   const edges = (key: string): { plan: string | undefined; cable: string | undefined } => {
     const end = planned.get(key);
     const peer = tangled.get(key);
@@ -258,7 +283,12 @@ function walk(start: string, planned: ReadonlyMap<string, PlannedEnd>, tangled: 
   let viaPlan: boolean | undefined;
   for (let current = first; ; ) {
     const { plan, cable } = edges(current);
-    const next = viaPlan !== true && plan !== undefined && !visited.has(plan) ? plan : viaPlan !== false && cable !== undefined && !visited.has(cable) ? cable : undefined;
+    const next =
+      viaPlan !== true && plan !== undefined && !visited.has(plan)
+        ? plan
+        : viaPlan !== false && cable !== undefined && !visited.has(cable)
+          ? cable
+          : undefined;
     if (next === undefined) break;
     viaPlan = next === plan;
     ports.push(next);
@@ -288,7 +318,8 @@ function untangle(
   for (let i = 0; i < ports.length; i++) {
     const next = ports[(i + 1) % ports.length]!;
     const peer = tangled.get(ports[i]!);
-    if (peer && fabricPortKey(peer.nodeGuid, peer.port) === next && (i + 1 < ports.length || ports.length > 2)) cables.push([ports[i]!, next]);
+    if (peer && fabricPortKey(peer.nodeGuid, peer.port) === next && (i + 1 < ports.length || ports.length > 2))
+      cables.push([ports[i]!, next]);
   }
   const cablesOfPlan = new Set<ResolvedCable>();
   for (const key of ports) {

@@ -5,7 +5,14 @@
 // for a person.
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { LinkSpeed, LinkWidth } from '../model/link-rate.js';
-import { fabricPortKey, type FabricNode, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from './fabric.js';
+import {
+  fabricPortKey,
+  type FabricNode,
+  type FabricNodeType,
+  type FabricPortReading,
+  type FabricTopology,
+  type PortAddress,
+} from './fabric.js';
 
 // --- the plan as written --------------------------------------------------------------------------
 
@@ -228,12 +235,18 @@ export interface CablingReport {
  * discovered cable that a fresher reading contradicts (one of its ports now reads another peer or
  * none) is left out. Ports without a link are absent; every cable is there from both ends.
  */
-export function currentCabling(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Map<string, PortAddress> {
+export function currentCabling(
+  topology: FabricTopology | undefined,
+  readings: ReadonlyMap<string, FabricPortReading>,
+): Map<string, PortAddress> {
   return atOnce(currentCablingSteps(topology, readings));
 }
 
 /** The same, as work that may pause (a fabric's every port). */
-export function* currentCablingSteps(topology: FabricTopology | undefined, readings: ReadonlyMap<string, FabricPortReading>): Work<Map<string, PortAddress>> {
+export function* currentCablingSteps(
+  topology: FabricTopology | undefined,
+  readings: ReadonlyMap<string, FabricPortReading>,
+): Work<Map<string, PortAddress>> {
   const pace = pacer();
   const now = new Map<string, PortAddress>();
   const read = new Set<string>();
@@ -302,7 +315,12 @@ export function compareNames(a: string, b: string): number {
 
 /** A glob (`*`, `?`) as an anchored regular expression. */
 export function globPattern(glob: string): RegExp {
-  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 }
 
 /**

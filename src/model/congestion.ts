@@ -64,7 +64,13 @@ export const XMIT_WAIT_MAX = 0xffffffff;
  * ticks since are unknown). `saturated`: the reading's own flag (a 64-bit PortXmitWait of
  * PortCountersExtended passes 2^32); by default, the 32-bit counter at its maximum.
  */
-export function stalledFraction(before: number, after: number, tickSeconds: number, elapsedSeconds: number, saturated = after >= XMIT_WAIT_MAX): number | undefined {
+export function stalledFraction(
+  before: number,
+  after: number,
+  tickSeconds: number,
+  elapsedSeconds: number,
+  saturated = after >= XMIT_WAIT_MAX,
+): number | undefined {
   if (!(elapsedSeconds > 0) || !(tickSeconds > 0) || after < before || saturated) return undefined;
   const ratio = ((after - before) * tickSeconds) / elapsedSeconds;
   return Math.min(1, Math.max(0, ratio));
@@ -78,4 +84,3 @@ export const CONGESTED_LINK_RATIO = 0.3;
 
 /** `down` toward the hosts, `up` away from them. */
 export type CongestionDirection = 'down' | 'up';
-

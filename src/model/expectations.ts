@@ -24,7 +24,10 @@ export interface FabricExpectationRule {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 
@@ -66,7 +69,12 @@ export class FabricExpectationRules {
    */
   forLink(ends: readonly LinkEnd[]): LinkExpectation | undefined {
     const match = this.rules.find(({ rule, node }) =>
-      ends.some((end) => (node.test(end.node.description) || (end.node.name !== undefined && node.test(end.node.name))) && (rule.ports === undefined || rule.ports.includes(end.port))));
+      ends.some(
+        (end) =>
+          (node.test(end.node.description) || (end.node.name !== undefined && node.test(end.node.name))) &&
+          (rule.ports === undefined || rule.ports.includes(end.port)),
+      ),
+    );
     return match ? { width: match.rule.width, speed: match.rule.speed, source: 'config' } : undefined;
   }
 }

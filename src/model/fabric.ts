@@ -154,7 +154,6 @@ export function fabricPortKey(nodeGuid: string, port: number): string {
   return (keys[port] ??= `${nodeGuid}/${port}`);
 }
 
-
 /** A fabric snapshot from the fabric collectors' parts, those that have one (an empty fabric for the others). */
 export function composeFabric(
   topology: FabricTopology | undefined,

@@ -2,7 +2,6 @@
 // cause and the first thing to do (the runbook's first step). Findings are judged from one
 // snapshot by pure functions; the check command, the landing page and the tests share them.
 
-
 /** As the alert the finding mirrors: critical pages, warning makes a ticket, info is context. */
 export const SEVERITIES = ['critical', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];

@@ -9,7 +9,14 @@ const HEX_GUID = /^0x([0-9a-f]{1,16})$/i;
 export function normaliseGuid(text: string): string | undefined {
   const trimmed = text.trim();
   const sysfs = SYSFS_GUID.exec(trimmed);
-  if (sysfs) return sharedGuid('0x' + sysfs.slice(1, 5).map((group) => group.padStart(4, '0').toLowerCase()).join(''));
+  if (sysfs)
+    return sharedGuid(
+      '0x' +
+        sysfs
+          .slice(1, 5)
+          .map((group) => group.padStart(4, '0').toLowerCase())
+          .join(''),
+    );
   const hex = HEX_GUID.exec(trimmed);
   if (hex) return sharedGuid('0x' + hex[1]!.toLowerCase().padStart(16, '0'));
   return undefined;

@@ -64,8 +64,8 @@ export interface IpoibInterface {
  * adapter with the TSO erratum (model/tso-erratum.ts).
  */
 export type TsoReading =
-  | { state: 'on' | 'off'; /** The kernel does not let it change. */ fixed: boolean }
-  | { state: 'unknown'; /** Why: ethtool not installed, or what it said. */ reason: string };
+  | { state: 'on' | 'off' /** The kernel does not let it change. */; fixed: boolean }
+  | { state: 'unknown' /** Why: ethtool not installed, or what it said. */; reason: string };
 
 export const SUBNET_MANAGER_STATES = ['NOTACTIVE', 'DISCOVERING', 'STANDBY', 'MASTER'] as const;
 export type SubnetManagerState = (typeof SUBNET_MANAGER_STATES)[number];

@@ -104,7 +104,12 @@ function link(a: PortAddress, b: PortAddress, scope: FootprintLink['scope']): Fo
 }
 
 /** Inter-switch links on minimal-hop paths from `source` to each of `targets`: a breadth-first search, then back from each target along the edges that go one hop nearer. */
-function minimalHopLinks(graph: Map<string, SwitchEdge[]>, source: string, targets: readonly string[], into: Map<string, FootprintLink>): void {
+function minimalHopLinks(
+  graph: Map<string, SwitchEdge[]>,
+  source: string,
+  targets: readonly string[],
+  into: Map<string, FootprintLink>,
+): void {
   const distance = new Map<string, number>([[source, 0]]);
   const queue = [source];
   for (let i = 0; i < queue.length; i++) {
@@ -173,7 +178,8 @@ export class JobPlacement {
     const placed = new Map<string, JobOnFabric>();
     const result = jobs.map((job) => {
       const before = this.placed.get(job.id);
-      const same = before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);
+      const same =
+        before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);
       const onFabric: string[] = [];
       const notFound: string[] = [];
       const adapters = new Map<string, string>();
@@ -184,7 +190,9 @@ export class JobPlacement {
           for (const guid of found) adapters.set(guid, host);
         }
       }
-      const entry: JobOnFabric = same ? { ...before, job } : { job, onFabric, notFound, adapters, links: footprint(topology, [...adapters.keys()], this.graph) };
+      const entry: JobOnFabric = same
+        ? { ...before, job }
+        : { job, onFabric, notFound, adapters, links: footprint(topology, [...adapters.keys()], this.graph) };
       placed.set(job.id, entry);
       return entry;
     });

@@ -112,7 +112,12 @@ function rise(previous: number | undefined, current: number | undefined): number
 
 /** Worst first: more reasons, then further over the budget, then listed earlier, then by name. */
 export function worseFirst(a: BadLink, b: BadLink): number {
-  return b.reasons.length - a.reasons.length || b.worst - a.worst || a.since - b.since || linkKey(a.end, a.peer).localeCompare(linkKey(b.end, b.peer));
+  return (
+    b.reasons.length - a.reasons.length ||
+    b.worst - a.worst ||
+    a.since - b.since ||
+    linkKey(a.end, a.peer).localeCompare(linkKey(b.end, b.peer))
+  );
 }
 
 const REASON_FAMILY: Readonly<Record<VerdictReason, 'symbol' | 'downed' | 'temperature' | 'ber'>> = {
@@ -163,10 +168,18 @@ export class LinkVerdict {
     // A link gone from the discovery (a cable pulled: its host is gone too) keeps its windows while
     // they matter, so that it is judged on them when it is back; one gone longer is forgotten.
     for (const [key, track] of this.tracks) if (now - track.seenAt > LONG_WINDOW_MS) this.tracks.delete(key);
-    for (const [key, link] of this.bad) if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
+    for (const [key, link] of this.bad)
+      if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
     const cap = verdictCap(fabricLinks(), judged, shards);
     const all = this.state();
-    return { listed: all.slice(0, cap), overCap: Math.max(0, all.length - cap), cap, judged, at: now, cleanPeriodMs: this.settings.cleanPeriodMs };
+    return {
+      listed: all.slice(0, cap),
+      overCap: Math.max(0, all.length - cap),
+      cap,
+      judged,
+      at: now,
+      cleanPeriodMs: this.settings.cleanPeriodMs,
+    };
   }
 
   private judgeLink(now: number, link: LinkReading): void {
@@ -265,7 +278,10 @@ function prune(list: number[] | undefined, width: number, from: number): number[
   return list.length > 0 ? list : undefined;
 }
 
-function windowSums(rises: readonly number[] | undefined, now: number): { shortSymbols: number; longSymbols: number; shortDowned: number; shortDownTransitions: number } {
+function windowSums(
+  rises: readonly number[] | undefined,
+  now: number,
+): { shortSymbols: number; longSymbols: number; shortDowned: number; shortDownTransitions: number } {
   const sums = { shortSymbols: 0, longSymbols: 0, shortDowned: 0, shortDownTransitions: 0 };
   if (!rises) return sums;
   for (let i = 0; i < rises.length; i += 4) {

@@ -27,7 +27,9 @@ export const MAX_MODULE_LANES = 8;
  * out of order are an EEPROM that cannot be believed, and would judge every reading wrong.
  */
 export function thresholdsInOrder(levels: Partial<Record<ThresholdLevel, number>>): boolean {
-  const ordered = (['low_alarm', 'low_warning', 'high_warning', 'high_alarm'] as const).map((level) => levels[level]).filter((value) => value !== undefined);
+  const ordered = (['low_alarm', 'low_warning', 'high_warning', 'high_alarm'] as const)
+    .map((level) => levels[level])
+    .filter((value) => value !== undefined);
   if (levels.low_alarm !== undefined && levels.high_alarm !== undefined && !(levels.low_alarm < levels.high_alarm)) return false;
   return ordered.every((value, i) => i === 0 || ordered[i - 1]! <= value);
 }
@@ -88,7 +90,11 @@ export const LANE_FAULT_KINDS = ['tx_fault', 'rx_los', 'tx_los', 'cdr_lol'] as c
 export type LaneFaultKind = (typeof LANE_FAULT_KINDS)[number];
 
 /** The threshold to judge `measure` against on its high (or low) side: the warning level, else the alarm level. */
-export function judgingThreshold(thresholds: ModuleThresholds, measure: ModuleMeasure, side: 'high' | 'low'): { level: ThresholdLevel; value: number } | undefined {
+export function judgingThreshold(
+  thresholds: ModuleThresholds,
+  measure: ModuleMeasure,
+  side: 'high' | 'low',
+): { level: ThresholdLevel; value: number } | undefined {
   const levels = thresholds[measure];
   if (!levels) return undefined;
   for (const level of side === 'high' ? (['high_warning', 'high_alarm'] as const) : (['low_warning', 'low_alarm'] as const)) {
@@ -106,7 +112,9 @@ export function moduleTooHot(reading: ModuleReading): { celsius: number; thresho
 }
 
 /** Lanes (1-based) receiving at or below the module's own low receive-power threshold (as InfiniBandModuleOpticalPowerLow). */
-export function lanesWithLowRxPower(reading: ModuleReading): { lanes: { lane: number; dbm: number }[]; threshold: { level: ThresholdLevel; value: number } } | undefined {
+export function lanesWithLowRxPower(
+  reading: ModuleReading,
+): { lanes: { lane: number; dbm: number }[]; threshold: { level: ThresholdLevel; value: number } } | undefined {
   const threshold = judgingThreshold(reading.thresholds, 'rx_power', 'low');
   if (!threshold) return undefined;
   const lanes = reading.rxPowerDbm.flatMap((dbm, i) => (dbm !== undefined && dbm <= threshold.value ? [{ lane: i + 1, dbm }] : []));

@@ -202,6 +202,12 @@ export function pcieLimits(readings: readonly PcieReading[], ports: readonly Por
     const slot = slotOf.get(port.device)!;
     const bandwidthBytesPerSecond = bandwidthOf.get(slot)!;
     const demandBytesPerSecond = demandOf.get(slot)!;
-    return { device: port.device, port: port.port, limited: bandwidthBytesPerSecond < demandBytesPerSecond, bandwidthBytesPerSecond, demandBytesPerSecond };
+    return {
+      device: port.device,
+      port: port.port,
+      limited: bandwidthBytesPerSecond < demandBytesPerSecond,
+      bandwidthBytesPerSecond,
+      demandBytesPerSecond,
+    };
   });
 }

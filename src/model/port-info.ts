@@ -12,11 +12,26 @@ function bits(info: Uint8Array, offset: number, width: number): number {
 }
 
 // LinkWidthEnabled/Supported: 1 1X, 2 4X, 4 8X, 8 12X, 16 2X.
-const WIDTH_BITS: readonly [number, LinkWidth][] = [[1, 1], [2, 4], [4, 8], [8, 12], [16, 2]];
+const WIDTH_BITS: readonly [number, LinkWidth][] = [
+  [1, 1],
+  [2, 4],
+  [4, 8],
+  [8, 12],
+  [16, 2],
+];
 // LinkSpeedEnabled: 1 SDR, 2 DDR, 4 QDR; LinkSpeedExtEnabled: 1 FDR, 2 EDR, 4 HDR, 8 NDR;
 // LinkSpeedExtEnabled2: 1 XDR.
-const SPEED_BITS: readonly [number, LinkSpeed][] = [[1, 'SDR'], [2, 'DDR'], [4, 'QDR']];
-const EXT_SPEED_BITS: readonly [number, LinkSpeed][] = [[1, 'FDR'], [2, 'EDR'], [4, 'HDR'], [8, 'NDR']];
+const SPEED_BITS: readonly [number, LinkSpeed][] = [
+  [1, 'SDR'],
+  [2, 'DDR'],
+  [4, 'QDR'],
+];
+const EXT_SPEED_BITS: readonly [number, LinkSpeed][] = [
+  [1, 'FDR'],
+  [2, 'EDR'],
+  [4, 'HDR'],
+  [8, 'NDR'],
+];
 const EXT2_SPEED_BITS: readonly [number, LinkSpeed][] = [[1, 'XDR']];
 /** LinkSpeedExtEnabled 30: extended speeds disabled (31 is "set to supported", only meaningful in a Set). */
 const EXT_SPEEDS_DISABLED = 30;

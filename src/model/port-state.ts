@@ -59,7 +59,16 @@ export function physicalLinkIsUp(physicalStateId: number | undefined): boolean {
 // libibmad's names (infiniband-diags: iblinkinfo, smpquery), indexed by the same numbers; an
 // unnamed number prints as `?(N)`.
 const MAD_PORT_STATES = ['NoChange', 'Down', 'Initialize', 'Armed', 'Active'];
-const MAD_PHYSICAL_STATES = ['NoChange', 'Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest'];
+const MAD_PHYSICAL_STATES = [
+  'NoChange',
+  'Sleep',
+  'Polling',
+  'Disabled',
+  'PortConfigurationTraining',
+  'LinkUp',
+  'LinkErrorRecovery',
+  'PhyTest',
+];
 
 function madStateId(text: string, names: readonly string[]): number | undefined {
   const index = names.indexOf(text.trim());

@@ -18,18 +18,29 @@ import { fabricPortKey, type FabricNode, type FabricTopology, type PortAddress }
 export const RAIL_AGREEMENT = 0.75;
 
 /** The rail report, or undefined when there is nothing to judge (no topology, or no rails configured and none to infer). */
-export function judgeRails(topology: FabricTopology | undefined, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[] | undefined): RailReport | undefined {
+export function judgeRails(
+  topology: FabricTopology | undefined,
+  cabling: ReadonlyMap<string, PortAddress>,
+  rules: readonly RailRule[] | undefined,
+): RailReport | undefined {
   return atOnce(judgeRailsSteps(topology, cabling, rules));
 }
 
 /** The same, as work that may pause (every host adapter of a fabric). */
-export function* judgeRailsSteps(topology: FabricTopology | undefined, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[] | undefined): Work<RailReport | undefined> {
+export function* judgeRailsSteps(
+  topology: FabricTopology | undefined,
+  cabling: ReadonlyMap<string, PortAddress>,
+  rules: readonly RailRule[] | undefined,
+): Work<RailReport | undefined> {
   if (!topology) return undefined;
   return rules && rules.length > 0 ? yield* configuredRails(topology, cabling, rules) : yield* inferredRails(topology, cabling);
 }
 
 /** Each host adapter port with a cable to a switch: the adapter, its port, and the switch port. */
-function* hostCables(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>): Work<{ node: FabricNode; port: number; leaf: PortAddress }[]> {
+function* hostCables(
+  topology: FabricTopology,
+  cabling: ReadonlyMap<string, PortAddress>,
+): Work<{ node: FabricNode; port: number; leaf: PortAddress }[]> {
   const pace = pacer();
   const cables: { node: FabricNode; port: number; leaf: PortAddress }[] = [];
   for (const node of topology.nodes.values()) {
@@ -43,12 +54,18 @@ function* hostCables(topology: FabricTopology, cabling: ReadonlyMap<string, Port
   return cables;
 }
 
-const byName = (topology: FabricTopology) => (a: string, b: string): number => {
-  const name = (guid: string): string => topology.nodes.get(guid)?.name || topology.nodes.get(guid)?.description || guid;
-  return compareNames(name(a), name(b));
-};
+const byName =
+  (topology: FabricTopology) =>
+  (a: string, b: string): number => {
+    const name = (guid: string): string => topology.nodes.get(guid)?.name || topology.nodes.get(guid)?.description || guid;
+    return compareNames(name(a), name(b));
+  };
 
-function* configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string, PortAddress>, rules: readonly RailRule[]): Work<RailReport> {
+function* configuredRails(
+  topology: FabricTopology,
+  cabling: ReadonlyMap<string, PortAddress>,
+  rules: readonly RailRule[],
+): Work<RailReport> {
   const pace = pacer();
   const compiled = rules.map((rule) => ({
     rule,
@@ -73,7 +90,8 @@ function* configuredRails(topology: FabricTopology, cabling: ReadonlyMap<string,
     if (pace()) yield;
     const rail = compiled.find(({ adapter }) => adapter.test(node.description.trim()))?.rule.name;
     const leafRail = railOfSwitch.get(leaf.nodeGuid) ?? '';
-    if (rail !== undefined && rail !== leafRail) violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail, leafRail, railLeaves: rails.get(rail)! });
+    if (rail !== undefined && rail !== leafRail)
+      violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail, leafRail, railLeaves: rails.get(rail)! });
   }
   return { source: 'config', rails, violations };
 }
@@ -121,7 +139,8 @@ function* inferredRails(topology: FabricTopology, cabling: ReadonlyMap<string, P
   for (const { node, port, leaf, key } of cables) {
     if (pace()) yield;
     const leafRail = railOfSwitch.get(leaf.nodeGuid);
-    if (leafRail !== undefined && leafRail !== key) violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail: key, leafRail, railLeaves: rails.get(key) ?? [] });
+    if (leafRail !== undefined && leafRail !== key)
+      violations.push({ adapter: { nodeGuid: node.guid, port }, leaf, rail: key, leafRail, railLeaves: rails.get(key) ?? [] });
   }
   return { source: 'inferred', rails: new Map([...rails].sort(([a], [b]) => compareNames(a, b))), violations };
 }

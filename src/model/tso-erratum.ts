@@ -18,10 +18,12 @@
  * PCI device id in decimal, so 0x673c is MT26428): ConnectX and ConnectX-2 (0x6340–0x6778),
  * ConnectX-3/-3 Pro and their virtual functions (0x1002–0x1010).
  */
-const MLX4_HCA_TYPES: ReadonlySet<string> = new Set([
-  ...[0x6340, 0x634a, 0x6354, 0x6732, 0x673c, 0x6368, 0x6750, 0x6372, 0x675a, 0x6764, 0x6746, 0x676e, 0x6778],
-  ...Array.from({ length: 0x1010 - 0x1002 + 1 }, (_, i) => 0x1002 + i),
-].map((id) => `MT${id}`));
+const MLX4_HCA_TYPES: ReadonlySet<string> = new Set(
+  [
+    ...[0x6340, 0x634a, 0x6354, 0x6732, 0x673c, 0x6368, 0x6750, 0x6372, 0x675a, 0x6764, 0x6746, 0x676e, 0x6778],
+    ...Array.from({ length: 0x1010 - 0x1002 + 1 }, (_, i) => 0x1002 + i),
+  ].map((id) => `MT${id}`),
+);
 
 /** What sysfs says about an adapter: its kernel name and the `hca_type` and `hw_rev` files. */
 export interface AdapterIdentity {

@@ -58,11 +58,20 @@ export function parseVerdictState(text: string): { links: BadLink[] } | { error:
   for (const [i, entry] of links.entries()) {
     const link = entry as Partial<StateFile['links'][number]> | null;
     if (
-      typeof link !== 'object' || link === null ||
-      typeof link.node_guid !== 'string' || !GUID.test(link.node_guid) || !isPort(link.port) ||
-      typeof link.peer_guid !== 'string' || !GUID.test(link.peer_guid) || !isPort(link.peer_port) ||
-      !Array.isArray(link.reasons) || link.reasons.length === 0 || !link.reasons.every(isReason) ||
-      !isTime(link.since) || !isTime(link.clean_since) || !isTime(link.worst)
+      typeof link !== 'object' ||
+      link === null ||
+      typeof link.node_guid !== 'string' ||
+      !GUID.test(link.node_guid) ||
+      !isPort(link.port) ||
+      typeof link.peer_guid !== 'string' ||
+      !GUID.test(link.peer_guid) ||
+      !isPort(link.peer_port) ||
+      !Array.isArray(link.reasons) ||
+      link.reasons.length === 0 ||
+      !link.reasons.every(isReason) ||
+      !isTime(link.since) ||
+      !isTime(link.clean_since) ||
+      !isTime(link.worst)
     ) {
       return { error: `has a malformed link (entry ${i + 1})` };
     }

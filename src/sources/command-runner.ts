@@ -59,7 +59,10 @@ export function commandFailure(result: CommandResult, timeoutMs?: number, timeou
       if (result.exitCode === 0) return undefined;
       // infiniband-diags print their fatal error ("perfquery: iberror: failed: …") on stdout and
       // warnings on stderr; keep both, the first lines are enough for a log line.
-      const text = [result.stdout, result.stderr].map((part) => part.trim()).filter(Boolean).join(' | ');
+      const text = [result.stdout, result.stderr]
+        .map((part) => part.trim())
+        .filter(Boolean)
+        .join(' | ');
       const short = text.length > 300 ? `${text.slice(0, 300)}…` : text;
       return `exit code ${result.exitCode}${short ? `: ${short}` : ''}`;
     }
@@ -176,9 +179,13 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     const exited = (): boolean => subprocess.exitCode !== null || subprocess.signalCode !== null;
     // A tool that ended while this process was busy is not killed for it: its exit is taken up
     // first, in the same turn of the event loop, before the time limit is held against it.
-    const timer = setTimeout(() => setImmediate(() => {
-      if (!exited()) kill('timeout');
-    }), this.options.timeoutMs);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!exited()) kill('timeout');
+        }),
+      this.options.timeoutMs,
+    );
     // Whatever the tool left behind in its group is an orphan (and may hold its output pipes
     // open, e.g. after execa stopped it for too much output): end it with the tool.
     subprocess.once('exit', () => killGroup(subprocess.pid));
@@ -210,7 +217,9 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       if (killedFor) return { ...base, ...output, outcome: killedFor, exitCode: undefined, durationMs };
       if (result.failed && result.exitCode === undefined) {
         // Not started (ENOENT, EACCES) or killed by a signal nobody here sent.
-        const reason = result.signal ? `terminated by ${result.signal}` : (result.originalMessage ?? result.shortMessage ?? 'unknown error');
+        const reason = result.signal
+          ? `terminated by ${result.signal}`
+          : (result.originalMessage ?? result.shortMessage ?? 'unknown error');
         return { ...base, ...output, outcome: 'spawn-error', exitCode: undefined, stderr: reason, durationMs };
       }
       return { ...base, ...output, outcome: 'exited', exitCode: result.exitCode ?? 0, durationMs };

@@ -75,7 +75,10 @@ export async function readTcpSegmentationOffload(
       readings.set(name, { state: tso.enabled ? 'on' : 'off', fixed: tso.fixed });
       continue;
     }
-    const message = (failure ?? `no tcp-segmentation-offload line in the output: ${JSON.stringify(result.stdout.trim().split('\n').at(-1)?.slice(0, 80) ?? '')}`).replace(/\s*\n\s*/g, ' | ');
+    const message = (
+      failure ??
+      `no tcp-segmentation-offload line in the output: ${JSON.stringify(result.stdout.trim().split('\n').at(-1)?.slice(0, 80) ?? '')}`
+    ).replace(/\s*\n\s*/g, ' | ');
     errors.push({ item: commandLine(result), message });
     readings.set(name, { state: 'unknown', reason: `${commandLine(result)}: ${message}` });
   }

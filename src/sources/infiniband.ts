@@ -221,7 +221,9 @@ function readPortLayout(reader: DeviceReader, port: number): PortLayout {
   const gid0 = reader.list(`${dir}/gids`)?.includes('0') ? reader.text(`${dir}/gids/0`) : undefined;
   const counterFiles = (reader.list(`${dir}/counters`) ?? []).filter((file) => PMA_COUNTER_BY_FILE.has(file));
   const legacyCounterFiles = (reader.list(`${dir}/counters_ext`) ?? []).filter((file) => LEGACY_EXTENDED_FILES.has(file));
-  const hwCounterFiles = (reader.list(`${dir}/hw_counters`) ?? []).filter((file) => file !== 'lifespan').sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const hwCounterFiles = (reader.list(`${dir}/hw_counters`) ?? [])
+    .filter((file) => file !== 'lifespan')
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {
     port,
     linkLayer,
@@ -347,4 +349,3 @@ export function exportCounter(counter: PmaCounter, value: bigint, bits: number):
     saturated: value === counterMaximum(bits),
   };
 }
-

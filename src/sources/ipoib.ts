@@ -76,7 +76,11 @@ export function readCarrier(files: SysfsFiles, name: string): 0 | 1 | undefined 
 }
 
 /** Whether `name` is IPoIB and, if so, its settings; undefined when it vanished while read. */
-export function readInterfaceIdentity(files: SysfsFiles, name: string, placement: HcaPlacement): { identity: InterfaceIdentity | undefined; errors: ItemError[] } {
+export function readInterfaceIdentity(
+  files: SysfsFiles,
+  name: string,
+  placement: HcaPlacement,
+): { identity: InterfaceIdentity | undefined; errors: ItemError[] } {
   const base = `${NET_CLASS}/${name}`;
   const type = files.read(`${base}/type`);
   if (!type.ok) return { identity: undefined, errors: [] };
@@ -103,7 +107,8 @@ export function readInterfaceIdentity(files: SysfsFiles, name: string, placement
 
   let mode: IpoibInterface['mode'];
   if (modeText === 'datagram' || modeText === 'connected') mode = modeText;
-  else if (modeText !== undefined) fail('mode', `unexpected content ${JSON.stringify(modeText.slice(0, 40))}, expected datagram or connected`);
+  else if (modeText !== undefined)
+    fail('mode', `unexpected content ${JSON.stringify(modeText.slice(0, 40))}, expected datagram or connected`);
   let mtu: number | undefined;
   if (mtuText !== undefined) {
     if (/^\d{1,6}$/.test(mtuText)) mtu = Number(mtuText);

@@ -55,7 +55,11 @@ export function readPcieLink(files: SysfsFiles, device: string): PcieSourceReadi
     const text = read(relative);
     if (text === undefined) return undefined;
     const value = parse(text);
-    if (value === undefined) errors.push({ item: `${base}/${relative}`, message: `unexpected content ${JSON.stringify(text.slice(0, 40))}, expected ${expected}` });
+    if (value === undefined)
+      errors.push({
+        item: `${base}/${relative}`,
+        message: `unexpected content ${JSON.stringify(text.slice(0, 40))}, expected ${expected}`,
+      });
     return value === 'unknown' ? undefined : value;
   };
   const rate = (prefix: string): PcieLinkRate => ({
@@ -71,7 +75,11 @@ export function readPcieLink(files: SysfsFiles, device: string): PcieSourceReadi
   const upstream = rate('../max');
   const aer: Partial<Record<AerSeverity, number>> = {};
   for (const severity of AER_SEVERITIES) {
-    const total = parsed(AER_FILES[severity].file, (text) => parseAerTotal(text, severity), `lines "<error> <count>" ending with ${AER_FILES[severity].total}`);
+    const total = parsed(
+      AER_FILES[severity].file,
+      (text) => parseAerTotal(text, severity),
+      `lines "<error> <count>" ending with ${AER_FILES[severity].total}`,
+    );
     if (total !== undefined) aer[severity] = total;
   }
   const target = files.target(base);

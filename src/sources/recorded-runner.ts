@@ -62,7 +62,10 @@ export class RecordedRunner<Tool extends string> implements CommandRunner<Tool> 
   private readonly started: number;
 
   /** `now`: milliseconds, performance.now() by default (a test moves time on). */
-  constructor(private readonly directory: string, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly directory: string,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.table = parseRecordedCommands(readFileSync(path.join(directory, 'commands.tsv'), 'utf8'));
     const later = path.join(directory, 'later.seconds');
     const seconds = existsSync(later) ? Number(readFileSync(later, 'utf8').trim()) : NaN;

@@ -26,13 +26,17 @@ export const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.
 /** A directory changed more recently than this may change again within the same timestamp. */
 export const RECENT_CHANGE_MS = 2_000;
 
-export type ReadFailure =
-  | { kind: 'missing'; message: string }
-  | { kind: 'error'; message: string };
+export type ReadFailure = { kind: 'missing'; message: string } | { kind: 'error'; message: string };
 
 export type ReadResult = { ok: true; text: string } | { ok: false; failure: ReadFailure };
 
-function describeType(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+function describeType(stats: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
   if (stats.isDirectory()) return 'a directory';
   if (stats.isFIFO()) return 'a FIFO';
   if (stats.isSocket()) return 'a socket';

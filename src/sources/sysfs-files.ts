@@ -23,7 +23,23 @@
 // devices); files beyond that are opened at each reading. Should opening fail for want of
 // descriptors all the same (EMFILE), every kept file is closed and nothing is kept from then on.
 import { accessSync, openSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { NO_THROW_IF_ABSENT, OPEN_FLAGS, RECENT_CHANGE_MS, type ReadFailure, type ReadResult, errorCode, decode, parseDecimal, type ListResult, failed, type BytesResult, openFilesLimit, readOpenFile, readKeptFile, closeQuietly } from './sysfs-attribute.js';
+import {
+  NO_THROW_IF_ABSENT,
+  OPEN_FLAGS,
+  RECENT_CHANGE_MS,
+  type ReadFailure,
+  type ReadResult,
+  errorCode,
+  decode,
+  parseDecimal,
+  type ListResult,
+  failed,
+  type BytesResult,
+  openFilesLimit,
+  readOpenFile,
+  readKeptFile,
+  closeQuietly,
+} from './sysfs-attribute.js';
 import { compareNatural } from './natural-order.js';
 
 export interface SysfsFilesOptions {
@@ -120,7 +136,13 @@ export class SysfsFiles {
    * `names[i]`, or undefined with the file's text (`N/A (no PMA)`, garbage) or failure in `others`
    * for the caller to judge. Counters are most of the files of a host.
    */
-  readDecimals(directory: string, names: readonly string[], keep: boolean, values: (bigint | undefined)[], others: { index: number; result: ReadResult }[]): void {
+  readDecimals(
+    directory: string,
+    names: readonly string[],
+    keep: boolean,
+    values: (bigint | undefined)[],
+    others: { index: number; result: ReadResult }[],
+  ): void {
     const kept = keep && this.keepOpen ? this.keptDirectory(directory) : undefined;
     const prefix = `${directory}/`;
     for (let i = 0; i < names.length; i++) {
@@ -262,7 +284,8 @@ export class SysfsFiles {
     }
     if (!options.keep) return { ok: true, names: names.sort(compareNatural) };
     const last = this.listings.get(relative);
-    if (last && last.listed.length === names.length && last.listed.every((name, i) => name === names[i])) return { ok: true, names: [...last.sorted] };
+    if (last && last.listed.length === names.length && last.listed.every((name, i) => name === names[i]))
+      return { ok: true, names: [...last.sorted] };
     const sorted = [...names].sort(compareNatural);
     this.listings.set(relative, { listed: names, sorted });
     return { ok: true, names: [...sorted] };

@@ -16,7 +16,10 @@ export interface UmadReading {
 export function readUmadPorts(files: SysfsFiles): UmadReading {
   const listing = files.list(INFINIBAND_MAD_CLASS);
   if (!listing.ok) {
-    const reason = listing.failure.kind === 'missing' ? `${files.resolve(INFINIBAND_MAD_CLASS)} does not exist (is the ib_umad module loaded?)` : `cannot list ${files.resolve(INFINIBAND_MAD_CLASS)}: ${listing.failure.message}`;
+    const reason =
+      listing.failure.kind === 'missing'
+        ? `${files.resolve(INFINIBAND_MAD_CLASS)} does not exist (is the ib_umad module loaded?)`
+        : `cannot list ${files.resolve(INFINIBAND_MAD_CLASS)}: ${listing.failure.message}`;
     return { ports: new Set(), reason };
   }
   const ports = new Set<string>();

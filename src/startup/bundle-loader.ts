@@ -41,8 +41,22 @@ const WRAPPER_START = '(function (exports, require, module, __filename, __dirnam
 const WRAPPER_END = '\n});';
 
 /** The cache file's name: this Node.js, its flags, the V8 flags the exporter set, and the bundle's identity. */
-export function cacheName(bundle: Stats, execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? '', v8Flags: readonly string[] = v8FlagsSet() ?? []): string {
-  const key = [process.version, process.versions.v8, process.arch, execArgv.join(' '), nodeOptions, v8Flags.join(' '), bundle.size, bundle.mtimeMs].join('\n');
+export function cacheName(
+  bundle: Stats,
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
+  v8Flags: readonly string[] = v8FlagsSet() ?? [],
+): string {
+  const key = [
+    process.version,
+    process.versions.v8,
+    process.arch,
+    execArgv.join(' '),
+    nodeOptions,
+    v8Flags.join(' '),
+    bundle.size,
+    bundle.mtimeMs,
+  ].join('\n');
   return `${createHash('sha256').update(key).digest('hex').slice(0, 16)}.bin`;
 }
 

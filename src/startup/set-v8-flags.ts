@@ -13,7 +13,11 @@ if (v8FlagsSet() === undefined) {
   // The config file is parsed here only when one is named: then the program loads yaml anyway.
   // Read as the program reads it (a FIFO or a huge file is refused, never waited on).
   // Duplicate keys are the program's to report; the yaml package's own check of them is quadratic.
-  const readConfig = (file: string): unknown => (createRequire(import.meta.url)('yaml') as { parse(text: string, options: object): unknown }).parse(readBoundedText(file, CONFIG_FILE), { uniqueKeys: false });
+  const readConfig = (file: string): unknown =>
+    (createRequire(import.meta.url)('yaml') as { parse(text: string, options: object): unknown }).parse(
+      readBoundedText(file, CONFIG_FILE),
+      { uniqueKeys: false },
+    );
   const fabric = asksForFabricMode(process.argv.slice(2), readConfig);
   const flags = chooseV8Flags(given, { fabric });
   recordV8FlagsSet(flags);

@@ -43,7 +43,8 @@ export const NODE_FLAGS = ['--v8-pool-size=1'];
 // One memory-reducer collection: V8 11 (Node.js 20) spells it --memory-reducer-single-gc; V8 12
 // added --memory-reducer-gc-count and V8 13 (Node.js 24) dropped the former, which it would refuse
 // with "unrecognized flag" on every start.
-export const MEMORY_REDUCER_ONE_GC = Number(process.versions.v8.split('.')[0]) >= 12 ? '--memory-reducer-gc-count=1' : '--memory-reducer-single-gc';
+export const MEMORY_REDUCER_ONE_GC =
+  Number(process.versions.v8.split('.')[0]) >= 12 ? '--memory-reducer-gc-count=1' : '--memory-reducer-single-gc';
 
 // What set-v8-flags.ts set, kept on globalThis: the bundle holds its own copy of these modules. V8
 // takes a code cache only under the flags it was made with, and fabric mode sets others than a
@@ -75,7 +76,8 @@ export function chooseV8Flags(given: readonly string[], program: Program = { fab
   flags.push('--semi-space-growth-factor=1');
   if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push(MEMORY_REDUCER_ONE_GC);
   if (!program.fabric && !given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
-  if (!given.some((flag) => /^--(no-)?(liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)([-_]only)?$/.test(flag))) flags.push('--liftoff-only');
+  if (!given.some((flag) => /^--(no-)?(liftoff|wasm[-_]tier[-_]up|wasm[-_]dynamic[-_]tiering)([-_]only)?$/.test(flag)))
+    flags.push('--liftoff-only');
   return flags;
 }
 

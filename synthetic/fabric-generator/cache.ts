@@ -56,7 +56,8 @@ export function discoveryCache(fabric: GeneratedFabric): Uint8Array {
   const nodes = fabric.listed;
   const stored = nodes.map(storedPorts);
   const portCount = stored.reduce((sum, ports) => sum + ports.length, 0);
-  const size = HEADER_BYTES + nodes.reduce((sum, _, i) => sum + NODE_BYTES + stored[i]!.length * PORT_KEY_BYTES, 0) + portCount * PORT_BYTES;
+  const size =
+    HEADER_BYTES + nodes.reduce((sum, _, i) => sum + NODE_BYTES + stored[i]!.length * PORT_KEY_BYTES, 0) + portCount * PORT_BYTES;
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   const smLid = fabric.subnetManagers.find((sm) => sm.state === 3)?.port.node.lid ?? 0;
@@ -75,17 +76,20 @@ export function discoveryCache(fabric: GeneratedFabric): Uint8Array {
     bytes[at + 8] = isSwitch ? 2 : 1;
     bytes[at + 9] = node.portCount;
     at += 10;
-    bytes.set(nodeInfo({
-      type: isSwitch ? 2 : 1,
-      ports: node.portCount,
-      systemGuid: node.guid,
-      guid: node.guid,
-      portGuid: portGuidOf(node, isSwitch ? 0 : node.entryPort),
-      deviceId: isSwitch ? profile.switchDeviceId : profile.caDeviceId,
-      revision: isSwitch ? profile.switchRevision : profile.caRevision,
-      localPort: node.entryPort,
-      vendorId: isSwitch ? profile.switchVendorId : profile.caVendorId,
-    }), at);
+    bytes.set(
+      nodeInfo({
+        type: isSwitch ? 2 : 1,
+        ports: node.portCount,
+        systemGuid: node.guid,
+        guid: node.guid,
+        portGuid: portGuidOf(node, isSwitch ? 0 : node.entryPort),
+        deviceId: isSwitch ? profile.switchDeviceId : profile.caDeviceId,
+        revision: isSwitch ? profile.switchRevision : profile.caRevision,
+        localPort: node.entryPort,
+        vendorId: isSwitch ? profile.switchVendorId : profile.caVendorId,
+      }),
+      at,
+    );
     at += 64;
     bytes.set(new TextEncoder().encode(node.description).subarray(0, 63), at);
     at += 64;

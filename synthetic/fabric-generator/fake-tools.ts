@@ -15,7 +15,8 @@ export type FakeTool = (typeof FAKE_TOOLS)[number];
 function projectRoot(): string {
   for (let dir = path.dirname(fileURLToPath(import.meta.url)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'infiniband-exporter') return dir;
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'infiniband-exporter')
+      return dir;
   }
   throw new Error('the infiniband-exporter project root is not above this module');
 }
@@ -48,7 +49,10 @@ export async function fakeFabricTools(scenarioDir: string, bin: string, options:
     paths[tool] = path.join(bin, tool);
     // The exporter's Node.js options are not the tools' (a profiler or preload of the exporter's own).
     const env = `NODE_OPTIONS=${options.log ? ` FAKE_TOOLS_LOG=${quote(options.log)}` : ''}`;
-    await writeFile(paths[tool], `#!/bin/sh\n${env} exec ${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`);
+    await writeFile(
+      paths[tool],
+      `#!/bin/sh\n${env} exec ${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`,
+    );
     await chmod(paths[tool], 0o755);
   }
   return paths;

@@ -65,7 +65,13 @@ export function speedCode(speed: LinkSpeed): SpeedCode {
 }
 
 const LEGACY_SPEED_TEXT: Readonly<Record<number, string>> = { 0: 'Extended speed', 1: '2.5 Gbps', 2: '5.0 Gbps', 4: '10.0 Gbps' };
-const EXT_SPEED_TEXT: Readonly<Record<number, string>> = { 0: 'No Extended Speed', 1: '14.0625 Gbps', 2: '25.78125 Gbps', 4: '53.125 Gbps', 8: '106.25 Gbps' };
+const EXT_SPEED_TEXT: Readonly<Record<number, string>> = {
+  0: 'No Extended Speed',
+  1: '14.0625 Gbps',
+  2: '25.78125 Gbps',
+  4: '53.125 Gbps',
+  8: '106.25 Gbps',
+};
 const LEGACY_COMPAT: Readonly<Record<number, string>> = { 1: 'SDR', 2: 'DDR', 4: 'QDR' };
 const EXT_COMPAT: Readonly<Record<number, string>> = { 1: 'FDR', 2: 'EDR', 4: 'HDR', 8: 'NDR' };
 
@@ -86,7 +92,14 @@ export function speedCompat(legacy: number, ext: number): string {
 
 const PORT_STATES: Readonly<Record<number, string>> = { 0: 'NoChange', 1: 'Down', 2: 'Initialize', 3: 'Armed', 4: 'Active' };
 const PHYSICAL_STATES: Readonly<Record<number, string>> = {
-  0: 'NoChange', 1: 'Sleep', 2: 'Polling', 3: 'Disabled', 4: 'PortConfigurationTraining', 5: 'LinkUp', 6: 'LinkErrorRecovery', 7: 'PhyTest',
+  0: 'NoChange',
+  1: 'Sleep',
+  2: 'Polling',
+  3: 'Disabled',
+  4: 'PortConfigurationTraining',
+  5: 'LinkUp',
+  6: 'LinkErrorRecovery',
+  7: 'PhyTest',
 };
 
 export function portStateText(state: number): string {
@@ -118,7 +131,8 @@ export function right(text: string | number, width: number): string {
  * bits, so `value * 1000` is exact in a double and the rounding can be done on it.
  */
 export function fixed3(value: number): string {
-  if (!(value >= 0) || Math.fround(value) !== value || value >= 2 ** 40) throw new Error(`fixed3 is for non-negative C floats below 2^40, not ${value}`);
+  if (!(value >= 0) || Math.fround(value) !== value || value >= 2 ** 40)
+    throw new Error(`fixed3 is for non-negative C floats below 2^40, not ${value}`);
   const exact = value * 1000;
   let thousandths = Math.floor(exact);
   const rest = exact - thousandths;
@@ -161,7 +175,7 @@ export function humanReadable(value: number, data: boolean): string {
 export function gidText(groups: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 0;
-  for (let i = 0; i < groups.length;) {
+  for (let i = 0; i < groups.length; ) {
     if (groups[i] !== 0) {
       i += 1;
       continue;

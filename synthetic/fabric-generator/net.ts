@@ -11,7 +11,10 @@ const hexGuid = (value: bigint): string => `0x${value.toString(16).padStart(16, 
 const hex4 = (value: number): string => `0x${value.toString(16).padStart(4, '0')}`;
 
 /** ibsim's names of the PortCountersExtended multicast counters differ in case. */
-const IBSIM_EXTENDED_NAMES: Readonly<Record<string, string>> = { PortMulticastXmitPkts: 'PortMultiCastXmitPkts', PortMulticastRcvPkts: 'PortMultiCastRcvPkts' };
+const IBSIM_EXTENDED_NAMES: Readonly<Record<string, string>> = {
+  PortMulticastXmitPkts: 'PortMultiCastXmitPkts',
+  PortMulticastRcvPkts: 'PortMultiCastRcvPkts',
+};
 
 export const IBSIM_MAX_NODES = 2048;
 
@@ -79,7 +82,8 @@ export function ibsimNet(fabric: GeneratedFabric, options: NetOptions = {}): str
     '',
   ];
   for (const node of nodes) lines.push(...record(fabric, node));
-  if (options.counters ?? true) for (const node of nodes) for (const port of node.ports) if (port && port.cable) lines.push(...presets(port));
+  if (options.counters ?? true)
+    for (const node of nodes) for (const port of node.ports) if (port && port.cable) lines.push(...presets(port));
   lines.push('');
   return lines.join('\n');
 }

@@ -3,10 +3,34 @@
 // ibqueryerrors.c, saquery.c, sminfo.c and perfquery.c). Each renderer hands its text to a sink in
 // chunks of one node (or record), so that a 120 000-port output is written without being held.
 import {
-  CAP_MASK, extSpeedText, gidGroups, gidText, hex, hex16, highestBit, humanReadable, legacySpeedText,
-  physicalStateText, portStateText, right, speedCode, speedCompat, widestWidth, widthCompat, widthText,
+  CAP_MASK,
+  extSpeedText,
+  gidGroups,
+  gidText,
+  hex,
+  hex16,
+  highestBit,
+  humanReadable,
+  legacySpeedText,
+  physicalStateText,
+  portStateText,
+  right,
+  speedCode,
+  speedCompat,
+  widestWidth,
+  widthCompat,
+  widthText,
 } from './mad.js';
-import { BASIC_TRAFFIC_FIELDS, DATA_FIELDS, ERROR_FIELDS, MAX_32, saturated, TRAFFIC_FIELDS, type ErrorField, type TrafficField } from './pma.js';
+import {
+  BASIC_TRAFFIC_FIELDS,
+  DATA_FIELDS,
+  ERROR_FIELDS,
+  MAX_32,
+  saturated,
+  TRAFFIC_FIELDS,
+  type ErrorField,
+  type TrafficField,
+} from './pma.js';
 import { linkUp, portCounters, type GeneratedFabric, type GeneratedNode, type GeneratedPort } from './topology.js';
 
 export type Sink = (text: string) => void;
@@ -36,14 +60,17 @@ export function ctime(date: Date): string {
 
 function ids(fabric: GeneratedFabric, node: GeneratedNode): string {
   const { profile } = fabric;
-  const [vendor, device] = node.kind === 'switch' ? [profile.switchVendorId, profile.switchDeviceId] : [profile.caVendorId, profile.caDeviceId];
+  const [vendor, device] =
+    node.kind === 'switch' ? [profile.switchVendorId, profile.switchDeviceId] : [profile.caVendorId, profile.caDeviceId];
   return `\nvendid=0x${hex(vendor)}\ndevid=0x${hex(device)}\nsysimgguid=0x${hex(node.guid)}\n`;
 }
 
 /** `ibnetdiscover` (its default topology output; `date` is the one line that changes from run to run). */
 export function ibnetdiscover(fabric: GeneratedFabric, sink: Sink, date = new Date(0)): void {
   const origin = fabric.origin;
-  sink(`#\n# Topology file: generated on ${ctime(date)}#\n# Initiated from node ${origin.guid.toString(16).padStart(16, '0')} port ${origin.ports[1]!.guid.toString(16).padStart(16, '0')}\n`);
+  sink(
+    `#\n# Topology file: generated on ${ctime(date)}#\n# Initiated from node ${origin.guid.toString(16).padStart(16, '0')} port ${origin.ports[1]!.guid.toString(16).padStart(16, '0')}\n`,
+  );
   for (const node of fabric.listed) {
     if (node.kind !== 'switch') continue;
     let text = `${ids(fabric, node)}switchguid=0x${hex(node.guid)}(${hex(node.guid)})\nSwitch\t${node.portCount} ${nodeName(node)}\t\t# "${node.description}" base port 0 lid ${node.lid} lmc 0\n`;
@@ -79,7 +106,8 @@ function couldBe(fabric: GeneratedFabric, port: GeneratedPort, peer: GeneratedPo
   const widest = widestWidth(profile.widthSupported);
   const width = (widest & port.width) === 0 ? `Could be ${widthText(widest)}` : '';
   const { legacy, ext } = activeSpeed(port);
-  const extended = (capMaskOf(fabric, port.node) & CAP_MASK.hasExtendedSpeeds) !== 0 && (capMaskOf(fabric, peer.node) & CAP_MASK.hasExtendedSpeeds) !== 0;
+  const extended =
+    (capMaskOf(fabric, port.node) & CAP_MASK.hasExtendedSpeeds) !== 0 && (capMaskOf(fabric, peer.node) & CAP_MASK.hasExtendedSpeeds) !== 0;
   if (extended && profile.extSupported !== 0) {
     const fastest = highestBit(profile.extSupported);
     return [width, (fastest & ext) === 0 ? `Could be ${extSpeedText(fastest)}` : ''];
@@ -169,13 +197,17 @@ export function ibqueryerrorsErrors(fabric: GeneratedFabric, sink: Sink, options
       for (const field of ERROR_FIELDS) sums[field.name] += values[field.name];
       return { port, values };
     });
-    for (const field of ERROR_FIELDS) sums[field.name] = saturated(sums[field.name], fabric.profile.allPortsSumLimits[field.name] ?? field.max);
+    for (const field of ERROR_FIELDS)
+      sums[field.name] = saturated(sums[field.name], fabric.profile.allPortsSumLimits[field.name] ?? field.max);
     const all = errorItems(sums);
     if (all === '') {
       summary.ports += node.portCount;
       continue;
     }
-    let text = node.kind === 'switch' ? `Errors for 0x${hex(node.guid)} "${node.description}"\n   GUID 0x${hex(node.guid)} port ALL:${all}\n` : `Errors for "${node.description}"\n`;
+    let text =
+      node.kind === 'switch'
+        ? `Errors for 0x${hex(node.guid)} "${node.description}"\n   GUID 0x${hex(node.guid)} port ALL:${all}\n`
+        : `Errors for "${node.description}"\n`;
     summary.badNodes += 1;
     for (const { port, values } of each) {
       summary.ports += 1;
@@ -200,7 +232,8 @@ export function ibqueryerrorsCounters(fabric: GeneratedFabric, sink: Sink, optio
       summary.ports += 1;
       const values = portCounters(port);
       text += `   GUID 0x${hex(node.guid)} port ${port.number}:`;
-      for (const field of TRAFFIC_FIELDS) text += ` [${field} == ${values[field]} (${humanReadable(values[field], DATA_FIELDS.has(field))})]`;
+      for (const field of TRAFFIC_FIELDS)
+        text += ` [${field} == ${values[field]} (${humanReadable(values[field], DATA_FIELDS.has(field))})]`;
       text += '\n';
     }
     sink(text);
@@ -214,7 +247,9 @@ const dotted = (name: string, width: number): string => `${name}${'.'.repeat(Mat
 /** `saquery SMIR`. */
 export function saquerySmInfo(fabric: GeneratedFabric, sink: Sink): void {
   for (const sm of fabric.subnetManagers) {
-    sink(`SMInfoRecord dump:\n\t\tRID\n\t\t${dotted('LID', 22)}${sm.port.node.lid}\n\t\tSMInfo dump:\n\t\t${dotted('GUID', 22)}${hex16(sm.port.guid)}\n\t\t${dotted('SM_Key', 22)}0x0000000000000000\n\t\t${dotted('ActCount', 22)}${sm.activityCount}\n\t\t${dotted('Priority', 22)}${sm.priority}\n\t\t${dotted('SMState', 22)}${sm.recordState}\n`);
+    sink(
+      `SMInfoRecord dump:\n\t\tRID\n\t\t${dotted('LID', 22)}${sm.port.node.lid}\n\t\tSMInfo dump:\n\t\t${dotted('GUID', 22)}${hex16(sm.port.guid)}\n\t\t${dotted('SM_Key', 22)}0x0000000000000000\n\t\t${dotted('ActCount', 22)}${sm.activityCount}\n\t\t${dotted('Priority', 22)}${sm.priority}\n\t\t${dotted('SMState', 22)}${sm.recordState}\n`,
+    );
   }
 }
 
@@ -223,7 +258,9 @@ const upperHex = (value: number): string => `0x${value.toString(16).toUpperCase(
 /** `saquery -g`: one record per multicast group. */
 export function saqueryGroups(fabric: GeneratedFabric, sink: Sink): void {
   for (const group of fabric.multicastGroups) {
-    sink(`MCMemberRecord group dump:\n\t\t${dotted('MGID', 24)}${gidText(group.mgid)}\n\t\t${dotted('Mlid', 24)}${upperHex(group.mlid)}\n\t\t${dotted('Mtu', 24)}${upperHex(group.mtu)}\n\t\t${dotted('pkey', 24)}${upperHex(group.pkey)}\n\t\t${dotted('Rate', 24)}${upperHex(group.rate)}\n\t\t${dotted('SL', 24)}${upperHex(group.sl)}\n`);
+    sink(
+      `MCMemberRecord group dump:\n\t\t${dotted('MGID', 24)}${gidText(group.mgid)}\n\t\t${dotted('Mlid', 24)}${upperHex(group.mlid)}\n\t\t${dotted('Mtu', 24)}${upperHex(group.mtu)}\n\t\t${dotted('pkey', 24)}${upperHex(group.pkey)}\n\t\t${dotted('Rate', 24)}${upperHex(group.rate)}\n\t\t${dotted('SL', 24)}${upperHex(group.sl)}\n`,
+    );
   }
 }
 
@@ -237,7 +274,8 @@ export function saqueryMembers(fabric: GeneratedFabric, sink: Sink): void {
       continue;
     }
     let text = '';
-    for (const member of group.members) text += record(group.mgid, group.mlid, gidText(gidGroups(0xfe80000000000000n, member.guid)), 0x21, member.node.description);
+    for (const member of group.members)
+      text += record(group.mgid, group.mlid, gidText(gidGroups(0xfe80000000000000n, member.guid)), 0x21, member.node.description);
     sink(text);
   }
 }
@@ -246,10 +284,12 @@ const SM_STATES = ['SMINFO_NOTACT', 'SMINFO_DISCOVER', 'SMINFO_STANDBY', 'SMINFO
 
 /** `sminfo <lid>` of each subnet manager, by LID. */
 export function sminfo(fabric: GeneratedFabric): Map<number, string> {
-  return new Map(fabric.subnetManagers.map((sm) => [
-    sm.port.node.lid,
-    `sminfo: sm lid ${sm.port.node.lid} sm guid 0x${hex(sm.port.guid)}, activity count ${sm.activityCount} priority ${sm.priority} state ${sm.state} ${SM_STATES[sm.state]}\n`,
-  ]));
+  return new Map(
+    fabric.subnetManagers.map((sm) => [
+      sm.port.node.lid,
+      `sminfo: sm lid ${sm.port.node.lid} sm guid 0x${hex(sm.port.guid)}, activity count ${sm.activityCount} priority ${sm.priority} state ${sm.state} ${SM_STATES[sm.state]}\n`,
+    ]),
+  );
 }
 
 const perfLine = (name: string, value: string | number): string => `${dotted(`${name}:`, 33)}${value}\n`;

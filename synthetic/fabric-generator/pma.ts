@@ -21,8 +21,14 @@ export type ErrorField = (typeof ERROR_FIELDS)[number]['name'];
 
 /** PortCountersExtended data and packet counters (ibqueryerrors --counters prints all eight). */
 export const TRAFFIC_FIELDS = [
-  'PortXmitData', 'PortRcvData', 'PortXmitPkts', 'PortRcvPkts',
-  'PortUnicastXmitPkts', 'PortUnicastRcvPkts', 'PortMulticastXmitPkts', 'PortMulticastRcvPkts',
+  'PortXmitData',
+  'PortRcvData',
+  'PortXmitPkts',
+  'PortRcvPkts',
+  'PortUnicastXmitPkts',
+  'PortUnicastRcvPkts',
+  'PortMulticastXmitPkts',
+  'PortMulticastRcvPkts',
 ] as const;
 
 export type TrafficField = (typeof TRAFFIC_FIELDS)[number];

@@ -25,7 +25,10 @@ if (dir === undefined || tool === undefined) {
     if (log) {
       // A sweep's summary says how many nodes it printed.
       const nodes = /^## Summary: (\d+) nodes checked/m.exec(replayed.stdout.subarray(-400).toString('latin1'))?.[1];
-      appendFileSync(log, `${started}\t${Date.now()}\t${[tool, ...args].join(' ')}\tbytes=${replayed.stdout.length}${nodes === undefined ? '' : ` nodes=${nodes}`}\n`);
+      appendFileSync(
+        log,
+        `${started}\t${Date.now()}\t${[tool, ...args].join(' ')}\tbytes=${replayed.stdout.length}${nodes === undefined ? '' : ` nodes=${nodes}`}\n`,
+      );
     }
   }
 }

@@ -6,7 +6,16 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:f
 import path from 'node:path';
 import { discoveryCache } from './cache.js';
 import {
-  ibnetdiscover, iblinkinfo, ibqueryerrorsCounters, ibqueryerrorsErrors, perfquery, saqueryGroups, saqueryMembers, saquerySmInfo, sminfo, type Sink,
+  ibnetdiscover,
+  iblinkinfo,
+  ibqueryerrorsCounters,
+  ibqueryerrorsErrors,
+  perfquery,
+  saqueryGroups,
+  saqueryMembers,
+  saquerySmInfo,
+  sminfo,
+  type Sink,
 } from './outputs.js';
 import type { GeneratedFabric } from './topology.js';
 
@@ -114,6 +123,11 @@ export function writeScenario(fabric: GeneratedFabric, dir: string, options: Sce
       output(`perfquery-${node.lid}-extended`, (sink) => sink(perfquery(fabric, node, true)));
     }
   }
-  writeFileSync(path.join(dir, 'commands.tsv'), scenarioCommands(fabric, options).map(([stem, line]) => `${stem}\t${line}\n`).join(''));
+  writeFileSync(
+    path.join(dir, 'commands.tsv'),
+    scenarioCommands(fabric, options)
+      .map(([stem, line]) => `${stem}\t${line}\n`)
+      .join(''),
+  );
   return { dir, bytes };
 }

@@ -290,13 +290,24 @@ function pick<T>(items: readonly T[], count: number, next: () => number): T[] {
 export function shapeSize(shape: FatTreeShape): { switches: number; hosts: number; switchPorts: number } {
   if (shape.tiers === 2) {
     const leafPorts = shape.hostsPerLeaf + shape.spines + (shape.spareLeafPorts ?? 0);
-    return { switches: shape.spines + shape.leaves, hosts: shape.leaves * shape.hostsPerLeaf, switchPorts: shape.spines * shape.leaves + shape.leaves * leafPorts };
+    return {
+      switches: shape.spines + shape.leaves,
+      hosts: shape.leaves * shape.hostsPerLeaf,
+      switchPorts: shape.spines * shape.leaves + shape.leaves * leafPorts,
+    };
   }
   const { leaves, spines, cores } = threeTier(shape);
   return { switches: leaves + spines + cores, hosts: shape.hosts, switchPorts: (leaves + spines + cores) * shape.radix };
 }
 
-function threeTier(shape: ThreeTierShape): { half: number; leaves: number; pods: number; spines: number; coresPerGroup: number; cores: number } {
+function threeTier(shape: ThreeTierShape): {
+  half: number;
+  leaves: number;
+  pods: number;
+  spines: number;
+  coresPerGroup: number;
+  cores: number;
+} {
   if (shape.radix < 4 || shape.radix % 2 !== 0) throw new Error(`radix ${shape.radix}: an even number of ports, at least 4`);
   const half = shape.radix / 2;
   const leaves = Math.ceil(shape.hosts / half);
@@ -312,13 +323,43 @@ export function generateFabric(spec: FabricSpec): GeneratedFabric {
   const cables: [GeneratedPort, GeneratedPort][] = [];
   let sequence = 0;
 
-  const node = (kind: GeneratedNode['kind'], role: Role, id: string, guid: bigint, description: string, portCount: number): GeneratedNode => {
-    const made: GeneratedNode = { kind, profile, role, id, guid, description, portCount, ports: [], lid: 0, reachable: false, entryPort: 0, depth: 0 };
+  const node = (
+    kind: GeneratedNode['kind'],
+    role: Role,
+    id: string,
+    guid: bigint,
+    description: string,
+    portCount: number,
+  ): GeneratedNode => {
+    const made: GeneratedNode = {
+      kind,
+      profile,
+      role,
+      id,
+      guid,
+      description,
+      portCount,
+      ports: [],
+      lid: 0,
+      reachable: false,
+      entryPort: 0,
+      depth: 0,
+    };
     for (let number = 1; number <= portCount; number++) {
       made.ports[number] = {
-        node: made, number, guid: kind === 'switch' ? guid : guid + BigInt(number), cable: undefined, pulled: false,
-        widthEnabled: profile.widthEnabled, speedEnabled: profile.speedEnabled, extEnabled: profile.extEnabled,
-        width: 2, speed: profile.speed, sequence: sequence++, errors: undefined, override: undefined,
+        node: made,
+        number,
+        guid: kind === 'switch' ? guid : guid + BigInt(number),
+        cable: undefined,
+        pulled: false,
+        widthEnabled: profile.widthEnabled,
+        speedEnabled: profile.speedEnabled,
+        extEnabled: profile.extEnabled,
+        width: 2,
+        speed: profile.speed,
+        sequence: sequence++,
+        errors: undefined,
+        override: undefined,
       };
     }
     nodes.push(made);
@@ -387,7 +428,8 @@ export function generateFabric(spec: FabricSpec): GeneratedFabric {
     { host: hosts.at(-1)!.id, priority: 5, state: 2 },
   ];
   const smHosts = smSpecs.map((sm) => byId.get(sm.host));
-  if (smHosts.some((n) => n?.kind !== 'ca')) throw new Error(`a subnet manager host is not a host of this fabric: ${smSpecs.map((sm) => sm.host).join(', ')}`);
+  if (smHosts.some((n) => n?.kind !== 'ca'))
+    throw new Error(`a subnet manager host is not a host of this fabric: ${smSpecs.map((sm) => sm.host).join(', ')}`);
   // The hosts the tools and the SMs run on keep their cables.
   applyFaults(spec.faults ?? {}, cables, profile, new Set([origin, ...smHosts.map((n) => n!)]));
   const { listed, maxHops } = discover(origin, profile);
@@ -401,12 +443,28 @@ export function generateFabric(spec: FabricSpec): GeneratedFabric {
   }));
 
   return {
-    spec, profile, nodes, byId, listed, origin, maxHops, subnetManagers, cables,
-    multicastGroups: multicast(spec.multicast ?? 'opensm', hosts.filter((n) => n.reachable)),
+    spec,
+    profile,
+    nodes,
+    byId,
+    listed,
+    origin,
+    maxHops,
+    subnetManagers,
+    cables,
+    multicastGroups: multicast(
+      spec.multicast ?? 'opensm',
+      hosts.filter((n) => n.reachable),
+    ),
   };
 }
 
-function applyFaults(faults: Faults, cables: readonly [GeneratedPort, GeneratedPort][], profile: PortProfile, keep: ReadonlySet<GeneratedNode>): void {
+function applyFaults(
+  faults: Faults,
+  cables: readonly [GeneratedPort, GeneratedPort][],
+  profile: PortProfile,
+  keep: ReadonlySet<GeneratedNode>,
+): void {
   const next = random(faults.seed ?? 1);
   const hostCables = cables.filter(([a, b]) => (a.node.kind === 'ca' || b.node.kind === 'ca') && !keep.has(a.node) && !keep.has(b.node));
   const switchCables = cables.filter(([a, b]) => a.node.kind === 'switch' && b.node.kind === 'switch');
@@ -440,7 +498,11 @@ function applyFaults(faults: Faults, cables: readonly [GeneratedPort, GeneratedP
     // The first erroring port has a saturated 16-bit SymbolErrorCounter.
     if (i === 0) errors.set('SymbolErrorCounter', 65535);
     const count = 1 + Math.floor(next() * 3);
-    for (const field of pick(ERROR_FIELDS.filter((f) => f.name !== 'PortXmitWait'), count, next)) {
+    for (const field of pick(
+      ERROR_FIELDS.filter((f) => f.name !== 'PortXmitWait'),
+      count,
+      next,
+    )) {
       if (!errors.has(field.name)) errors.set(field.name, 1 + Math.floor(next() * Math.min(field.max - 1, 5000)));
     }
     port.errors = errors;
@@ -462,10 +524,16 @@ function slowerSpeed(speed: LinkSpeed): LinkSpeed {
 /** libibnetdisc asks these (Mellanox) devices for their vendor PortInfo too (is_mlnx_ext_port_info_supported). */
 function mellanoxExtPortInfo(vendorId: number, deviceId: number): boolean {
   const bull = vendorId === 0x119f;
-  const switchX = (deviceId >= 0xc738 && deviceId <= 0xc73b) || [0xc839, 0xcb20, 0xcf08, 0xcf09, 0xd2f0].includes(deviceId)
-    || (bull && ([0x1b02, 0x1b50, 0x1ba0, 0x1bf0].includes(deviceId) || (deviceId >= 0x1bd0 && deviceId <= 0x1bd5)));
-  const connectX = (deviceId >= 0x1003 && deviceId <= 0x101b) || deviceId === 0xa2d2
-    || (bull && ([0x1b33, 0x1b73, 0x1b40, 0x1b41, 0x1b60, 0x1b61, 0x1b83, 0x1b93, 0x1b94, 0x1bb4, 0x1bb5].includes(deviceId) || (deviceId >= 0x1bc4 && deviceId <= 0x1bc6)));
+  const switchX =
+    (deviceId >= 0xc738 && deviceId <= 0xc73b) ||
+    [0xc839, 0xcb20, 0xcf08, 0xcf09, 0xd2f0].includes(deviceId) ||
+    (bull && ([0x1b02, 0x1b50, 0x1ba0, 0x1bf0].includes(deviceId) || (deviceId >= 0x1bd0 && deviceId <= 0x1bd5)));
+  const connectX =
+    (deviceId >= 0x1003 && deviceId <= 0x101b) ||
+    deviceId === 0xa2d2 ||
+    (bull &&
+      ([0x1b33, 0x1b73, 0x1b40, 0x1b41, 0x1b60, 0x1b61, 0x1b83, 0x1b93, 0x1b94, 0x1bb4, 0x1bb5].includes(deviceId) ||
+        (deviceId >= 0x1bc4 && deviceId <= 0x1bc6)));
   return switchX || connectX;
 }
 
@@ -492,7 +560,9 @@ function discover(origin: GeneratedNode, profile: PortProfile): { listed: Genera
     while (wire.length < 2 && queued < queue.length) wire.push(queue[queued++]!);
   };
   const vendorQuery = (node: GeneratedNode): boolean =>
-    node.kind === 'switch' ? mellanoxExtPortInfo(profile.switchVendorId, profile.switchDeviceId) : mellanoxExtPortInfo(profile.caVendorId, profile.caDeviceId);
+    node.kind === 'switch'
+      ? mellanoxExtPortInfo(profile.switchVendorId, profile.switchDeviceId)
+      : mellanoxExtPortInfo(profile.caVendorId, profile.caDeviceId);
   const extend = (port: GeneratedPort, hops: number): void => {
     if (hops + 1 > maxHops) maxHops += 1;
     issue({ kind: 'node', at: port.cable!, hops: hops + 1 });
@@ -561,7 +631,9 @@ function swapped(guid: bigint): bigint {
 /** LIDs as opensm hands them out on a fresh subnet: its own port 1, then every other port in its port-GUID table order. */
 function assignLids(nodes: readonly GeneratedNode[], sm: GeneratedNode): void {
   sm.lid = 1;
-  const holders = nodes.filter((n) => n.reachable && n !== sm).map((n) => ({ node: n, key: swapped(n.kind === 'switch' ? n.guid : n.ports[1]!.guid) }));
+  const holders = nodes
+    .filter((n) => n.reachable && n !== sm)
+    .map((n) => ({ node: n, key: swapped(n.kind === 'switch' ? n.guid : n.ports[1]!.guid) }));
   holders.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let lid = 2;
   for (const { node } of holders) node.lid = lid++;
@@ -573,7 +645,15 @@ const ALL_NODES_V6 = [0xff12, 0x601b, 0xffff, 0, 0, 0, 0, 1];
 
 /** opensm's defaults for groups it makes: MTU 2048 (0x84), rate 10 Gb/s (0x83), P_Key 0xffff. */
 function multicast(mode: 'opensm' | 'ipoib', hosts: readonly GeneratedNode[]): MulticastGroupRecord[] {
-  const group = (mgid: number[], index: number, members: GeneratedPort[]): MulticastGroupRecord => ({ mgid, mlid: 0xc000 + index, mtu: 0x84, pkey: 0xffff, rate: 0x83, sl: 0, members });
+  const group = (mgid: number[], index: number, members: GeneratedPort[]): MulticastGroupRecord => ({
+    mgid,
+    mlid: 0xc000 + index,
+    mtu: 0x84,
+    pkey: 0xffff,
+    rate: 0x83,
+    sl: 0,
+    members,
+  });
   if (mode === 'opensm') return [group(BROADCAST, 0, [])];
   const ports = hosts.map((h) => h.ports[1]!);
   return [

@@ -115,7 +115,10 @@ describe('a cycle past its deadline', () => {
     schedule: { cycle: HOST_READING },
     onOverrun: 'keep',
     setUp: () => ({
-      read: (_snapshot, signal) => (stall ? new Promise((resolve) => signal.addEventListener('abort', () => resolve({ part: 'too late' }))) : Promise.resolve({ part: 'in time' })),
+      read: (_snapshot, signal) =>
+        stall
+          ? new Promise((resolve) => signal.addEventListener('abort', () => resolve({ part: 'too late' })))
+          : Promise.resolve({ part: 'in time' }),
     }),
     failure: { consequence: 'nothing', meaning: 'nothing', cause: 'nothing' },
   });
@@ -211,7 +214,12 @@ describe('with files kept open', () => {
   it('keeps the files read at every reading, sees changes, and closes the files of what went away', async () => {
     // The copy's directories were made just now; a clock a minute ahead makes them quiet.
     const files = new SysfsFiles(tree.root, { keepOpen: true, now: () => Date.now() + 60_000 });
-    const kept = new Collectors([SYSFS, IPOIB], { settings: settingsFromFlags(flags), logger: pino({ level: 'silent' }), mode: 'serve', provided: new Map([[SYSFS_FILES, files]]) });
+    const kept = new Collectors([SYSFS, IPOIB], {
+      settings: settingsFromFlags(flags),
+      logger: pino({ level: 'silent' }),
+      mode: 'serve',
+      provided: new Map([[SYSFS_FILES, files]]),
+    });
     try {
       await read(kept);
       const all = files.keptFiles;
@@ -255,7 +263,11 @@ describe('the host collectors, in the log', () => {
     await rename(device('mlx5_6'), parked('mlx5_6'));
     await read(c);
     await read(c);
-    expect(messages().slice(1)).toEqual(['InfiniBand device disappeared: mlx5_7', 'InfiniBand device appeared: mlx5_7', 'InfiniBand device disappeared: mlx5_6']);
+    expect(messages().slice(1)).toEqual([
+      'InfiniBand device disappeared: mlx5_7',
+      'InfiniBand device appeared: mlx5_7',
+      'InfiniBand device disappeared: mlx5_6',
+    ]);
     expect(lines[1]).toMatchObject({ level: 40, devices: ['mlx5_7'] });
     expect(lines[2]).toMatchObject({ level: 30, devices: ['mlx5_7'] });
   });
@@ -268,7 +280,11 @@ describe('the host collectors, in the log', () => {
     await rename(device('mlx5_7'), parked('mlx5_7'));
     await read(c);
     await read(c);
-    expect(messages()).toEqual(['found 13 InfiniBand devices', 'read failed; repeats of this error are summarised hourly', 'InfiniBand device disappeared: mlx5_7']);
+    expect(messages()).toEqual([
+      'found 13 InfiniBand devices',
+      'read failed; repeats of this error are summarised hourly',
+      'InfiniBand device disappeared: mlx5_7',
+    ]);
     await rename(parked('mlx5_7'), device('mlx5_7'));
     await writeFile(stateFile('mlx5_7'), '4: ACTIVE\n');
     await read(c);

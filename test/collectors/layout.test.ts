@@ -20,16 +20,20 @@ function files(dir: string): string[] {
 /** The files `file` names in a relative import, `import()` or `new URL()`, resolved to their .ts source where there is one. */
 function referenced(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:from\s+|import\(\s*|new URL\(\s*)'(\.{1,2}\/[^']+)'/g)].map((match) => path.resolve(path.dirname(file), match[1]!.replace(/\.js$/, '.ts')));
+  return [...text.matchAll(/(?:from\s+|import\(\s*|new URL\(\s*)'(\.{1,2}\/[^']+)'/g)].map((match) =>
+    path.resolve(path.dirname(file), match[1]!.replace(/\.js$/, '.ts')),
+  );
 }
 
 const SOURCES = files(SRC);
 const relative = (file: string): string => path.relative(SRC, file).split(path.sep).join('/');
 
 /** Each collector's module: the file that defines it, or its folder when that file is index.ts. */
-const COLLECTOR_MODULES = SOURCES.filter((file) => relative(file).startsWith('collectors/') && readFileSync(file, 'utf8').includes('defineCollector('))
-  .map((file) => (path.basename(file) === 'index.ts' ? `${relative(path.dirname(file))}/` : relative(file)));
-const collectorOf = (file: string): string | undefined => COLLECTOR_MODULES.find((module) => (module.endsWith('/') ? relative(file).startsWith(module) : relative(file) === module));
+const COLLECTOR_MODULES = SOURCES.filter(
+  (file) => relative(file).startsWith('collectors/') && readFileSync(file, 'utf8').includes('defineCollector('),
+).map((file) => (path.basename(file) === 'index.ts' ? `${relative(path.dirname(file))}/` : relative(file)));
+const collectorOf = (file: string): string | undefined =>
+  COLLECTOR_MODULES.find((module) => (module.endsWith('/') ? relative(file).startsWith(module) : relative(file) === module));
 
 describe('the layout', () => {
   it('finds every collector of the registry in a module of its own', () => {
@@ -40,19 +44,32 @@ describe('the layout', () => {
   it('no collector imports another', () => {
     const arrows = SOURCES.flatMap((file) => {
       const own = collectorOf(file);
-      return own === undefined ? [] : referenced(file).filter((target) => collectorOf(target) !== undefined && collectorOf(target) !== own).map((target) => `${relative(file)} → ${relative(target)}`);
+      return own === undefined
+        ? []
+        : referenced(file)
+            .filter((target) => collectorOf(target) !== undefined && collectorOf(target) !== own)
+            .map((target) => `${relative(file)} → ${relative(target)}`);
     });
     expect(arrows).toEqual([]);
   });
 
   it('the engine imports no collector', () => {
-    const arrows = SOURCES.filter((file) => relative(file).startsWith('collection/'))
-      .flatMap((file) => referenced(file).filter((target) => relative(target).startsWith('collectors/')).map((target) => `${relative(file)} → ${relative(target)}`));
+    const arrows = SOURCES.filter((file) => relative(file).startsWith('collection/')).flatMap((file) =>
+      referenced(file)
+        .filter((target) => relative(target).startsWith('collectors/'))
+        .map((target) => `${relative(file)} → ${relative(target)}`),
+    );
     expect(arrows).toEqual([]);
   });
 
   it('no file under src/ reads a path under test/', () => {
     const test = path.join(PROJECT_ROOT, 'test') + path.sep;
-    expect(SOURCES.flatMap((file) => referenced(file).filter((target) => target.startsWith(test)).map((target) => `${relative(file)} → ${target}`))).toEqual([]);
+    expect(
+      SOURCES.flatMap((file) =>
+        referenced(file)
+          .filter((target) => target.startsWith(test))
+          .map((target) => `${relative(file)} → ${target}`),
+      ),
+    ).toEqual([]);
   });
 });

@@ -30,15 +30,25 @@ describe('fabric mode is loaded lazily', () => {
   // cli.ts (the program that main.ts runs) loads the server (exporter.ts) or the check command on
   // demand: each is a start of its own. In the build's bundle the same import() calls become
   // modules evaluated when first called.
-  it.each(['cli.ts', 'commands/serve/exporter.ts', 'commands/check/command.ts'])('no fabric module is statically reachable from src/%s', (entry) => {
-    const reachable = [...staticClosure(path.join(SRC, entry))].map((file) => path.relative(SRC, file));
-    expect(reachable.length).toBeGreaterThan(3);
-    expect(reachable.filter((file) => FABRIC_MODULES.some((module) => file.startsWith(module)))).toEqual([]);
-  });
+  it.each(['cli.ts', 'commands/serve/exporter.ts', 'commands/check/command.ts'])(
+    'no fabric module is statically reachable from src/%s',
+    (entry) => {
+      const reachable = [...staticClosure(path.join(SRC, entry))].map((file) => path.relative(SRC, file));
+      expect(reachable.length).toBeGreaterThan(3);
+      expect(reachable.filter((file) => FABRIC_MODULES.some((module) => file.startsWith(module)))).toEqual([]);
+    },
+  );
 
   it('the server reaches the fabric collectors statically (the closure is not vacuous)', () => {
     const reachable = [...staticClosure(path.join(SRC, 'commands/serve/exporter.ts'))].map((file) => path.relative(SRC, file));
-    expect(reachable).toEqual(expect.arrayContaining(['collection/scheduler.ts', 'collectors/fabric/discovery.ts', 'collectors/fabric/ports/index.ts', 'collectors/fabric/sa.ts']));
+    expect(reachable).toEqual(
+      expect.arrayContaining([
+        'collection/scheduler.ts',
+        'collectors/fabric/discovery.ts',
+        'collectors/fabric/ports/index.ts',
+        'collectors/fabric/sa.ts',
+      ]),
+    );
   });
 
   it.each([

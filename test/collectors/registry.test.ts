@@ -27,7 +27,13 @@ import { PROJECT_ROOT, ZOO, ZOO_CONFIG } from '../support/trees.js';
 // A collector as a contributor would add one, following docs/architecture.md: it "reads" a
 // number per device (here: a flag's value times the device's port count) in the host reading.
 const PROBE_SWITCH = collectorSwitch('probe', 'probe', true, 'Read the probe of every device.');
-const PROBE_GAIN = flag(COUNT, { name: 'probe.gain', key: 'probe.gain', default: '1', help: 'What every reading is multiplied by.', check: true });
+const PROBE_GAIN = flag(COUNT, {
+  name: 'probe.gain',
+  key: 'probe.gain',
+  default: '1',
+  help: 'What every reading is multiplied by.',
+  check: true,
+});
 const PROBE_VALUE = gauge('infiniband_test_probe_value', ['device'], 'The probe of a device.');
 
 const PROBE: Collector<ReadonlyMap<string, number>> = defineCollector({
@@ -39,7 +45,9 @@ const PROBE: Collector<ReadonlyMap<string, number>> = defineCollector({
   schedule: { cycle: HOST_READING },
   onOverrun: 'keep',
   setUp: (context) => ({
-    read: async (snapshot) => ({ part: new Map(snapshot.devices.map((device) => [device.name, device.ports.length * context.settings.get(PROBE_GAIN)])) }),
+    read: async (snapshot) => ({
+      part: new Map(snapshot.devices.map((device) => [device.name, device.ports.length * context.settings.get(PROBE_GAIN)])),
+    }),
   }),
   metrics: {
     families: [PROBE_VALUE],
@@ -49,17 +57,20 @@ const PROBE: Collector<ReadonlyMap<string, number>> = defineCollector({
       samples.writeTo([PROBE_VALUE], out);
     },
   },
-  findings: (snapshot) => [...(PROBE.of(snapshot) ?? [])].filter(([, value]) => value > 100).map(([device, value]) => ({
-    condition: 'probe-high',
-    severity: 'warning' as const,
-    subject: { kind: 'host' as const },
-    summary: `the probe of ${device} reads ${value}`,
-    meaning: 'A test finding.',
-    cause: 'A high gain.',
-    remedy: 'lower --probe.gain',
-    runbook: 'probe',
-    alert: undefined,
-  })),
+  findings: (snapshot) =>
+    [...(PROBE.of(snapshot) ?? [])]
+      .filter(([, value]) => value > 100)
+      .map(([device, value]) => ({
+        condition: 'probe-high',
+        severity: 'warning' as const,
+        subject: { kind: 'host' as const },
+        summary: `the probe of ${device} reads ${value}`,
+        meaning: 'A test finding.',
+        cause: 'A high gain.',
+        remedy: 'lower --probe.gain',
+        runbook: 'probe',
+        alert: undefined,
+      })),
   failure: { consequence: 'the probe is unknown', meaning: 'nothing', cause: 'nothing' },
 });
 
@@ -72,13 +83,20 @@ afterEach(async () => {
 async function check(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} }, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
+  const code = await runCheck(
+    argv,
+    { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} },
+    { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } },
+  );
   return { code, stdout, stderr };
 }
 
 describe('a collector added through the registry', () => {
   it('reaches /metrics with its families and its own collector metrics', async () => {
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--probe.gain', '3'], undefined, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--probe.gain', '3'], undefined, {
+      collectors: REGISTRY,
+      runners: { module: 'not-installed', ethtool: 'not-installed' },
+    });
     try {
       await exporter.collectOnce();
       const text = await scrape(exporter);
@@ -92,7 +110,10 @@ describe('a collector added through the registry', () => {
   });
 
   it('is turned off by its --no-collector.<name> flag, and then serves nothing', async () => {
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe'], undefined, { collectors: REGISTRY, runners: { module: 'not-installed', ethtool: 'not-installed' } });
+    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe'], undefined, {
+      collectors: REGISTRY,
+      runners: { module: 'not-installed', ethtool: 'not-installed' },
+    });
     try {
       await exporter.collectOnce();
       const text = await scrape(exporter);
@@ -115,7 +136,9 @@ describe('a collector added through the registry', () => {
     expect(command.action === 'run' && [command.settings.get(PROBE_SWITCH), command.settings.get(PROBE_GAIN)]).toEqual([false, 7]);
     const bad = path.join(dir, 'bad.yml');
     await writeFile(bad, 'probe:\n  gian: 7\n');
-    expect(() => parseServeCommandLine(['--config.file', bad], REGISTRY)).toThrow(new UsageError(`config file ${bad}:2: unknown key "probe.gian", expected one of: probe.enabled, probe.gain`));
+    expect(() => parseServeCommandLine(['--config.file', bad], REGISTRY)).toThrow(
+      new UsageError(`config file ${bad}:2: unknown key "probe.gian", expected one of: probe.enabled, probe.gain`),
+    );
     // Without the collector in the registry, its flag is unknown.
     expect(() => parseServeCommandLine(['--probe.gain', '2'])).toThrow(UsageError);
   });
@@ -125,7 +148,9 @@ describe('a collector added through the registry', () => {
     expect(high.stdout).toMatch(/WARNING +the probe of mlx5_0 reads 200\n/);
     expect(high.code).toBe(1);
     const off = await check(['--path.sysfs', ZOO, '--no-collector.diag', '--no-collector.probe']);
-    expect(off.stdout).toContain('Not checked:\n  cables and optical modules: neither mstlink nor mlxlink is installed\n  subnet manager reachability and link peers: the diag collector is off\n  the probe of every device: the probe collector is off\n');
+    expect(off.stdout).toContain(
+      'Not checked:\n  cables and optical modules: neither mstlink nor mlxlink is installed\n  subnet manager reachability and link peers: the diag collector is off\n  the probe of every device: the probe collector is off\n',
+    );
   });
 
   it('is in the metric catalog the README table is made from', () => {
@@ -139,14 +164,19 @@ describe('a collector added through the registry', () => {
  * in parts.ts where other collectors read its part (`name: X_PART.name`, `X_PART = partOf<…>('x')`).
  */
 function sourceFiles(): { file: string; text: string; defines?: string; spelledIn?: string }[] {
-  const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const file = path.join(dir, name);
-    return statSync(file).isDirectory() ? files(file) : file.endsWith('.ts') ? [file] : [];
-  });
-  const sources = files(path.join(PROJECT_ROOT, 'src')).map((file) => ({ file: path.relative(PROJECT_ROOT, file), text: readFileSync(file, 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '') }));
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const file = path.join(dir, name);
+      return statSync(file).isDirectory() ? files(file) : file.endsWith('.ts') ? [file] : [];
+    });
+  const sources = files(path.join(PROJECT_ROOT, 'src')).map((file) => ({
+    file: path.relative(PROJECT_ROOT, file),
+    text: readFileSync(file, 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''),
+  }));
   const parts = new Map<string, { name: string; file: string }>();
   for (const { file, text } of sources) {
-    for (const [, constant, name] of text.matchAll(/export const (\w+)\s*=\s*partOf\s*<[^;]*?>\(\s*'(\w+)'\s*\)/g)) parts.set(constant!, { name: name!, file });
+    for (const [, constant, name] of text.matchAll(/export const (\w+)\s*=\s*partOf\s*<[^;]*?>\(\s*'(\w+)'\s*\)/g))
+      parts.set(constant!, { name: name!, file });
   }
   return sources.map(({ file, text }) => {
     const literal = /=\s*defineCollector\s*(?:<[^>]*>)?\(\{\s*name:\s*'(\w+)'/.exec(text)?.[1];
@@ -179,17 +209,25 @@ describe('the registry', () => {
     expect(new Set(families).size).toBe(families.length);
   });
 
-  it('has a module per collector, and each collector\'s name is spelled once in src/: in its module, or in parts.ts where others read its part', () => {
+  it("has a module per collector, and each collector's name is spelled once in src/: in its module, or in parts.ts where others read its part", () => {
     const sources = sourceFiles();
-    const SPELLED_IN = Object.fromEntries(sources.flatMap(({ defines, spelledIn }) => (defines && spelledIn ? [[defines, spelledIn]] : []))) as Record<string, string>;
+    const SPELLED_IN = Object.fromEntries(
+      sources.flatMap(({ defines, spelledIn }) => (defines && spelledIn ? [[defines, spelledIn]] : [])),
+    ) as Record<string, string>;
     expect(COLLECTORS.map(({ name }) => name).sort()).toEqual(Object.keys(SPELLED_IN).sort());
     // The diag collectors share their names with the tools they run, which sources and tool groups name.
     // So does the module collector: 'module' is also the key of its tool group (module-tool.ts), shared with fabric_module.
     const TOOLS = ['smpquery', 'sminfo', 'perfquery', 'module'];
     for (const collector of COLLECTORS.filter(({ name }) => !TOOLS.includes(name))) {
-      const spelled = sources.filter(({ text }) => text.includes(`'${collector.name}'`) || text.includes(`"${collector.name}"`)).map(({ file }) => file);
+      const spelled = sources
+        .filter(({ text }) => text.includes(`'${collector.name}'`) || text.includes(`"${collector.name}"`))
+        .map(({ file }) => file);
       expect(spelled.sort(), collector.name).toEqual([SPELLED_IN[collector.name]!].flat().sort());
     }
-    for (const name of TOOLS) expect(sources.some(({ file, text }) => file === SPELLED_IN[name] && text.includes(`'${name}'`)), name).toBe(true);
+    for (const name of TOOLS)
+      expect(
+        sources.some(({ file, text }) => file === SPELLED_IN[name] && text.includes(`'${name}'`)),
+        name,
+      ).toBe(true);
   });
 });

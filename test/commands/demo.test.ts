@@ -23,7 +23,11 @@ const FAULTS = [
 ];
 
 /** Text with HTML's escapes undone, for comparing a page with a finding's words. */
-const unescaped = (html: string): string => html.replace(/&#39;|&#x27;/g, '\'').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const unescaped = (html: string): string =>
+  html
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 
 describe('--demo=fabric', () => {
   const exporters: Exporter[] = [];
@@ -56,7 +60,11 @@ describe('--demo=fabric', () => {
     for (const fault of FAULTS) expect(landing).toContain(fault);
     // Every page and check count the links one way (linkCountSteps).
     let stdout = '';
-    await runCheck(['--demo=fabric'], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: { NO_COLOR: '1' } });
+    await runCheck(['--demo=fabric'], {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: () => true },
+      env: { NO_COLOR: '1' },
+    });
     const links = /and (\d+) links/.exec(stdout)?.[1];
     expect(links).toBeDefined();
     expect(page).toContain(`, ${links} links,`);
@@ -75,7 +83,9 @@ describe('--demo=fabric', () => {
     expect(metrics).toMatch(/^infiniband_fabric_port_link_width_lanes\{node_guid="0x0002c90200510000",port="4"\} 1$/m);
     expect(metrics).toMatch(/^infiniband_fabric_port_symbol_errors_total\{node_guid="0x0002c90200510000",port="4"\} 4821$/m);
     // The congested tier: every leaf uplink waited hundreds of millions of ticks.
-    const waits = [...metrics.matchAll(/^infiniband_fabric_port_transmit_wait_total\{node_guid="0x0002c902005[123]0000",port="[45]"\} (\d+)$/gm)].map((m) => Number(m[1]));
+    const waits = [
+      ...metrics.matchAll(/^infiniband_fabric_port_transmit_wait_total\{node_guid="0x0002c902005[123]0000",port="[45]"\} (\d+)$/gm),
+    ].map((m) => Number(m[1]));
     expect(waits).toHaveLength(6);
     for (const wait of waits) expect(wait).toBeGreaterThan(2e8);
     expect(metrics).toMatch(/^infiniband_fabric_multicast_group_rate_bytes_per_second\{/m);
@@ -83,7 +93,11 @@ describe('--demo=fabric', () => {
 
   it('check --demo=fabric exits 1 and names the pulled cable, the miswired cable and the degraded link', async () => {
     let stdout = '';
-    const code = await runCheck(['--demo=fabric'], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: { NO_COLOR: '1' } });
+    const code = await runCheck(['--demo=fabric'], {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: () => true },
+      env: { NO_COLOR: '1' },
+    });
     expect(code).toBe(1);
     for (const fault of FAULTS) expect(stdout).toContain(fault);
     // One cause, one finding: no second finding for the switch end of the pulled cable, nor for
@@ -127,7 +141,10 @@ describe('the recorded runner', () => {
     const args = ['--skip-sl', '--threshold-file', '/dev/null', '--load-cache', '/nonexistent', '--switch'];
     const wait = async (): Promise<string[]> => {
       const { stdout } = await runner.run('ibqueryerrors', args);
-      return /GUID 0x2c90200530000 port 4: \[PortXmitWait == (\d+)\]/.exec(stdout)!.slice(1).concat(/GUID 0x2c90200410000 port 1: \[SymbolErrorCounter == (\d+)\]/.exec(stdout)![1]!);
+      return /GUID 0x2c90200530000 port 4: \[PortXmitWait == (\d+)\]/
+        .exec(stdout)!
+        .slice(1)
+        .concat(/GUID 0x2c90200410000 port 1: \[SymbolErrorCounter == (\d+)\]/.exec(stdout)![1]!);
     };
     expect(await wait()).toEqual(['294000000', '3907']);
     now = 150_000; // half of later.seconds (300)
@@ -145,8 +162,10 @@ describe('the recorded runner', () => {
     expect(grownOutput('[A == 10]', '[A == 4]', 3)).toBe('[A == 10]');
   });
 
-  it('writes a cycle\'s private cache files as <cache>', () => {
-    expect(recordedCommandLine('ibqueryerrors', ['--skip-sl', '--load-cache', '/tmp/x/1.cache', '--switch'])).toBe('ibqueryerrors --skip-sl --load-cache <cache> --switch');
+  it("writes a cycle's private cache files as <cache>", () => {
+    expect(recordedCommandLine('ibqueryerrors', ['--skip-sl', '--load-cache', '/tmp/x/1.cache', '--switch'])).toBe(
+      'ibqueryerrors --skip-sl --load-cache <cache> --switch',
+    );
     expect(recordedCommandLine('saquery', ['SMIR'])).toBe('saquery SMIR');
   });
 });

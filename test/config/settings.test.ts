@@ -29,10 +29,12 @@ function settings(argv: string[]): Settings {
 
 /** Every flag's value by its name (regular expressions as their source). */
 function view(s: Settings): Record<string, unknown> {
-  return Object.fromEntries(FLAGS.flags.map((flag) => {
-    const value = s.get(flag);
-    return [flag.name, value instanceof RegExp ? value.source : value];
-  }));
+  return Object.fromEntries(
+    FLAGS.flags.map((flag) => {
+      const value = s.get(flag);
+      return [flag.name, value instanceof RegExp ? value.source : value];
+    }),
+  );
 }
 
 const parseText = (text: string, file: string) => parseConfigText(text, file, FLAGS.flags, FLAGS.sections);
@@ -123,11 +125,27 @@ describe('command line', () => {
 
   it('accepts every flag, in --flag value and --flag=value forms', () => {
     const s = settings([
-      '--web.listen-address=127.0.0.1:9999', '--web.telemetry-path', '/ib', '--web.disable-exporter-metrics', '--web.max-connections=64',
-      '--path.sysfs=/host/sys', '--collection.interval=1m30s', '--no-collector.diag', '--diag.interval=2m',
-      '--diag.timeout=500ms', '--diag.max-concurrent=8', '--perfquery.path=/opt/bin/perfquery', '--sminfo.path=/x/sminfo',
-      '--smpquery.path=/x/smpquery', '--device.include=^mlx5_', '--device.exclude=^mlx5_9$', '--log.level=debug', '--log.format=logfmt',
-      '--metrics.port-state-series', '--no-collector.ipoib', '--no-collector.tso',
+      '--web.listen-address=127.0.0.1:9999',
+      '--web.telemetry-path',
+      '/ib',
+      '--web.disable-exporter-metrics',
+      '--web.max-connections=64',
+      '--path.sysfs=/host/sys',
+      '--collection.interval=1m30s',
+      '--no-collector.diag',
+      '--diag.interval=2m',
+      '--diag.timeout=500ms',
+      '--diag.max-concurrent=8',
+      '--perfquery.path=/opt/bin/perfquery',
+      '--sminfo.path=/x/sminfo',
+      '--smpquery.path=/x/smpquery',
+      '--device.include=^mlx5_',
+      '--device.exclude=^mlx5_9$',
+      '--log.level=debug',
+      '--log.format=logfmt',
+      '--metrics.port-state-series',
+      '--no-collector.ipoib',
+      '--no-collector.tso',
     ]);
     expect(view(s)).toMatchObject({
       'web.listen-address': { host: '127.0.0.1', port: 9999 },
@@ -189,7 +207,12 @@ describe('command line', () => {
     expect(settings(['--demo=host']).get(DEMO)).toBe('host');
     for (const flags of [['--demo=fabric'], ['--demo', 'fabric']]) {
       const s = settings(flags);
-      expect(view(s)).toMatchObject({ demo: 'fabric', 'collector.fabric': true, 'collector.diag': false, 'fabric.topology-file': path.join(DEMO_FABRIC, 'cabling-plan') });
+      expect(view(s)).toMatchObject({
+        demo: 'fabric',
+        'collector.fabric': true,
+        'collector.diag': false,
+        'fabric.topology-file': path.join(DEMO_FABRIC, 'cabling-plan'),
+      });
     }
     expect(() => settings(['--demo=switch'])).toThrow(/demo/);
   });
@@ -203,14 +226,21 @@ describe('command line', () => {
     expect(parseListenAddress(text, 'x')).toEqual({ host, port });
   });
 
-  it.each([['10s', 10_000], ['1m30s', 90_000], ['500ms', 500], ['2h', 7_200_000]])('parses duration %s', (text, ms) => {
+  it.each([
+    ['10s', 10_000],
+    ['1m30s', 90_000],
+    ['500ms', 500],
+    ['2h', 7_200_000],
+  ])('parses duration %s', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 });
 
 describe('config file', () => {
   it('reads every section; flags win over the file', async () => {
-    const file = await configFile('full.yml', `
+    const file = await configFile(
+      'full.yml',
+      `
 web: {listen_address: "127.0.0.1:1234", telemetry_path: /m, disable_exporter_metrics: true, max_connections: 32}
 path: {sysfs: /host/sys}
 collection: {interval: 5s}
@@ -224,7 +254,8 @@ expectations:
     speed: ndr
   - {device: "mlx4_?", speed: QDR}
 log: {level: warn, format: logfmt}
-`);
+`,
+    );
     const s = settings(['--config.file', file, '--collection.interval=7s']);
     expect(view(s)).toMatchObject({
       'web.listen-address': { host: '127.0.0.1', port: 1234 },
@@ -253,7 +284,9 @@ log: {level: warn, format: logfmt}
 
   it('reads the fabric section: every flag of fabric mode and the fabric expectations', async () => {
     const map = await configFile('node-name-map', '0x0002c90200410000 "spine-1"\n');
-    const file = await configFile('fabric.yml', `
+    const file = await configFile(
+      'fabric.yml',
+      `
 fabric:
   enabled: true
   interval: 30s
@@ -272,7 +305,8 @@ fabric:
       width: 4
       speed: edr
     - {node: "spine-?", width: 4}
-`);
+`,
+    );
     const s = settings(['--config.file', file, '--fabric.max-concurrent=6']);
     expect(view(s)).toMatchObject({
       'collector.fabric': true,
@@ -297,8 +331,11 @@ fabric:
   it('checks the node-name-map at start, naming the line the tools would reject', async () => {
     const bad = await configFile('bad-map', '# ok\n0x1 "a"\nleaf-1 0x2\n');
     expect(usageError(() => parseCommandLine(['--fabric.node-name-map', bad]))).toBe(
-      `node-name-map ${bad}:3: expected a GUID then a name in quotes (0x0002c90200400000 "leaf-1"), got "leaf-1 0x2"`);
-    expect(usageError(() => parseCommandLine(['--fabric.node-name-map', '/nonexistent/map']))).toMatch(/^--fabric.node-name-map: \/nonexistent\/map cannot be read/);
+      `node-name-map ${bad}:3: expected a GUID then a name in quotes (0x0002c90200400000 "leaf-1"), got "leaf-1 0x2"`,
+    );
+    expect(usageError(() => parseCommandLine(['--fabric.node-name-map', '/nonexistent/map']))).toMatch(
+      /^--fabric.node-name-map: \/nonexistent\/map cannot be read/,
+    );
   });
 
   it('accepts an empty file', () => {
@@ -315,7 +352,10 @@ fabric:
     ['collection:\n  interval: 10\n', 'c.yml:2: "collection.interval" must be a duration such as 10s, 1m or 500ms, got 10'],
     ['log: json\n', 'c.yml:1: section "log" must be a mapping of level, format, got "json"'],
     ['expectations:\n  - device: mlx5_0\n    width: 3\n', 'c.yml:3: "width" must be a lane count, one of 1, 2, 4, 8, 12, got 3'],
-    ['expectations:\n  - device: mlx5_0\n    speed: QDR2\n', 'c.yml:3: "speed" must be one of SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, got "QDR2"'],
+    [
+      'expectations:\n  - device: mlx5_0\n    speed: QDR2\n',
+      'c.yml:3: "speed" must be one of SDR DDR QDR FDR10 FDR EDR HDR NDR XDR, got "QDR2"',
+    ],
     ['expectations:\n  - device: mlx5_0\n    port: 1\n', 'c.yml:2: the expectation for "mlx5_0" needs "width" and/or "speed"'],
     ['expectations:\n  - width: 4\n', 'c.yml:2: an expectation needs "device"'],
     ['expectations:\n  - device: mlx5_0\n    lanes: 4\n', 'c.yml:3: unknown key "lanes" in an expectation'],
@@ -324,12 +364,21 @@ fabric:
     ['- just\n- a list\n', 'c.yml:1: expected a mapping of sections'],
     ['fabric:\n  shard: 3/2\n', 'c.yml:2: "fabric.shard" must be a shard such as 1/2'],
     ['fabric:\n  intervall: 60s\n', 'c.yml:2: unknown key "fabric.intervall", expected one of: fabric.enabled, fabric.interval'],
-    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [0]\n      width: 4\n', 'c.yml:4: "ports" must be a list of port numbers 1–255 such as [1, 2], got a list'],
+    [
+      'fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [0]\n      width: 4\n',
+      'c.yml:4: "ports" must be a list of port numbers 1–255 such as [1, 2], got a list',
+    ],
     ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: 5\n      width: 4\n', 'c.yml:4: "ports" must be a list of port numbers'],
     ['fabric:\n  expectations:\n    - node: "leaf-*"\n      width: 3\n', 'c.yml:4: "width" must be a lane count'],
-    ['fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [1]\n', 'c.yml:3: the fabric expectation for "leaf-*" needs "width" and/or "speed"'],
+    [
+      'fabric:\n  expectations:\n    - node: "leaf-*"\n      ports: [1]\n',
+      'c.yml:3: the fabric expectation for "leaf-*" needs "width" and/or "speed"',
+    ],
     ['fabric:\n  expectations:\n    - width: 4\n', 'c.yml:3: a fabric expectation needs "node"'],
-    ['fabric:\n  expectations:\n    - device: "mlx5_*"\n      width: 4\n', 'c.yml:3: unknown key "device" in a fabric expectation, expected one of: node, ports, width, speed'],
+    [
+      'fabric:\n  expectations:\n    - device: "mlx5_*"\n      width: 4\n',
+      'c.yml:3: unknown key "device" in a fabric expectation, expected one of: node, ports, width, speed',
+    ],
     ['fabric:\n  expectations: {node: x}\n', 'c.yml:2: "fabric.expectations" must be a list of {node, ports, width, speed}'],
   ])('rejects %j naming file, line and expectation', (text, message) => {
     expect(usageError(() => parseText(text, 'c.yml'))).toContain(`config file ${message}`);
@@ -351,7 +400,11 @@ describe('the sysfs root (checked by serve and check at start)', () => {
     ['a path that does not exist', () => '/nonexistent/sys', 'does not exist'],
     ['a path through a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type/x'), 'does not exist'],
     ['a file', () => path.join(ZOO, 'class/infiniband/mlx5_0/node_type'), 'is not a directory'],
-    ['a directory that is not a sysfs mount (the class directory itself)', () => path.join(ZOO, 'class/infiniband'), 'has no class/ directory: it is not a sysfs mount'],
+    [
+      'a directory that is not a sysfs mount (the class directory itself)',
+      () => path.join(ZOO, 'class/infiniband'),
+      'has no class/ directory: it is not a sysfs mount',
+    ],
   ])('rejects %s, naming the flag and the path', (_name, root, problem) => {
     expect(usageError(check(['--path.sysfs', root()]))).toBe(`--path.sysfs: ${root()} ${problem}; ${expected}`);
   });
@@ -359,7 +412,9 @@ describe('the sysfs root (checked by serve and check at start)', () => {
   it('names the config file and line when the path came from it; the flag when it wins', async () => {
     const file = await configFile('sysfs.yml', 'collection:\n  interval: 10s\npath:\n  sysfs: /host/sys\n');
     expect(usageError(check(['--config.file', file]))).toBe(`config file ${file}:4: "path.sysfs": /host/sys does not exist; ${expected}`);
-    expect(usageError(check(['--config.file', file, '--path.sysfs', '/elsewhere']))).toBe(`--path.sysfs: /elsewhere does not exist; ${expected}`);
+    expect(usageError(check(['--config.file', file, '--path.sysfs', '/elsewhere']))).toBe(
+      `--path.sysfs: /elsewhere does not exist; ${expected}`,
+    );
     expect(check(['--config.file', file, '--path.sysfs', ZOO])).not.toThrow();
   });
 });

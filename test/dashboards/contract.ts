@@ -26,28 +26,55 @@ export function diagHostExposition(scrape: number, failoverAt: number, nowSecond
     if (!spec) throw new Error(`${name} is not in the catalog`);
     lines.push(`# TYPE ${name} ${spec.type}`);
     for (const [labels, value] of samples) {
-      if (Object.keys(labels).sort().join() !== [...spec.labels].sort().join()) throw new Error(`${name}: labels ${Object.keys(labels)} are not ${spec.labels}`);
-      lines.push(`${name}{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',')}} ${value}`);
+      if (Object.keys(labels).sort().join() !== [...spec.labels].sort().join())
+        throw new Error(`${name}: labels ${Object.keys(labels)} are not ${spec.labels}`);
+      lines.push(
+        `${name}{${Object.entries(labels)
+          .map(([k, v]) => `${k}="${v}"`)
+          .join(',')}} ${value}`,
+      );
     }
   };
   const p0 = { device: 'mlx5_0', port: '1' };
   const p1 = { device: 'mlx5_1', port: '1' };
   const collectors = ['perfquery', 'sminfo', 'smpquery'];
   family('infiniband_exporter_build_info', [[{ version: '0.1.0', revision: 'synthetic', nodejs_version: 'v20.20.2' }, 1]]);
-  family('infiniband_exporter_collector_success', collectors.map((collector) => [{ collector }, 1]));
-  family('infiniband_exporter_last_collection_timestamp_seconds', collectors.map((collector) => [{ collector }, nowSeconds]));
-  family('infiniband_exporter_command_timeouts_total', collectors.map((command) => [{ command }, command === 'perfquery' ? Math.floor(scrape / 2) : 0]));
+  family(
+    'infiniband_exporter_collector_success',
+    collectors.map((collector) => [{ collector }, 1]),
+  );
+  family(
+    'infiniband_exporter_last_collection_timestamp_seconds',
+    collectors.map((collector) => [{ collector }, nowSeconds]),
+  );
+  family(
+    'infiniband_exporter_command_timeouts_total',
+    collectors.map((command) => [{ command }, command === 'perfquery' ? Math.floor(scrape / 2) : 0]),
+  );
   family('infiniband_port_info', [
     [{ ...p0, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe1', width: '4X', speed: 'NDR' }, 1],
     [{ ...p1, link_layer: 'InfiniBand', port_guid: '0x0002c90300c0ffe2', width: '4X', speed: 'NDR' }, 1],
   ]);
   const peer = { peer_guid: '0x98039b0300887701', peer_lid: '5', peer_node_type: 'Switch', peer_description: 'MF0;leaf01:MQM9700/U1' };
-  family('infiniband_port_peer_info', [[{ ...p0, ...peer, peer_port: '17' }, 1], [{ ...p1, ...peer, peer_port: '18' }, 1]]);
+  family('infiniband_port_peer_info', [
+    [{ ...p0, ...peer, peer_port: '17' }, 1],
+    [{ ...p1, ...peer, peer_port: '18' }, 1],
+  ]);
   for (const spec of PEER_COUNTER_METRICS.values()) {
-    const growing = spec.name.endsWith('_symbol_errors_total') ? 7 * scrape : spec.name.endsWith('_transmit_wait_total') ? 1000 * scrape : 0;
-    family(spec.name, [[p0, growing], [p1, 0]]);
+    const growing = spec.name.endsWith('_symbol_errors_total')
+      ? 7 * scrape
+      : spec.name.endsWith('_transmit_wait_total')
+        ? 1000 * scrape
+        : 0;
+    family(spec.name, [
+      [p0, growing],
+      [p1, 0],
+    ]);
   }
-  family('infiniband_subnet_manager_reachable', [[p0, 1], [p1, 0]]);
+  family('infiniband_subnet_manager_reachable', [
+    [p0, 1],
+    [p1, 0],
+  ]);
   const guid = scrape < failoverAt ? SM_GUIDS.before : SM_GUIDS.after;
   family('infiniband_subnet_manager_info', [[{ ...p0, sm_guid: guid, sm_lid: '1', state: 'MASTER' }, 1]]);
   family('infiniband_subnet_manager_priority', [[p0, 14]]);

@@ -31,17 +31,36 @@ describe.skipIf(tools.skipReason)('fabric dashboard on --demo=fabric', () => {
   let firstScrape = 0;
 
   beforeAll(async () => {
-    const parsed = parseServeCommandLine(['--demo=fabric', '--fabric.interval=1s', '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
+    const parsed = parseServeCommandLine([
+      '--demo=fabric',
+      '--fabric.interval=1s',
+      '--collection.interval=1s',
+      '--web.listen-address=127.0.0.1:0',
+    ]);
     if (parsed.action !== 'run') throw new Error('unexpected');
     const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-    exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: demoRunners(parsed.settings) });
+    exporter = new Exporter({
+      settings: parsed.settings,
+      logger: createLogger('error', 'json', quiet),
+      runners: demoRunners(parsed.settings),
+    });
     await exporter.collectOnce();
     await exporter.collectFabricOnce();
     exporter.start();
     const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
-    prometheus = await startPrometheus(tools.paths.prometheus!, { demo: address }, { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] });
-    await waitFor('six scrapes of the demo', async () =>
-      ((await prometheus.query('count_over_time(infiniband_fabric_port_state_id{node_guid="0x0002c90200510000",port="2"}[1m]) >= 6')).length === 1) || undefined, 40_000, 250);
+    prometheus = await startPrometheus(
+      tools.paths.prometheus!,
+      { demo: address },
+      { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] },
+    );
+    await waitFor(
+      'six scrapes of the demo',
+      async () =>
+        (await prometheus.query('count_over_time(infiniband_fabric_port_state_id{node_guid="0x0002c90200510000",port="2"}[1m]) >= 6'))
+          .length === 1 || undefined,
+      40_000,
+      250,
+    );
     const [up] = await prometheus.query('up{job="infiniband", instance="demo"}[1m]');
     firstScrape = up!.values![0]![0];
   }, 60_000);
@@ -53,7 +72,9 @@ describe.skipIf(tools.skipReason)('fabric dashboard on --demo=fabric', () => {
 
   const run = (target: Target): Promise<Sample[]> => {
     const expr = substitute(target.expr, DEMO);
-    return target.instant ? prometheus.query(expr) : prometheus.queryRange(expr, Math.floor(firstScrape) - 2, Math.ceil(Date.now() / 1000), 1);
+    return target.instant
+      ? prometheus.query(expr)
+      : prometheus.queryRange(expr, Math.floor(firstScrape) - 2, Math.ceil(Date.now() / 1000), 1);
   };
   const nonEmpty = (samples: Sample[]): boolean => samples.some((s) => s.value !== undefined || (s.values?.length ?? 0) > 0);
 
@@ -69,14 +90,25 @@ describe.skipIf(tools.skipReason)('fabric dashboard on --demo=fabric', () => {
 
   it('the congested tier: the leaf uplinks wait to send, the rest hardly at all', async () => {
     const waiting = await prometheus.query('rate(infiniband_fabric_port_transmit_wait_total{instance="demo"}[5s]) > 100000');
-    expect(waiting.map((s) => `${s.metric.node_guid}/${s.metric.port}`).sort()).toEqual([1, 2, 3].flatMap((leaf) => [`${LEAF(leaf)}/4`, `${LEAF(leaf)}/5`]));
+    expect(waiting.map((s) => `${s.metric.node_guid}/${s.metric.port}`).sort()).toEqual(
+      [1, 2, 3].flatMap((leaf) => [`${LEAF(leaf)}/4`, `${LEAF(leaf)}/5`]),
+    );
   });
 
   it('the pulled cable is down and the degraded inter-switch link runs at 1X, below its expectation, with rising errors', async () => {
     const degraded = await prometheus.query('infiniband_fabric_port_link_degraded{instance="demo"} == 1');
-    expect(degraded.map((s) => `${s.metric.node_guid}/${s.metric.port}/${s.metric.reason}`).sort()).toEqual(['0x0002c90200410000/1/width', `${LEAF(1)}/4/width`]);
-    expect((await prometheus.query(`infiniband_fabric_port_state_id{instance="demo",node_guid="${LEAF(1)}",port="2"}`))[0]!.value![1]).toBe('1');
-    expect((await prometheus.query(`infiniband_fabric_port_link_width_lanes{instance="demo",node_guid="${LEAF(1)}",port="4"}`))[0]!.value![1]).toBe('1');
-    expect(await prometheus.query(`rate(infiniband_fabric_port_symbol_errors_total{instance="demo",node_guid="${LEAF(1)}",port="4"}[5s]) > 0`)).toHaveLength(1);
+    expect(degraded.map((s) => `${s.metric.node_guid}/${s.metric.port}/${s.metric.reason}`).sort()).toEqual([
+      '0x0002c90200410000/1/width',
+      `${LEAF(1)}/4/width`,
+    ]);
+    expect((await prometheus.query(`infiniband_fabric_port_state_id{instance="demo",node_guid="${LEAF(1)}",port="2"}`))[0]!.value![1]).toBe(
+      '1',
+    );
+    expect(
+      (await prometheus.query(`infiniband_fabric_port_link_width_lanes{instance="demo",node_guid="${LEAF(1)}",port="4"}`))[0]!.value![1],
+    ).toBe('1');
+    expect(
+      await prometheus.query(`rate(infiniband_fabric_port_symbol_errors_total{instance="demo",node_guid="${LEAF(1)}",port="4"}[5s]) > 0`),
+    ).toHaveLength(1);
   });
 });

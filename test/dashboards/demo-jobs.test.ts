@@ -18,23 +18,42 @@ import { loadDashboards, queryPanels, substitute, type Dashboard, type Target } 
 const tools = requireSystemTools('jobs dashboard on the demo fabric', { prometheus: 'prometheus' });
 const jobs = loadDashboards().find(({ model }) => model.uid === 'infiniband-jobs')!.model as Dashboard;
 const DEMO = { __rate_interval: '4s', __range: '1h', job: 'infiniband', instance: '.*', job_id: '48213' };
-const HOST_PANELS = ['Physical errors on the job\'s hosts', 'Transmit wait on the job\'s hosts'];
+const HOST_PANELS = ["Physical errors on the job's hosts", "Transmit wait on the job's hosts"];
 
 describe.skipIf(tools.skipReason)('jobs dashboard on --demo=fabric', () => {
   let exporter: Exporter;
   let prometheus: RunningPrometheus;
 
   beforeAll(async () => {
-    const parsed = parseServeCommandLine(['--demo=fabric', '--fabric.interval=1s', '--jobs.interval=1s', '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
+    const parsed = parseServeCommandLine([
+      '--demo=fabric',
+      '--fabric.interval=1s',
+      '--jobs.interval=1s',
+      '--collection.interval=1s',
+      '--web.listen-address=127.0.0.1:0',
+    ]);
     if (parsed.action !== 'run') throw new Error('unexpected');
     const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-    exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: demoRunners(parsed.settings) });
+    exporter = new Exporter({
+      settings: parsed.settings,
+      logger: createLogger('error', 'json', quiet),
+      runners: demoRunners(parsed.settings),
+    });
     await exporter.collectOnce();
     await exporter.collectFabricOnce();
     exporter.start();
     const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
-    prometheus = await startPrometheus(tools.paths.prometheus!, { demo: address }, { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] });
-    await waitFor('the jobs in Prometheus', async () => ((await prometheus.query('infiniband:job_links_impaired:sum{job_id="48213"}')).length > 0) || undefined, 40_000, 250);
+    prometheus = await startPrometheus(
+      tools.paths.prometheus!,
+      { demo: address },
+      { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] },
+    );
+    await waitFor(
+      'the jobs in Prometheus',
+      async () => (await prometheus.query('infiniband:job_links_impaired:sum{job_id="48213"}')).length > 0 || undefined,
+      40_000,
+      250,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -51,7 +70,8 @@ describe.skipIf(tools.skipReason)('jobs dashboard on --demo=fabric', () => {
 
   const shown = queryPanels(jobs).filter((panel) => !HOST_PANELS.includes(panel.title));
   it.each(shown.map((p) => [p.title, p] as const))('%s returns data', async (_title, panel) => {
-    for (const target of panel.targets!) expect((await run(target)).length, `${panel.title} ${target.refId}: ${target.expr}`).toBeGreaterThan(0);
+    for (const target of panel.targets!)
+      expect((await run(target)).length, `${panel.title} ${target.refId}: ${target.expr}`).toBeGreaterThan(0);
   });
 
   it.each(HOST_PANELS)('%s runs and is empty without host exporters', async (title) => {
@@ -59,7 +79,7 @@ describe.skipIf(tools.skipReason)('jobs dashboard on --demo=fabric', () => {
     for (const target of panel.targets!) expect(await run(target)).toEqual([]);
   });
 
-  it('shows the job\'s four hosts, four adapter and four inter-switch links, the degraded spine link among them', async () => {
+  it("shows the job's four hosts, four adapter and four inter-switch links, the degraded spine link among them", async () => {
     const panel = (title: string) => queryPanels(jobs).find((candidate) => candidate.title === title)!.targets![0]!;
     expect(values(await run(panel('Hosts on the fabric')))).toEqual(['4']);
     expect(values(await run(panel('Hosts not found')))).toEqual(['0']);

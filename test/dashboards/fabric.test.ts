@@ -30,7 +30,17 @@ import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
 import { waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
 import { FIXTURES, PROJECT_ROOT } from '../support/trees.js';
-import { emptyWhenHealthy, loadDashboards, queryPanels, substitute, variableQuery, type Dashboard, type Panel, type Target, type VariableValues } from './model.js';
+import {
+  emptyWhenHealthy,
+  loadDashboards,
+  queryPanels,
+  substitute,
+  variableQuery,
+  type Dashboard,
+  type Panel,
+  type Target,
+  type VariableValues,
+} from './model.js';
 import { openMetricsHistory, startExporter, startPrometheus, type HistorySeries, type RunningPrometheus, type Sample } from './harness.js';
 
 const tools = requireSystemTools('fabric dashboard', { prometheus: 'prometheus', promtool: 'prometheus', ...FABRIC_LAB_PACKAGES });
@@ -61,10 +71,15 @@ function fabricHistory(endSeconds: number): string {
       { name: 'infiniband_fabric_port_lane_rate_bytes_per_second', labels, value: () => 1.25e9 },
     ];
   };
-  return openMetricsHistory([
-    ...['sm1', 'sm2'].flatMap((instance) => [...port(instance, HOT, 0), ...port(instance, SATURATED, 65535)]),
-    ...port('healthy', QUIET, 0),
-  ], endSeconds, 75, 15);
+  return openMetricsHistory(
+    [
+      ...['sm1', 'sm2'].flatMap((instance) => [...port(instance, HOT, 0), ...port(instance, SATURATED, 65535)]),
+      ...port('healthy', QUIET, 0),
+    ],
+    endSeconds,
+    75,
+    15,
+  );
 }
 
 const titled = (title: string): Panel => {
@@ -75,7 +90,9 @@ const titled = (title: string): Panel => {
 
 /** The expression of a shipped fabric alert. */
 function alertExpression(alert: string): string {
-  const rules = parse(readFileSync(path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml'), 'utf8')) as { groups: { rules: { alert?: string; expr: string }[] }[] };
+  const rules = parse(readFileSync(path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml'), 'utf8')) as {
+    groups: { rules: { alert?: string; expr: string }[] }[];
+  };
   return rules.groups.flatMap((g) => g.rules).find((r) => r.alert === alert)!.expr;
 }
 
@@ -99,7 +116,10 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     await sick.waitActive('H22');
 
     const net = path.join(sick.dir, 'healthy.net');
-    await writeFile(net, ibsimNet(generateFabric({ shape: { tiers: 2, spines: 2, leaves: 2, hostsPerLeaf: 3, spareLeafPorts: 2 } }), { counters: false }));
+    await writeFile(
+      net,
+      ibsimNet(generateFabric({ shape: { tiers: 2, spines: 2, leaves: 2, hostsPerLeaf: 3, spareLeafPorts: 2 } }), { counters: false }),
+    );
     const healthy = await Lab.start(net);
     stops.push(() => healthy.stop());
     await healthy.startSm('sm-a', 'H1_1', 10);
@@ -114,8 +134,14 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     // Each fabric as it is now, saved as a cabling plan (topology save) for one exporter of it: the
     // cable pulled below is then a planned cable without a link.
     const plans = { sick: path.join(sick.dir, 'plan.txt'), healthy: path.join(healthy.dir, 'plan.txt') };
-    for (const [lab, host, plan] of [[sick, 'H11', plans.sick], [healthy, 'H1_2', plans.healthy]] as const) {
-      const saved = await runTopology(['save', plan, ...(await lab.fabricExporterFlags(host, 'plan')), '--fabric.node-name-map', names], { stdout: { write: () => true }, stderr: { write: () => true } });
+    for (const [lab, host, plan] of [
+      [sick, 'H11', plans.sick],
+      [healthy, 'H1_2', plans.healthy],
+    ] as const) {
+      const saved = await runTopology(['save', plan, ...(await lab.fabricExporterFlags(host, 'plan')), '--fabric.node-name-map', names], {
+        stdout: { write: () => true },
+        stderr: { write: () => true },
+      });
       expect(saved).toBe(0);
     }
     const targets: Record<string, string> = {};
@@ -154,16 +180,32 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     const instances = async (expr: string): Promise<string[]> => (await prometheus.query(expr)).map((s) => s.metric.instance!).sort();
 
     // Every instance scraped its fabric a few times, leaf 1 port 2 LinkUp among it; then its cable is pulled.
-    await waitFor('three scrapes of each fabric', async () =>
-      (await instances('min by (instance) (count_over_time(infiniband_fabric_port_state_id[1m])) >= 3')).length === 3 || undefined, 40_000, 250);
+    await waitFor(
+      'three scrapes of each fabric',
+      async () =>
+        (await instances('min by (instance) (count_over_time(infiniband_fabric_port_state_id[1m])) >= 3')).length === 3 || undefined,
+      40_000,
+      250,
+    );
     await sick.command('Unlink "H12"[1]');
-    await waitFor('leaf 1 port 2 down in both instances', async () =>
-      (await instances(`infiniband_fabric_port_physical_state_id{node_guid="${LEAF1}",port="2"} == 2`)).length === 2 || undefined, 20_000, 250);
+    await waitFor(
+      'leaf 1 port 2 down in both instances',
+      async () =>
+        (await instances(`infiniband_fabric_port_physical_state_id{node_guid="${LEAF1}",port="2"} == 2`)).length === 2 || undefined,
+      20_000,
+      250,
+    );
     // The SM's sweep for the pulled cable is over: nothing configures leaf 1 port 3 again.
     const down = await sick.run('H22', 'ibportstate', ['-G', LEAF1, '3', 'down']);
     if (down.exitCode !== 0) throw new Error(`ibportstate down failed: ${down.stdout}`);
-    await waitFor('leaf 1 port 3 INIT in both instances for three scrapes', async () =>
-      (await instances(`count_over_time((infiniband_fabric_port_state_id{node_guid="${LEAF1}",port="3"} == 2)[1m:1s]) >= 3`)).length === 2 || undefined, 20_000, 250);
+    await waitFor(
+      'leaf 1 port 3 INIT in both instances for three scrapes',
+      async () =>
+        (await instances(`count_over_time((infiniband_fabric_port_state_id{node_guid="${LEAF1}",port="3"} == 2)[1m:1s]) >= 3`)).length ===
+          2 || undefined,
+      20_000,
+      250,
+    );
 
     const [up] = await prometheus.query('up{job="infiniband", instance="sm1"}[1m]');
     firstScrape = up!.values![0]![0];
@@ -175,23 +217,34 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
 
   const run = (target: Target, values: VariableValues): Promise<Sample[]> => {
     const expr = substitute(target.expr, values);
-    return target.instant ? prometheus.query(expr) : prometheus.queryRange(expr, Math.floor(firstScrape) - 2, Math.ceil(Date.now() / 1000), 1);
+    return target.instant
+      ? prometheus.query(expr)
+      : prometheus.queryRange(expr, Math.floor(firstScrape) - 2, Math.ceil(Date.now() / 1000), 1);
   };
   const nonEmpty = (samples: Sample[]) => samples.some((s) => s.value !== undefined || (s.values?.length ?? 0) > 0);
   const rows = (panel: Panel, refId: string, values = UNHEALTHY): Promise<Sample[]> =>
     prometheus.query(substitute(panel.targets!.find((t) => t.refId === refId)!.expr, values));
-  const value = async (title: string, values = UNHEALTHY): Promise<string | undefined> => (await rows(titled(title), 'A', values))[0]?.value?.[1];
+  const value = async (title: string, values = UNHEALTHY): Promise<string | undefined> =>
+    (await rows(titled(title), 'A', values))[0]?.value?.[1];
   const ends = (samples: Sample[]) => samples.map((s) => `${s.metric.node_guid}/${s.metric.port}`).sort();
 
-  it.each(queryPanels(fabric).map((p) => [p.title, p] as const))('%s returns data for every query on the unhealthy fabric', async (_title, panel) => {
-    for (const target of panel.targets!) expect(nonEmpty(await run(target, UNHEALTHY)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
-  });
+  it.each(queryPanels(fabric).map((p) => [p.title, p] as const))(
+    '%s returns data for every query on the unhealthy fabric',
+    async (_title, panel) => {
+      for (const target of panel.targets!)
+        expect(nonEmpty(await run(target, UNHEALTHY)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+    },
+  );
 
-  it.each(queryPanels(fabric).map((p) => [p.title, p] as const))('%s on the healthy fabric: empty if it lists problems, else data', async (_title, panel) => {
-    const results = await Promise.all(panel.targets!.map((target) => run(target, HEALTHY)));
-    if (emptyWhenHealthy(panel)) results.forEach((samples, i) => expect(samples, `${panel.title} ${panel.targets![i]!.refId}`).toEqual([]));
-    else expect(results.some(nonEmpty), panel.title).toBe(true);
-  });
+  it.each(queryPanels(fabric).map((p) => [p.title, p] as const))(
+    '%s on the healthy fabric: empty if it lists problems, else data',
+    async (_title, panel) => {
+      const results = await Promise.all(panel.targets!.map((target) => run(target, HEALTHY)));
+      if (emptyWhenHealthy(panel))
+        results.forEach((samples, i) => expect(samples, `${panel.title} ${panel.targets![i]!.refId}`).toEqual([]));
+      else expect(results.some(nonEmpty), panel.title).toBe(true);
+    },
+  );
 
   it('the instance variable lists the three fabric-mode exporters', async () => {
     const instance = fabric.templating.list.find((v) => v.name === 'instance')!;
@@ -217,7 +270,8 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     expect(Object.fromEntries(physical.map((s) => [s.metric.state, s.value![1]]))).toEqual({ LinkUp: '20', Polling: '12' });
     const managers = await rows(titled('Subnet managers'), 'A');
     expect(managers.map((s) => `${s.metric.sm_guid} ${s.metric.state} ${s.metric.priority} ${s.value![1]}`).sort()).toEqual([
-      `${MASTER} MASTER 10 2`, `${STANDBY} STANDBY 5 2`,
+      `${MASTER} MASTER 10 2`,
+      `${STANDBY} STANDBY 5 2`,
     ]);
   });
 
@@ -225,7 +279,9 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     const notRedundant = alertExpression('InfiniBandSubnetManagerNotRedundant');
     const master = /infiniband_fabric_subnet_manager_info\{state=~"([^"]+)"\}/.exec(notRedundant)![1]!;
     expect(alertExpression('InfiniBandSubnetManagerPriorityTie')).toContain(`{state=~"${master}"}`);
-    const selected = await prometheus.query(`count by (sm_guid, state) (infiniband_fabric_subnet_manager_info{instance=~"sm1|sm2", state=~"${master}"})`);
+    const selected = await prometheus.query(
+      `count by (sm_guid, state) (infiniband_fabric_subnet_manager_info{instance=~"sm1|sm2", state=~"${master}"})`,
+    );
     expect(selected.map((s) => `${s.metric.sm_guid} ${s.metric.state} ${s.value![1]}`)).toEqual([`${MASTER} MASTER 2`]);
     expect(await prometheus.labelValues('state', 'infiniband_fabric_subnet_manager_info')).toEqual(['MASTER', 'STANDBY']);
     // Both subnets (the healthy one has its own master and standby) fire neither alert.
@@ -236,23 +292,29 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
   it('names both ends of every unhealthy link', async () => {
     const down = titled('Switch ports down that were up');
     const downPorts = await rows(down, 'A');
-    expect(downPorts.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.node_name ?? ''}|${s.metric.node_desc} ${s.value![1]}`)).toEqual([`${LEAF1}/2 |MF0;leaf-1:SX6036/U1 2`]);
+    expect(
+      downPorts.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.node_name ?? ''}|${s.metric.node_desc} ${s.value![1]}`),
+    ).toEqual([`${LEAF1}/2 |MF0;leaf-1:SX6036/U1 2`]);
     const downPeer = await rows(down, 'B');
     expect(downPeer.map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([`${HOST12}/1 node12 HCA-1`]);
 
     const degraded = titled('Degraded links');
     expect(ends(await rows(degraded, 'A'))).toEqual([`${SPINE1}/1`, `${LEAF1}/4`].sort());
     const peers = await rows(degraded, 'B');
-    expect(peers.map((s) => `${s.metric.node_guid} -> ${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_name || s.metric.peer_desc}`).sort()).toEqual([
-      `${LEAF1} -> ${SPINE1}/1 spine01`, `${SPINE1} -> ${LEAF1}/4 MF0;leaf-1:SX6036/U1`,
-    ].sort());
+    expect(
+      peers
+        .map((s) => `${s.metric.node_guid} -> ${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_name || s.metric.peer_desc}`)
+        .sort(),
+    ).toEqual([`${LEAF1} -> ${SPINE1}/1 spine01`, `${SPINE1} -> ${LEAF1}/4 MF0;leaf-1:SX6036/U1`].sort());
     expect((await rows(degraded, 'C')).map((s) => s.value![1])).toEqual(['1', '1']);
     expect((await rows(degraded, 'D')).map((s) => s.value![1])).toEqual(['4', '4']);
     expect((await rows(degraded, 'E')).map((s) => s.value![1])).toEqual(['10000000000', '10000000000']);
 
     const init = titled('Ports stuck in INIT');
     expect((await rows(init, 'A')).map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.value![1]}`)).toEqual([`${LEAF1}/3 2`]);
-    expect((await rows(init, 'B')).map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([`${HOST13}/1 node13 HCA-1`]);
+    expect((await rows(init, 'B')).map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([
+      `${HOST13}/1 node13 HCA-1`,
+    ]);
   });
 
   it('ranks the spine port whose symbol errors and transmit wait rise first, shows its utilisation and the saturated counter', async () => {
@@ -270,7 +332,9 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     expect(Number(busiest!.value![1])).toBeGreaterThan(0.2);
     expect(Number(busiest!.value![1])).toBeLessThan(0.8);
     const saturated = await rows(titled('Saturated fabric port counters'), 'A');
-    expect(saturated.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.counter} ${s.metric.node_name}`)).toEqual([`${SPINE1}/2 symbol_errors spine01`]);
+    expect(saturated.map((s) => `${s.metric.node_guid}/${s.metric.port} ${s.metric.counter} ${s.metric.node_name}`)).toEqual([
+      `${SPINE1}/2 symbol_errors spine01`,
+    ]);
   });
 
   it('ranks the hot spine port by the bit error rate the rule measured over the hour, both ends named; none for the saturated counter or the links younger than an hour', async () => {
@@ -281,11 +345,15 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     expect(Number(worst[0]!.value![1])).toBeGreaterThan(1e-14);
     expect(Number(worst[0]!.value![1])).toBeLessThan(1e-10);
     const peer = await rows(panel, 'B');
-    expect(peer.map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([`${LEAF2}/5 MF0;leaf-2:SX6036/U1`]);
+    expect(peer.map((s) => `${s.metric.peer_guid}/${s.metric.peer_port} ${s.metric.peer_desc}`)).toEqual([
+      `${LEAF2}/5 MF0;leaf-2:SX6036/U1`,
+    ]);
     const overTime = await run(titled('Bit error rate over time, worst 10 links').targets![0]!, UNHEALTHY);
     expect(ends(overTime)).toEqual([`${SPINE2}/2`]);
     // The saturated counter counts nothing: an hour of history, and still no rate.
-    expect(await prometheus.query(`infiniband:fabric_port_symbol_ber:1h{node_guid="${SATURATED.node_guid}", port="${SATURATED.port}"}`)).toEqual([]);
+    expect(
+      await prometheus.query(`infiniband:fabric_port_symbol_ber:1h{node_guid="${SATURATED.node_guid}", port="${SATURATED.port}"}`),
+    ).toEqual([]);
   });
 
   it('the healthy fabric: an hour without an error is a rate of 0, which the Link health panels leave out', async () => {

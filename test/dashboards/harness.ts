@@ -28,12 +28,20 @@ export interface RunningExporter {
  * a diag runner, the diag collector runs too, every second, through that runner. With `modules`,
  * the module collector runs the tool its flags name (--mstlink.path), once before the first scrape.
  */
-export async function startExporter(args: string[], diagRunner?: CommandRunner<DiagCommand>, options: { modules?: boolean } = {}): Promise<RunningExporter> {
+export async function startExporter(
+  args: string[],
+  diagRunner?: CommandRunner<DiagCommand>,
+  options: { modules?: boolean } = {},
+): Promise<RunningExporter> {
   const diag = diagRunner ? ['--diag.interval=1s', '--diag.timeout=1s'] : ['--no-collector.diag'];
   const parsed = parseCommandLine([...args, ...diag, '--collection.interval=1s', '--web.listen-address=127.0.0.1:0']);
   if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
   const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const exporter = new Exporter({ settings: parsed.settings, logger: createLogger('error', 'json', quiet), runners: { ...(!options.modules && { module: 'not-installed' }), diag: diagRunner } });
+  const exporter = new Exporter({
+    settings: parsed.settings,
+    logger: createLogger('error', 'json', quiet),
+    runners: { ...(!options.modules && { module: 'not-installed' }), diag: diagRunner },
+  });
   await exporter.collectOnce();
   if (diagRunner) await exporter.collectDiagOnce();
   if (options.modules) await exporter.collectors.runCycle(MODULE.schedule.cycle);
@@ -64,10 +72,11 @@ export async function startStaticTarget(body: (scrape: number) => string): Promi
   return {
     address: `127.0.0.1:${port}`,
     requests: () => count,
-    stop: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -103,7 +112,9 @@ export function openMetricsHistory(series: readonly HistorySeries[], endSeconds:
   for (const name of new Set(series.map((s) => s.name))) {
     lines.push(`# TYPE ${name} unknown`);
     for (const one of series.filter((s) => s.name === name)) {
-      const labels = Object.entries(one.labels).map(([key, value]) => `${key}="${value}"`).join(',');
+      const labels = Object.entries(one.labels)
+        .map(([key, value]) => `${key}="${value}"`)
+        .join(',');
       for (let ago = minutes * 60; ago >= 0; ago -= stepSeconds) lines.push(`${name}{${labels}} ${one.value(ago)} ${endSeconds - ago}`);
     }
   }
@@ -118,7 +129,11 @@ export interface PrometheusOptions {
 }
 
 /** Prometheus 2.x scraping `targets` (instance label → host:port) as job `infiniband` every second. */
-export async function startPrometheus(binary: string, targets: Record<string, string>, options: PrometheusOptions = {}): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  binary: string,
+  targets: Record<string, string>,
+  options: PrometheusOptions = {},
+): Promise<RunningPrometheus> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-dash-prom-'));
   if (options.history) {
     // Blocks of the past; Prometheus opens them with its storage and appends what it scrapes after them.
@@ -146,12 +161,18 @@ export async function startPrometheus(binary: string, targets: Record<string, st
   const url = `http://127.0.0.1:${port}`;
   let service: Service;
   try {
-    service = await startService('prometheus', binary, [
-      `--config.file=${path.join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ], url, '/-/ready');
+    service = await startService(
+      'prometheus',
+      binary,
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      url,
+      '/-/ready',
+    );
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;

@@ -5,7 +5,12 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../dashboards/', import.meta.url));
-export const DASHBOARD_FILES = ['infiniband-overview.json', 'infiniband-host.json', 'infiniband-fabric.json', 'infiniband-jobs.json'] as const;
+export const DASHBOARD_FILES = [
+  'infiniband-overview.json',
+  'infiniband-host.json',
+  'infiniband-fabric.json',
+  'infiniband-jobs.json',
+] as const;
 
 /** Phrases of panel descriptions that say a panel may legitimately show nothing (see dashboards/README.md). */
 export const NEEDS_DIAG = 'Needs the diag collector';

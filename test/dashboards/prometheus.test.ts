@@ -39,7 +39,17 @@ import {
   type Target,
   type VariableValues,
 } from './model.js';
-import { openMetricsHistory, startExporter, startPrometheus, startStaticTarget, type HistorySeries, type RunningExporter, type RunningPrometheus, type RunningServer, type Sample } from './harness.js';
+import {
+  openMetricsHistory,
+  startExporter,
+  startPrometheus,
+  startStaticTarget,
+  type HistorySeries,
+  type RunningExporter,
+  type RunningPrometheus,
+  type RunningServer,
+  type Sample,
+} from './harness.js';
 import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 
 const tools = requireSystemTools('dashboards', { prometheus: 'prometheus', promtool: 'prometheus' });
@@ -65,7 +75,11 @@ const HISTORY_MINUTES = 75;
 function physicsHistory(endSeconds: number): string {
   const labels = (device: string) => ({ instance: 'physics01', job: 'infiniband', device, port: '1' });
   const series: HistorySeries[] = PHYSICS_LINKS.flatMap((link) => [
-    { name: 'infiniband_port_symbol_errors_total', labels: labels(link.device), value: (ago: number) => Math.round(link.symbolErrors - link.ber * 4 * link.signallingGbps * 1e9 * ago) },
+    {
+      name: 'infiniband_port_symbol_errors_total',
+      labels: labels(link.device),
+      value: (ago: number) => Math.round(link.symbolErrors - link.ber * 4 * link.signallingGbps * 1e9 * ago),
+    },
     { name: 'infiniband_port_link_width_lanes', labels: labels(link.device), value: () => 4 },
     { name: 'infiniband_port_lane_rate_bytes_per_second', labels: labels(link.device), value: () => link.laneBytes },
   ]);
@@ -127,11 +141,20 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     const ibsimRoot = await mkdtemp(path.join(tmpdir(), 'ibx-dash-ibsim-'));
     stops.push(() => rm(ibsimRoot, { recursive: true, force: true }));
     await writeTree(ibsimRoot, SIMULATED_HOST);
-    const ibsim: RunningExporter = await startExporter([`--path.sysfs=${ibsimRoot}`], new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']));
+    const ibsim: RunningExporter = await startExporter(
+      [`--path.sysfs=${ibsimRoot}`],
+      new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']),
+    );
     stops.push(ibsim.stop);
-    const physicsTree = await physicsHost({ symbolErrors: Object.fromEntries(PHYSICS_LINKS.map((link) => [link.device, link.symbolErrors])) });
+    const physicsTree = await physicsHost({
+      symbolErrors: Object.fromEntries(PHYSICS_LINKS.map((link) => [link.device, link.symbolErrors])),
+    });
     stops.push(physicsTree.remove);
-    const physics: RunningExporter = await startExporter(['--path.sysfs', physicsTree.root, '--mstlink.path', physicsTree.tool.path], undefined, { modules: true });
+    const physics: RunningExporter = await startExporter(
+      ['--path.sysfs', physicsTree.root, '--mstlink.path', physicsTree.tool.path],
+      undefined,
+      { modules: true },
+    );
     stops.push(physics.stop);
 
     // Traffic: the PMA data counter counts 4-byte words.
@@ -151,7 +174,10 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     prometheus = await startPrometheus(
       tools.paths.prometheus!,
       { zoo01: zoo.address, dgx01: dgx.address, diag01: diag.address, ibsim01: ibsim.address, physics01: physics.address },
-      { ruleFiles: [HOST_RULES], history: { promtool: tools.paths.promtool!, openMetrics: physicsHistory(Math.floor(Date.now() / 1000) - 1) } },
+      {
+        ruleFiles: [HOST_RULES],
+        history: { promtool: tools.paths.promtool!, openMetrics: physicsHistory(Math.floor(Date.now() / 1000) - 1) },
+      },
     );
     stops.push(prometheus.stop);
 
@@ -203,16 +229,24 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(results.some(nonEmpty), panel.title).toBe(true);
     }
   }
-  const row = (rows: Sample[], labels: Record<string, string>) => rows.find((r) => Object.entries(labels).every(([k, v]) => r.metric[k] === v));
+  const row = (rows: Sample[], labels: Record<string, string>) =>
+    rows.find((r) => Object.entries(labels).every(([k, v]) => r.metric[k] === v));
 
   it('scrapes the five hosts successfully', async () => {
     const up = await prometheus.query('up{job="infiniband"}');
-    expect(Object.fromEntries(up.map((s) => [s.metric.instance, s.value![1]]))).toEqual({ zoo01: '1', dgx01: '1', diag01: '1', ibsim01: '1', physics01: '1' });
+    expect(Object.fromEntries(up.map((s) => [s.metric.instance, s.value![1]]))).toEqual({
+      zoo01: '1',
+      dgx01: '1',
+      diag01: '1',
+      ibsim01: '1',
+      physics01: '1',
+    });
   });
 
   describe('fleet overview, all hosts', () => {
     it.each(queryPanels(overview).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
-      for (const target of panel.targets!) expect(nonEmpty(await run(target, FLEET)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+      for (const target of panel.targets!)
+        expect(nonEmpty(await run(target, FLEET)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
     });
 
     it('variables list the job and the hosts', async () => {
@@ -242,7 +276,10 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       const panel = titled(overview, 'Ports not ACTIVE');
       const state = await instantRows(panel, 'A', FLEET);
       expect(state.map((r) => `${r.metric.instance} ${r.metric.device}/${r.metric.port} ${r.value![1]}`).sort()).toEqual([
-        'physics01 mlx5_3/1 1', 'zoo01 mlx5_2/1 2', 'zoo01 mlx5_5/1 1', 'zoo01 qib0/1 1',
+        'physics01 mlx5_3/1 1',
+        'zoo01 mlx5_2/1 2',
+        'zoo01 mlx5_5/1 1',
+        'zoo01 qib0/1 1',
       ]);
       const phys = await instantRows(panel, 'B', FLEET);
       expect(row(phys, { instance: 'zoo01', device: 'mlx5_2' })?.value?.[1]).toBe('5');
@@ -256,7 +293,12 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(sinceOf('qib0')).toBeGreaterThan(qib0DownAt - 2);
       expect(sinceOf('qib0')).toBeLessThan(qib0DownAt + 3);
       const changes = await instantRows(panel, 'D', FLEET);
-      expect(Object.fromEntries(changes.map((r) => [`${r.metric.instance} ${r.metric.device}`, r.value![1]]))).toEqual({ 'zoo01 mlx5_2': '0', 'zoo01 mlx5_5': '0', 'zoo01 qib0': '1', 'physics01 mlx5_3': '0' });
+      expect(Object.fromEntries(changes.map((r) => [`${r.metric.instance} ${r.metric.device}`, r.value![1]]))).toEqual({
+        'zoo01 mlx5_2': '0',
+        'zoo01 mlx5_5': '0',
+        'zoo01 qib0': '1',
+        'physics01 mlx5_3': '0',
+      });
     });
 
     it('throughput and utilisation show the traffic of mlx5_7 in bytes per second and share of its data rate', async () => {
@@ -278,7 +320,8 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
 
     it('Degraded links shows active against expected width and lane rate', async () => {
       const panel = titled(overview, 'Degraded links');
-      const at = async (refId: string, device: string) => row(await instantRows(panel, refId, FLEET), { instance: 'zoo01', device })?.value?.[1];
+      const at = async (refId: string, device: string) =>
+        row(await instantRows(panel, refId, FLEET), { instance: 'zoo01', device })?.value?.[1];
       expect(await at('A', 'mlx5_3')).toBe('1');
       expect(await at('B', 'mlx5_3')).toBe('4');
       expect(await at('E', 'mlx5_3')).toBe('1');
@@ -316,8 +359,13 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(row(pkeys, { pkey: '0xffff', mode: 'connected', mtu: '65520' })?.value?.[1]).toBe('1');
       const saturated = await instantRows(titled(overview, 'Saturated PMA counters'), 'A', FLEET);
       expect(saturated.map((r) => `${r.metric.instance} ${r.metric.device} ${r.metric.counter}`).sort()).toEqual([
-        'ibsim01 ibsim0 link_downed', 'ibsim01 ibsim0 peer_symbol_errors',
-        'zoo01 mlx5_4 link_downed', 'zoo01 mlx5_4 local_link_integrity_errors', 'zoo01 mlx5_4 symbol_errors', 'zoo01 mlx5_4 transmit_data_bytes', 'zoo01 mlx5_6 transmit_data_bytes',
+        'ibsim01 ibsim0 link_downed',
+        'ibsim01 ibsim0 peer_symbol_errors',
+        'zoo01 mlx5_4 link_downed',
+        'zoo01 mlx5_4 local_link_integrity_errors',
+        'zoo01 mlx5_4 symbol_errors',
+        'zoo01 mlx5_4 transmit_data_bytes',
+        'zoo01 mlx5_6 transmit_data_bytes',
       ]);
       const carrier = await instantRows(titled(overview, 'IPoIB interfaces without carrier'), 'A', FLEET);
       expect(carrier.map((r) => r.metric.interface).sort()).toEqual(['ib2', 'ib3']);
@@ -325,13 +373,16 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
   });
 
   describe('host dashboard, zoo01', () => {
-    it.each(queryPanels(host).map((p) => [p.title, p] as const))('%s returns data, unless it needs the diag collector or link physics data', async (_title, panel) => {
-      for (const target of panel.targets!) {
-        const samples = await run(target, ZOO01);
-        if (needsDiag(panel) || needsLinkPhysics(panel)) expect(samples, `${panel.title} ${target.refId}`).toEqual([]);
-        else expect(nonEmpty(samples), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
-      }
-    });
+    it.each(queryPanels(host).map((p) => [p.title, p] as const))(
+      '%s returns data, unless it needs the diag collector or link physics data',
+      async (_title, panel) => {
+        for (const target of panel.targets!) {
+          const samples = await run(target, ZOO01);
+          if (needsDiag(panel) || needsLinkPhysics(panel)) expect(samples, `${panel.title} ${target.refId}`).toEqual([]);
+          else expect(nonEmpty(samples), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+        }
+      },
+    );
 
     it('variables list the host, its devices, ports and hw_counters', async () => {
       const values: Record<string, string[]> = {};
@@ -362,9 +413,14 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
   });
 
   describe('host dashboard, hosts with the diag collector (diag01 synthetic, ibsim01 recorded tools)', () => {
-    it.each(queryPanels(host).filter(needsDiag).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
+    it.each(
+      queryPanels(host)
+        .filter(needsDiag)
+        .map((p) => [p.title, p] as const),
+    )('%s returns data for every query', async (_title, panel) => {
       for (const values of [DIAG01, IBSIM01]) {
-        for (const target of panel.targets!) expect(nonEmpty(await run(target, values)), `${values.instance} ${panel.title} ${target.refId}`).toBe(true);
+        for (const target of panel.targets!)
+          expect(nonEmpty(await run(target, values)), `${values.instance} ${panel.title} ${target.refId}`).toBe(true);
       }
     });
 
@@ -374,7 +430,8 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       const panel = titled(overview, 'Subnet managers');
       const ports = await instantRows(panel, 'A', IBSIM01);
       expect(ports.map((r) => `${r.metric.sm_guid} ${r.metric.sm_lid} ${r.metric.state} ${r.value![1]}`).sort()).toEqual([
-        '0x0002c90200400000 1 MASTER 1', '0x0002c90300a1b3d1 4 STANDBY 1',
+        '0x0002c90200400000 1 MASTER 1',
+        '0x0002c90300a1b3d1 4 STANDBY 1',
       ]);
       const priority = await instantRows(panel, 'C', IBSIM01);
       expect(priority.map((r) => `${r.metric.sm_guid} ${r.value![1]}`)).toEqual(['0x0002c90200400000 10']);
@@ -384,8 +441,13 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
   });
 
   describe('host dashboard, physics01: Link health', () => {
-    it.each(queryPanels(host).filter(needsLinkPhysics).map((p) => [p.title, p] as const))('%s returns data for every query', async (_title, panel) => {
-      for (const target of panel.targets!) expect(nonEmpty(await run(target, PHYSICS01)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
+    it.each(
+      queryPanels(host)
+        .filter(needsLinkPhysics)
+        .map((p) => [p.title, p] as const),
+    )('%s returns data for every query', async (_title, panel) => {
+      for (const target of panel.targets!)
+        expect(nonEmpty(await run(target, PHYSICS01)), `${panel.title} ${target.refId}: ${target.expr}`).toBe(true);
     });
 
     it('ranks the links by the bit error rate the recording rule measured over the hour, and has none for the link that is down', async () => {
@@ -407,9 +469,10 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(firing.map((s) => `${s.metric.device} ${s.metric.alertstate}`)).toEqual(['mlx5_1 pending']);
     });
 
-    it('shows each adapter\'s PCIe link against its maximum, the degraded ones, the ports they limit and the AER totals', async () => {
+    it("shows each adapter's PCIe link against its maximum, the degraded ones, the ports they limit and the AER totals", async () => {
       const panel = titled(host, 'PCIe links');
-      const at = async (refId: string) => Object.fromEntries((await instantRows(panel, refId, PHYSICS01)).map((r) => [r.metric.device, Number(r.value![1])]));
+      const at = async (refId: string) =>
+        Object.fromEntries((await instantRows(panel, refId, PHYSICS01)).map((r) => [r.metric.device, Number(r.value![1])]));
       expect(await at('A')).toEqual({ mlx5_0: 16, mlx5_1: 8, mlx5_2: 16 });
       expect(await at('B')).toEqual({ mlx5_0: 16, mlx5_1: 16, mlx5_2: 16 });
       expect(await at('C')).toEqual({ mlx5_0: 32, mlx5_1: 32, mlx5_2: 8 });
@@ -419,7 +482,10 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
       expect(await at('G')).toEqual({ mlx5_0: 0, mlx5_1: 0, mlx5_2: 1 });
       expect(await at('H')).toEqual({ mlx5_0: 0, mlx5_1: 17 });
       const limited = titled(host, 'Ports limited by PCIe');
-      const ports = async (refId: string) => Object.fromEntries((await instantRows(limited, refId, PHYSICS01)).map((r) => [`${r.metric.device}/${r.metric.port}`, Number(r.value![1])]));
+      const ports = async (refId: string) =>
+        Object.fromEntries(
+          (await instantRows(limited, refId, PHYSICS01)).map((r) => [`${r.metric.device}/${r.metric.port}`, Number(r.value![1])]),
+        );
       expect(await ports('A')).toEqual({ 'mlx5_0/1': 0, 'mlx5_1/1': 1, 'mlx5_2/1': 1 });
       expect(await ports('B')).toEqual({ 'mlx5_0/1': 50e9, 'mlx5_1/1': 50e9, 'mlx5_2/1': 25e9 });
       expect((await ports('C'))['mlx5_2/1']! / 1e9).toBeCloseTo(15.75, 1);
@@ -428,9 +494,11 @@ describe.skipIf(tools.skipReason)('dashboards against a real Prometheus', () => 
     it('shows the cables the tool read (none for the empty cage or the port whose call failed) and the optical module against its own thresholds', async () => {
       const cables = await instantRows(titled(host, 'Cables and modules'), 'A', PHYSICS01);
       // (An empty label, such as the excerpt's unknown cable type, is no label in Prometheus.)
-      expect(cables.map((r) => `${r.metric.device} ${r.metric.vendor} ${r.metric.part_number} ${r.metric.serial} ${r.metric.cable_type ?? '-'}`).sort()).toEqual([
-        'mlx5_0 CLT T-F4GS-BV0 CWJH05025502589 -', 'mlx5_1 FS Q28-PC03 S2202655321-1 Passive copper cable',
-      ]);
+      expect(
+        cables
+          .map((r) => `${r.metric.device} ${r.metric.vendor} ${r.metric.part_number} ${r.metric.serial} ${r.metric.cable_type ?? '-'}`)
+          .sort(),
+      ).toEqual(['mlx5_0 CLT T-F4GS-BV0 CWJH05025502589 -', 'mlx5_1 FS Q28-PC03 S2202655321-1 Passive copper cable']);
       const temperature = titled(host, 'Module temperature against threshold');
       expect((await instantRows(temperature, 'A', PHYSICS01)).map((r) => `${r.metric.device} ${r.value![1]}`)).toEqual(['mlx5_0 54']);
       expect((await instantRows(temperature, 'B', PHYSICS01)).map((r) => `${r.metric.device} ${r.value![1]}`)).toEqual(['mlx5_0 75']);

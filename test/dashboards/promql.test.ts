@@ -39,7 +39,11 @@ describe.skipIf(tools.skipReason)('dashboards: PromQL', () => {
     for (const { file, model } of loaded) {
       for (const variable of model.templating.list) {
         const query = variableQuery(variable);
-        if (query) rules.push({ record: `dashboard:${file.replace(/\W/g, '_')}:variable_${variable.name}`, expr: substitute(query.selector, VALUES) });
+        if (query)
+          rules.push({
+            record: `dashboard:${file.replace(/\W/g, '_')}:variable_${variable.name}`,
+            expr: substitute(query.selector, VALUES),
+          });
       }
     }
     expect(rules.length).toBeGreaterThan(100);

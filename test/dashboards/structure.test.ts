@@ -32,10 +32,12 @@ const overview = byFile['infiniband-overview.json']!;
 const host = byFile['infiniband-host.json']!;
 const fabric = byFile['infiniband-fabric.json']!;
 /** The series the shipped recording rules record (rules/*.yml). */
-const RECORDED = readdirSync(RULES_DIR).filter((file) => file.endsWith('.yml')).flatMap((file) => {
-  const rules = parseYaml(readFileSync(path.join(RULES_DIR, file), 'utf8')) as { groups: { rules: { record?: string }[] }[] };
-  return rules.groups.flatMap((group) => group.rules.flatMap((rule) => (rule.record ? [rule.record] : [])));
-});
+const RECORDED = readdirSync(RULES_DIR)
+  .filter((file) => file.endsWith('.yml'))
+  .flatMap((file) => {
+    const rules = parseYaml(readFileSync(path.join(RULES_DIR, file), 'utf8')) as { groups: { rules: { record?: string }[] }[] };
+    return rules.groups.flatMap((group) => group.rules.flatMap((rule) => (rule.record ? [rule.record] : [])));
+  });
 // Every metric of the exporter's catalog (fabric mode's included), the shipped recording rules'
 // series, and Prometheus's own `up`.
 const KNOWN_METRICS = new Set([...allMetrics().map((m) => m.name), ...RECORDED, 'up']);
@@ -79,8 +81,11 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
     }
     for (const [i, a] of panels.entries()) {
       for (const b of panels.slice(i + 1)) {
-        const overlap = a.gridPos.x < b.gridPos.x + b.gridPos.w && b.gridPos.x < a.gridPos.x + a.gridPos.w
-          && a.gridPos.y < b.gridPos.y + b.gridPos.h && b.gridPos.y < a.gridPos.y + a.gridPos.h;
+        const overlap =
+          a.gridPos.x < b.gridPos.x + b.gridPos.w &&
+          b.gridPos.x < a.gridPos.x + a.gridPos.w &&
+          a.gridPos.y < b.gridPos.y + b.gridPos.h &&
+          b.gridPos.y < a.gridPos.y + a.gridPos.h;
         expect(overlap, `${a.title} overlaps ${b.title}`).toBe(false);
       }
     }
@@ -108,7 +113,9 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
   });
 
   it('links to the other InfiniBand dashboards, keeping time range and variables', () => {
-    expect(model.links).toContainEqual(expect.objectContaining({ type: 'dashboards', tags: ['infiniband'], includeVars: true, keepTime: true }));
+    expect(model.links).toContainEqual(
+      expect.objectContaining({ type: 'dashboards', tags: ['infiniband'], includeVars: true, keepTime: true }),
+    );
   });
 
   it('filters every selector by $job and $instance, and hard-codes no host', () => {
@@ -131,7 +138,9 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
   it('uses $__rate_interval in every rate and only dashboard-controlled ranges', () => {
     for (const { panel, target } of queries([{ file: '', text, model }])) {
       const where = `${panel.title} ${target.refId}`;
-      for (const match of target.expr.matchAll(/\b(rate|irate|increase|changes|max_over_time|min_over_time)\((?:[^()[]|\([^()]*\))*\[([^\]]*)\]/g)) {
+      for (const match of target.expr.matchAll(
+        /\b(rate|irate|increase|changes|max_over_time|min_over_time)\((?:[^()[]|\([^()]*\))*\[([^\]]*)\]/g,
+      )) {
         const [, fn, range] = match;
         if (fn === 'rate' || fn === 'irate') expect(range, where).toBe('$__rate_interval');
         else expect(['$__rate_interval', '$__range', '$__range:'], where).toContain(range);
@@ -157,7 +166,10 @@ describe.each(loaded)('dashboards: $file', ({ text, model }) => {
 });
 
 describe('dashboards: content', () => {
-  const exprsOf = (model: typeof host) => queries([{ file: '', text: '', model }]).map((q) => q.target.expr).join('\n');
+  const exprsOf = (model: typeof host) =>
+    queries([{ file: '', text: '', model }])
+      .map((q) => q.target.expr)
+      .join('\n');
 
   it('have distinct uids', () => {
     expect(overview.uid).toBe('infiniband-overview');
@@ -171,10 +183,21 @@ describe('dashboards: content', () => {
 
   it('the fabric dashboard covers nodes and links, subnet managers, unhealthy links, errors, congestion, utilisation and IPoIB groups', () => {
     const exprs = exprsOf(fabric);
-    for (const name of ['infiniband_fabric_node_info', 'infiniband_fabric_link_info', 'infiniband_fabric_subnet_manager_info', 'infiniband_fabric_port_physical_state_id',
-      'infiniband_fabric_port_link_degraded', 'infiniband_fabric_port_state_id', 'infiniband_fabric_port_symbol_errors_total', 'infiniband_fabric_port_transmit_wait_total',
-      'infiniband_fabric_port_transmit_data_bytes_total', 'infiniband_fabric_port_rate_bytes_per_second', 'infiniband_fabric_multicast_group_rate_bytes_per_second',
-      'infiniband_fabric_multicast_group_mtu_bytes', 'infiniband_fabric_duplicate_lids']) {
+    for (const name of [
+      'infiniband_fabric_node_info',
+      'infiniband_fabric_link_info',
+      'infiniband_fabric_subnet_manager_info',
+      'infiniband_fabric_port_physical_state_id',
+      'infiniband_fabric_port_link_degraded',
+      'infiniband_fabric_port_state_id',
+      'infiniband_fabric_port_symbol_errors_total',
+      'infiniband_fabric_port_transmit_wait_total',
+      'infiniband_fabric_port_transmit_data_bytes_total',
+      'infiniband_fabric_port_rate_bytes_per_second',
+      'infiniband_fabric_multicast_group_rate_bytes_per_second',
+      'infiniband_fabric_multicast_group_mtu_bytes',
+      'infiniband_fabric_duplicate_lids',
+    ]) {
       expect(exprs, name).toContain(name);
     }
     const vars = Object.fromEntries(fabric.templating.list.map((v) => [v.name, v]));
@@ -197,19 +220,42 @@ describe('dashboards: content', () => {
       expect(exprs, name).toMatch(new RegExp(`rate\\(infiniband_port_${name}_total\\{`));
       expect(exprs, `peer ${name}`).toMatch(new RegExp(`rate\\(infiniband_port_peer_${name}_total\\{`));
     }
-    for (const name of ['infiniband_port_pma_saturated', 'infiniband_port_hw_stat_total', 'infiniband_ipoib_info', 'infiniband_ipoib_mtu_bytes',
-      'infiniband_port_state_id', 'infiniband_port_physical_state_id', 'infiniband_port_link_width_expected_lanes', 'infiniband_port_lane_rate_expected_bytes_per_second',
-      'infiniband_port_data_rate_bytes_per_second', 'infiniband_port_transmit_packets_total', 'infiniband_port_receive_packets_total']) {
+    for (const name of [
+      'infiniband_port_pma_saturated',
+      'infiniband_port_hw_stat_total',
+      'infiniband_ipoib_info',
+      'infiniband_ipoib_mtu_bytes',
+      'infiniband_port_state_id',
+      'infiniband_port_physical_state_id',
+      'infiniband_port_link_width_expected_lanes',
+      'infiniband_port_lane_rate_expected_bytes_per_second',
+      'infiniband_port_data_rate_bytes_per_second',
+      'infiniband_port_transmit_packets_total',
+      'infiniband_port_receive_packets_total',
+    ]) {
       expect(exprs, name).toContain(name);
     }
   });
 
   it('the overview covers states, degraded links, subnet manager, IPoIB, firmware, errors, traffic and exporter health', () => {
     const exprs = exprsOf(overview);
-    for (const name of ['infiniband_port_state_id', 'infiniband_port_physical_state_id', 'infiniband_port_link_degraded', 'infiniband_subnet_manager_info',
-      'infiniband_subnet_manager_reachable', 'infiniband_subnet_manager_priority', 'infiniband_ipoib_mtu_bytes', 'infiniband_device_info',
-      'infiniband_port_peer_symbol_errors_total', 'infiniband_port_transmit_data_bytes_total', 'infiniband_port_data_rate_bytes_per_second',
-      'up{', 'infiniband_exporter_collector_success', 'infiniband_exporter_last_collection_timestamp_seconds', 'infiniband_exporter_read_errors_total']) {
+    for (const name of [
+      'infiniband_port_state_id',
+      'infiniband_port_physical_state_id',
+      'infiniband_port_link_degraded',
+      'infiniband_subnet_manager_info',
+      'infiniband_subnet_manager_reachable',
+      'infiniband_subnet_manager_priority',
+      'infiniband_ipoib_mtu_bytes',
+      'infiniband_device_info',
+      'infiniband_port_peer_symbol_errors_total',
+      'infiniband_port_transmit_data_bytes_total',
+      'infiniband_port_data_rate_bytes_per_second',
+      'up{',
+      'infiniband_exporter_collector_success',
+      'infiniband_exporter_last_collection_timestamp_seconds',
+      'infiniband_exporter_read_errors_total',
+    ]) {
       expect(exprs, name).toContain(name);
     }
   });
@@ -225,21 +271,36 @@ describe('dashboards: content', () => {
     const hostRow = rowOf(host);
     const hostExprs = hostRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
     expect(RECORDED).toEqual(expect.arrayContaining(['infiniband:port_symbol_ber:1h', 'infiniband:fabric_port_symbol_ber:1h']));
-    for (const name of ['infiniband:port_symbol_ber:1h', 'infiniband_device_pcie_link_width_lanes', 'infiniband_device_pcie_link_width_max_lanes',
-      'infiniband_device_pcie_link_transfer_rate', 'infiniband_device_pcie_link_max_transfer_rate', 'infiniband_device_pcie_bandwidth_bytes_per_second',
-      'infiniband_device_pcie_link_degraded', 'infiniband_device_pcie_aer_errors_total', 'infiniband_port_pcie_limited', 'infiniband_port_module_info',
-      'infiniband_port_module_temperature_celsius', 'infiniband_port_module_rx_power_dbm', 'infiniband_port_module_tx_power_dbm', 'infiniband_port_module_threshold']) {
+    for (const name of [
+      'infiniband:port_symbol_ber:1h',
+      'infiniband_device_pcie_link_width_lanes',
+      'infiniband_device_pcie_link_width_max_lanes',
+      'infiniband_device_pcie_link_transfer_rate',
+      'infiniband_device_pcie_link_max_transfer_rate',
+      'infiniband_device_pcie_bandwidth_bytes_per_second',
+      'infiniband_device_pcie_link_degraded',
+      'infiniband_device_pcie_aer_errors_total',
+      'infiniband_port_pcie_limited',
+      'infiniband_port_module_info',
+      'infiniband_port_module_temperature_celsius',
+      'infiniband_port_module_rx_power_dbm',
+      'infiniband_port_module_tx_power_dbm',
+      'infiniband_port_module_threshold',
+    ]) {
       expect(hostExprs, name).toContain(name);
     }
     // Every panel of the row says what it needs, so that "No data" reads as what it is.
-    for (const panel of hostRow.filter((p) => p.type !== 'text')) expect(needsHour(panel) || needsPcie(panel) || needsModule(panel), panel.title).toBe(true);
+    for (const panel of hostRow.filter((p) => p.type !== 'text'))
+      expect(needsHour(panel) || needsPcie(panel) || needsModule(panel), panel.title).toBe(true);
 
     const fabricRow = rowOf(fabric);
     const fabricExprs = fabricRow.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
     expect(fabricExprs.join('\n')).toContain('infiniband:fabric_port_symbol_ber:1h');
     // The fabric rule keeps no job or instance: each query keeps the ports of the selected exporters.
     for (const expr of fabricExprs.filter((e) => e.includes('infiniband:fabric_port_symbol_ber:1h'))) {
-      expect(expr).toContain('infiniband:fabric_port_symbol_ber:1h > 0 and on (node_guid, port) max by (node_guid, port) (infiniband_fabric_port_state_id{job=~"$job", instance=~"$instance"})');
+      expect(expr).toContain(
+        'infiniband:fabric_port_symbol_ber:1h > 0 and on (node_guid, port) max by (node_guid, port) (infiniband_fabric_port_state_id{job=~"$job", instance=~"$instance"})',
+      );
     }
     // No module or PCIe panel (the fabric mode reads neither): a note sends the reader to the host dashboard.
     expect(fabricExprs.join('\n')).not.toMatch(/module|pcie/);
@@ -249,7 +310,9 @@ describe('dashboards: content', () => {
 
   it('overview tables link each host to the host dashboard', () => {
     const text = JSON.stringify(overview);
-    expect(text).toContain('/d/infiniband-host/infiniband-host?${datasource:queryparam}&var-job=${__data.fields.job}&var-instance=${__data.fields.instance}');
+    expect(text).toContain(
+      '/d/infiniband-host/infiniband-host?${datasource:queryparam}&var-job=${__data.fields.job}&var-instance=${__data.fields.instance}',
+    );
   });
 
   it('the README describes every panel and names the ones that may be empty', () => {
@@ -259,12 +322,18 @@ describe('dashboards: content', () => {
         expect(readme, panel.title).toContain(`**${panel.title}**`);
       }
       const section = (heading: string) => (readme.split(`## ${heading}`)[1]?.split('\n## ')[0] ?? '').replace(/\s+/g, ' ');
-      for (const panel of queryPanels(model).filter(needsDiag)) expect(section('Panels that need the diag collector'), panel.title).toContain(panel.title);
-      for (const panel of queryPanels(model).filter(emptyWhenHealthy)) expect(section('Panels that are empty on a healthy fabric'), panel.title).toContain(panel.title);
-      for (const panel of queryPanels(model).filter(needsExpectation)) expect(section('Panels that need an expectation'), panel.title).toContain(panel.title);
-      for (const panel of queryPanels(model).filter(needsHour)) expect(section('Panels that need an hour of data'), panel.title).toContain(panel.title);
-      for (const panel of queryPanels(model).filter(needsPcie)) expect(section('Panels that need the PCIe attributes'), panel.title).toContain(panel.title);
-      for (const panel of queryPanels(model).filter(needsModule)) expect(section('Panels that need the module collector'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsDiag))
+        expect(section('Panels that need the diag collector'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(emptyWhenHealthy))
+        expect(section('Panels that are empty on a healthy fabric'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsExpectation))
+        expect(section('Panels that need an expectation'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsHour))
+        expect(section('Panels that need an hour of data'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsPcie))
+        expect(section('Panels that need the PCIe attributes'), panel.title).toContain(panel.title);
+      for (const panel of queryPanels(model).filter(needsModule))
+        expect(section('Panels that need the module collector'), panel.title).toContain(panel.title);
     }
   });
 });

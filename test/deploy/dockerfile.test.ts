@@ -41,17 +41,27 @@ function inContext(patterns: string[], file: string): boolean {
   for (const pattern of patterns) {
     const negated = pattern.startsWith('!');
     const body = pattern.replace(/^!/, '').replace(/\/$/, '');
-    const regex = new RegExp(`^${body.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}(/.*)?$`);
+    const regex = new RegExp(
+      `^${body
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^/]*')}(/.*)?$`,
+    );
     if (regex.test(file)) included = negated;
   }
   return included;
 }
 
 const dockerfile = instructions(readFileSync(path.join(PROJECT, 'Dockerfile'), 'utf8'));
-const ignore = readFileSync(path.join(PROJECT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const ignore = readFileSync(path.join(PROJECT, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 const finalStage = Math.max(...dockerfile.map((i) => i.stage));
 const runtime = dockerfile.filter((i) => i.stage === finalStage);
-const defaultArgs = Object.fromEntries(dockerfile.filter((i) => i.keyword === 'ARG' && i.args.includes('=')).map((i) => i.args.split('=', 2) as [string, string]));
+const defaultArgs = Object.fromEntries(
+  dockerfile.filter((i) => i.keyword === 'ARG' && i.args.includes('=')).map((i) => i.args.split('=', 2) as [string, string]),
+);
 const expand = (text: string) => text.replace(/\$\{(\w+)\}/g, (_, name: string) => defaultArgs[name] ?? '');
 const exec = (keyword: string) => JSON.parse(runtime.find((i) => i.keyword === keyword)!.args) as string[];
 
@@ -61,12 +71,14 @@ interface Copy {
   destination: string;
 }
 const copies = (list: Instruction[]): Copy[] =>
-  list.filter((i) => i.keyword === 'COPY').map((i) => {
-    const words = i.args.split(/\s+/);
-    const from = words.find((w) => w.startsWith('--from='))?.slice('--from='.length);
-    const paths = words.filter((w) => !w.startsWith('--'));
-    return { from, sources: paths.slice(0, -1), destination: paths.at(-1)! };
-  });
+  list
+    .filter((i) => i.keyword === 'COPY')
+    .map((i) => {
+      const words = i.args.split(/\s+/);
+      const from = words.find((w) => w.startsWith('--from='))?.slice('--from='.length);
+      const paths = words.filter((w) => !w.startsWith('--'));
+      return { from, sources: paths.slice(0, -1), destination: paths.at(-1)! };
+    });
 
 describe('Dockerfile', () => {
   it('builds on a maintained Node LTS slim image in two stages', () => {
@@ -78,7 +90,9 @@ describe('Dockerfile', () => {
     }
     const build = dockerfile.filter((i) => i.stage === 0 && i.keyword === 'RUN').map((i) => i.args);
     expect(build).toEqual(['npm ci --no-audit --no-fund', 'npm run build']);
-    expect(runtime.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toContain('npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force');
+    expect(runtime.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toContain(
+      'npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force',
+    );
   });
 
   it('installs infiniband-diags and tini without recommends, runs as a non-root user, exposes 10460', () => {
@@ -88,8 +102,12 @@ describe('Dockerfile', () => {
     const user = runtime.filter((i) => i.keyword === 'USER').at(-1)!.args;
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     expect(runtime.map((i) => `${i.keyword} ${i.args}`)).toContain('EXPOSE 10460');
-    const labels = runtime.filter((i) => i.keyword === 'LABEL').map((i) => i.args).join(' ');
-    for (const key of ['title', 'description', 'licenses', 'version', 'revision']) expect(labels).toContain(`org.opencontainers.image.${key}=`);
+    const labels = runtime
+      .filter((i) => i.keyword === 'LABEL')
+      .map((i) => i.args)
+      .join(' ');
+    for (const key of ['title', 'description', 'licenses', 'version', 'revision'])
+      expect(labels).toContain(`org.opencontainers.image.${key}=`);
     expect(labels).toContain('org.opencontainers.image.licenses="Apache-2.0"');
   });
 
@@ -121,7 +139,10 @@ describe('Dockerfile', () => {
   it('needs no development dependency at run time', () => {
     buildOnce();
     const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.js') ? [path.join(dir, e.name)] : []));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.js') ? [path.join(dir, e.name)] : [],
+      );
     const imported = new Set<string>();
     for (const file of walk(path.join(PROJECT, 'dist'))) {
       // Static imports, dynamic imports and createRequire()'s require (modules loaded only when used).

@@ -26,16 +26,22 @@ function manifests(name: string): Manifest[] {
   return list.map((doc) => doc.toJS() as Manifest).filter((doc) => doc !== null);
 }
 
-const sources = (dir: string, pattern: RegExp) => readdirSync(path.join(PROJECT, dir)).filter((name) => pattern.test(name)).sort();
+const sources = (dir: string, pattern: RegExp) =>
+  readdirSync(path.join(PROJECT, dir))
+    .filter((name) => pattern.test(name))
+    .sort();
 const kustomization = manifests('kustomization.yaml')[0]!;
 const daemonSet = manifests('daemonset.yaml')[0]!;
 const container = daemonSet.spec.template.spec.containers[0] as Manifest;
 const podMonitor = manifests('podmonitor.yaml')[0]!;
 
 describe('generated from rules/ and dashboards/', () => {
-  it.each(kubernetesFiles().map((file) => [file.path, file.content]))('%s is what scripts/generate/kubernetes.ts writes', (file, content) => {
-    expect(committed(file), stale(file)).toBe(content);
-  });
+  it.each(kubernetesFiles().map((file) => [file.path, file.content]))(
+    '%s is what scripts/generate/kubernetes.ts writes',
+    (file, content) => {
+      expect(committed(file), stale(file)).toBe(content);
+    },
+  );
 
   it('one PrometheusRule per rules file, with exactly its groups', () => {
     const objects = manifests('prometheus-rules.yaml');
@@ -98,7 +104,11 @@ describe('hand-written manifests', () => {
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-    expect(container.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(pod.nodeSelector['kubernetes.io/os']).toBe('linux');
     expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toHaveLength(2);
@@ -123,9 +133,10 @@ describe('hand-written manifests', () => {
     expect((patched.volumeMounts as Manifest[]).map((m) => m.mountPath)).toContain('/dev/infiniband');
   });
 
-  it('the PodMonitor selects the DaemonSet\'s pods and names the job the rules expect', () => {
+  it("the PodMonitor selects the DaemonSet's pods and names the job the rules expect", () => {
     const labels = daemonSet.spec.template.metadata.labels as Record<string, string>;
-    for (const [key, value] of Object.entries(podMonitor.spec.selector.matchLabels as Record<string, string>)) expect(labels[key]).toBe(value);
+    for (const [key, value] of Object.entries(podMonitor.spec.selector.matchLabels as Record<string, string>))
+      expect(labels[key]).toBe(value);
     const endpoint = podMonitor.spec.podMetricsEndpoints[0] as Manifest;
     expect(endpoint.port).toBe(container.ports[0].name);
     const job = (endpoint.relabelings as Manifest[]).find((r) => r.targetLabel === 'job')!.replacement as string;

@@ -70,7 +70,9 @@ function build(dir: string): Manifest[] {
 
 /** The kustomization with the diag patch turned on, exactly as its comment tells a user to. */
 const withDiagPatch = (name: string, text: string) =>
-  name === 'kustomization.yaml' ? text.replace('# patchesStrategicMerge:\n#   - diag-patch.yaml', 'patchesStrategicMerge:\n  - diag-patch.yaml') : undefined;
+  name === 'kustomization.yaml'
+    ? text.replace('# patchesStrategicMerge:\n#   - diag-patch.yaml', 'patchesStrategicMerge:\n  - diag-patch.yaml')
+    : undefined;
 
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -80,11 +82,22 @@ describe.skipIf(kustomize.skipReason !== undefined)('deploy/kubernetes through k
   it('builds as shipped: every object valid, in namespace monitoring', () => {
     const objects = build(SOURCE);
     expect(objects.map((o) => o.kind).sort()).toEqual([
-      'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'DaemonSet', 'PodMonitor', 'PrometheusRule', 'PrometheusRule', 'ServiceAccount',
+      'ConfigMap',
+      'ConfigMap',
+      'ConfigMap',
+      'ConfigMap',
+      'DaemonSet',
+      'PodMonitor',
+      'PrometheusRule',
+      'PrometheusRule',
+      'ServiceAccount',
     ]);
     expect(schemaErrors(objects)).toEqual([]);
     for (const object of objects) expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe('monitoring');
-    const rules = objects.filter((o) => o.kind === 'PrometheusRule').map((o) => o.metadata.name).sort();
+    const rules = objects
+      .filter((o) => o.kind === 'PrometheusRule')
+      .map((o) => o.metadata.name)
+      .sort();
     expect(rules).toEqual(['infiniband-exporter-infiniband-alerts', 'infiniband-exporter-infiniband-fabric-alerts']);
   });
 
@@ -102,7 +115,9 @@ describe.skipIf(kustomize.skipReason !== undefined)('deploy/kubernetes through k
   });
 
   it('a manifest the API server would reject fails the validation (the check is not vacuous)', () => {
-    const broken = variant((name, text) => (name === 'daemonset.yaml' ? text.replace('containerPort: 10460', 'containerPort: "10460"') : undefined));
+    const broken = variant((name, text) =>
+      name === 'daemonset.yaml' ? text.replace('containerPort: 10460', 'containerPort: "10460"') : undefined,
+    );
     const errors = schemaErrors(build(broken));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/DaemonSet infiniband-exporter: .*containerPort must be integer/);

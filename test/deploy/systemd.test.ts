@@ -29,7 +29,13 @@ describe('unit and defaults file', () => {
   });
 
   it('is hardened but leaves the umad devices to the diag collector, and the kernel log to the kernel collector', () => {
-    for (const [key, value] of [['NoNewPrivileges', 'yes'], ['ProtectSystem', 'strict'], ['ProtectHome', 'yes'], ['PrivateTmp', 'yes'], ['DevicePolicy', 'closed']]) {
+    for (const [key, value] of [
+      ['NoNewPrivileges', 'yes'],
+      ['ProtectSystem', 'strict'],
+      ['ProtectHome', 'yes'],
+      ['PrivateTmp', 'yes'],
+      ['DevicePolicy', 'closed'],
+    ]) {
       expect(values(key!), key).toEqual([value]);
     }
     // /dev/kmsg needs CAP_SYSLOG where kernel.dmesg_restrict=1, and nothing more.
@@ -82,7 +88,9 @@ describe.skipIf(tools.skipReason !== undefined)('systemd tools', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ibx-systemd-'));
     try {
       writeFileSync(path.join(dir, UNIT), unitText);
-      const result = spawnSync(tools.paths['systemd-analyze']!, ['security', '--offline=true', '--no-pager', path.join(dir, UNIT)], { encoding: 'utf8' });
+      const result = spawnSync(tools.paths['systemd-analyze']!, ['security', '--offline=true', '--no-pager', path.join(dir, UNIT)], {
+        encoding: 'utf8',
+      });
       const exposure = /Overall exposure level for \S+: ([\d.]+)/.exec(result.stdout + result.stderr);
       expect(exposure, result.stdout + result.stderr).not.toBeNull();
       expect(Number(exposure![1])).toBeLessThanOrEqual(1.8);
@@ -95,7 +103,11 @@ describe.skipIf(tools.skipReason !== undefined)('systemd tools', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'ibx-sysusers-'));
     try {
       mkdirSync(path.join(root, 'etc'));
-      const result = spawnSync(tools.paths['systemd-sysusers']!, ['--dry-run', `--root=${root}`, path.join(DIR, 'infiniband-exporter.sysusers.conf')], { encoding: 'utf8' });
+      const result = spawnSync(
+        tools.paths['systemd-sysusers']!,
+        ['--dry-run', `--root=${root}`, path.join(DIR, 'infiniband-exporter.sysusers.conf')],
+        { encoding: 'utf8' },
+      );
       expect(result.status).toBe(0);
       expect(result.stdout + result.stderr).toMatch(/Creating group 'infiniband-exporter'/);
       expect(result.stdout + result.stderr).toMatch(/Creating user 'infiniband-exporter'/);

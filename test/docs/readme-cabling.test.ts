@@ -18,8 +18,13 @@ describe('README cabling example', () => {
     const healthy = recordedRailTree('healthy');
     const { topology, readings } = recordedRailTree('miswired');
     const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
-    const report = { conformance: judgeConformance(resolved, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
-    const expected = cablingFindings(report, topology).map((finding) => `${finding.summary}\n  → ${finding.remedy}\n`).join('');
+    const report = {
+      conformance: judgeConformance(resolved, topology, readings),
+      rails: judgeRails(topology, currentCabling(topology, readings), undefined),
+    };
+    const expected = cablingFindings(report, topology)
+      .map((finding) => `${finding.summary}\n  → ${finding.remedy}\n`)
+      .join('');
     expect(block).toBe(expected);
   });
 });

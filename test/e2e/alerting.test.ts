@@ -110,12 +110,18 @@ async function startPipeline(job: string, target: string): Promise<Pipeline> {
     const alertmanagerPort = await freePort();
     const shipped = readFileSync(path.join(PROJECT_ROOT, 'deploy/alertmanager/alertmanager.yml'), 'utf8');
     await writeFile(path.join(dir, 'alertmanager.yml'), alertmanagerForTest(shipped, `http://127.0.0.1:${webhookPort}/`));
-    const alertmanager = await startService('alertmanager', tools.paths['prometheus-alertmanager']!, [
-      `--config.file=${path.join(dir, 'alertmanager.yml')}`,
-      `--storage.path=${path.join(dir, 'alertmanager')}`,
-      `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
-      '--cluster.listen-address=',
-    ], `http://127.0.0.1:${alertmanagerPort}`, '/-/ready');
+    const alertmanager = await startService(
+      'alertmanager',
+      tools.paths['prometheus-alertmanager']!,
+      [
+        `--config.file=${path.join(dir, 'alertmanager.yml')}`,
+        `--storage.path=${path.join(dir, 'alertmanager')}`,
+        `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
+        '--cluster.listen-address=',
+      ],
+      `http://127.0.0.1:${alertmanagerPort}`,
+      '/-/ready',
+    );
     stops.push(() => alertmanager.stop());
 
     const ruleFiles: string[] = [];
@@ -125,22 +131,33 @@ async function startPipeline(job: string, target: string): Promise<Pipeline> {
       ruleFiles.push(copy);
     }
     const prometheusPort = await freePort();
-    await writeFile(path.join(dir, 'prometheus.yml'), stringify({
-      global: { scrape_interval: '1s', evaluation_interval: '1s' },
-      rule_files: ruleFiles,
-      alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
-      scrape_configs: [{ job_name: job, static_configs: [{ targets: [target] }] }],
-    }));
+    await writeFile(
+      path.join(dir, 'prometheus.yml'),
+      stringify({
+        global: { scrape_interval: '1s', evaluation_interval: '1s' },
+        rule_files: ruleFiles,
+        alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
+        scrape_configs: [{ job_name: job, static_configs: [{ targets: [target] }] }],
+      }),
+    );
     const url = `http://127.0.0.1:${prometheusPort}`;
-    const prometheus = await startService('prometheus', tools.paths.prometheus!, [
-      `--config.file=${path.join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${path.join(dir, 'prometheus')}`,
-      `--web.listen-address=127.0.0.1:${prometheusPort}`,
-    ], url, '/-/ready');
+    const prometheus = await startService(
+      'prometheus',
+      tools.paths.prometheus!,
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'prometheus')}`,
+        `--web.listen-address=127.0.0.1:${prometheusPort}`,
+      ],
+      url,
+      '/-/ready',
+    );
     stops.push(() => prometheus.stop());
 
     const query = async (expr: string): Promise<unknown[]> => {
-      const body = (await (await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: expr })}`)).json()) as { data: { result: unknown[] } };
+      const body = (await (await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: expr })}`)).json()) as {
+        data: { result: unknown[] };
+      };
       return body.data.result;
     };
     return { notifications, query, stop };
@@ -152,7 +169,9 @@ async function startPipeline(job: string, target: string): Promise<Pipeline> {
 
 /** The first alert named `alertname` with `status` (and `labels`) in the notifications so far. */
 const delivered = (notifications: Notification[], alertname: string, status: string, labels: Record<string, string>): Alert | undefined =>
-  notifications.flatMap((n) => n.alerts).find((a) => a.labels.alertname === alertname && a.status === status && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
+  notifications
+    .flatMap((n) => n.alerts)
+    .find((a) => a.labels.alertname === alertname && a.status === status && Object.entries(labels).every(([k, v]) => a.labels[k] === v));
 
 describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertmanager', () => {
   let tree: TempTree;
@@ -176,12 +195,28 @@ describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertma
   it('delivers InfiniBandPortStuckInitializing with device, port and runbook, then its resolution', async () => {
     const { notifications } = pipeline;
     const stuck = { device: 'mlx5_2' };
-    const firing = await waitFor('the firing notification', () => delivered(notifications, 'InfiniBandPortStuckInitializing', 'firing', stuck), 60_000, 200);
-    expect(firing.labels).toMatchObject({ alertname: 'InfiniBandPortStuckInitializing', device: 'mlx5_2', port: '1', severity: 'critical', job: 'infiniband' });
+    const firing = await waitFor(
+      'the firing notification',
+      () => delivered(notifications, 'InfiniBandPortStuckInitializing', 'firing', stuck),
+      60_000,
+      200,
+    );
+    expect(firing.labels).toMatchObject({
+      alertname: 'InfiniBandPortStuckInitializing',
+      device: 'mlx5_2',
+      port: '1',
+      severity: 'critical',
+      job: 'infiniband',
+    });
     expect(firing.annotations.description).toContain('mlx5_2');
     expect(firing.annotations.runbook_url).toMatch(/docs\/runbooks\.md#infinibandportstuckinitializing$/);
     // No other port of the zoo is stuck in INIT (the RoCE and down ports must not fire it).
-    const stuckPorts = new Set(notifications.flatMap((n) => n.alerts).filter((a) => a.labels.alertname === 'InfiniBandPortStuckInitializing').map((a) => `${a.labels.device}/${a.labels.port}`));
+    const stuckPorts = new Set(
+      notifications
+        .flatMap((n) => n.alerts)
+        .filter((a) => a.labels.alertname === 'InfiniBandPortStuckInitializing')
+        .map((a) => `${a.labels.device}/${a.labels.port}`),
+    );
     expect([...stuckPorts]).toEqual(['mlx5_2/1']);
 
     // An SM configures the port: ACTIVE with a LID and the SM's LID.
@@ -189,7 +224,12 @@ describe.skipIf(tools.skipReason)('alert delivery through Prometheus and Alertma
     await writeFile(path.join(port, 'lid'), '0x2a\n');
     await writeFile(path.join(port, 'sm_lid'), '0x1\n');
     await writeFile(path.join(port, 'state'), '4: ACTIVE\n');
-    const resolved = await waitFor('the resolved notification', () => delivered(notifications, 'InfiniBandPortStuckInitializing', 'resolved', stuck), 60_000, 200);
+    const resolved = await waitFor(
+      'the resolved notification',
+      () => delivered(notifications, 'InfiniBandPortStuckInitializing', 'resolved', stuck),
+      60_000,
+      200,
+    );
     expect(resolved.labels).toMatchObject({ device: 'mlx5_2', port: '1' });
   }, 150_000);
 });
@@ -214,13 +254,18 @@ describe.skipIf(tools.skipReason ?? fabricTools.skipReason)('fabric alert delive
     await writeFile(names, `${LEAF1} "leaf01"\n`);
     const exporter = exporterFromFlags([
       ...(await lab.fabricExporterFlags('H22')),
-      '--fabric.node-name-map', names,
+      '--fabric.node-name-map',
+      names,
       // A ports and SA cycle every second; discovery runs anyway when a scan sees a cable change.
-      '--fabric.interval', '1s',
-      '--fabric.discovery-interval', '30s',
+      '--fabric.interval',
+      '1s',
+      '--fabric.discovery-interval',
+      '30s',
       // opensm and at most 4 tools stay within ibsim's 10 clients.
-      '--fabric.max-concurrent', '4',
-      '--diag.timeout', '5s',
+      '--fabric.max-concurrent',
+      '4',
+      '--diag.timeout',
+      '5s',
     ]);
     stops.push(() => exporter.stop());
     exporter.start();
@@ -233,15 +278,27 @@ describe.skipIf(tools.skipReason ?? fabricTools.skipReason)('fabric alert delive
     for (const step of stops.splice(0).reverse()) await step();
   });
 
-  it('delivers InfiniBandFabricPortDown naming the switch, the port and what it was cabled to when the cable is pulled, then its resolution', async ({ annotate }) => {
+  it('delivers InfiniBandFabricPortDown naming the switch, the port and what it was cabled to when the cable is pulled, then its resolution', async ({
+    annotate,
+  }) => {
     const { notifications } = pipeline;
     // The rule needs the port to have been LinkUp before, within its look-back.
-    await waitFor('Prometheus to scrape leaf 1 port 2 LinkUp', async () =>
-      (await pipeline.query(`infiniband_fabric_port_physical_state_id{node_guid="${LEAF1}",port="2"} == 5`)).length > 0 || undefined, 60_000, 200);
+    await waitFor(
+      'Prometheus to scrape leaf 1 port 2 LinkUp',
+      async () =>
+        (await pipeline.query(`infiniband_fabric_port_physical_state_id{node_guid="${LEAF1}",port="2"} == 5`)).length > 0 || undefined,
+      60_000,
+      200,
+    );
 
     const pulledAt = Date.now();
     await lab.command('Unlink "H12"[1]');
-    const firing = await waitFor('the firing notification', () => delivered(notifications, 'InfiniBandFabricPortDown', 'firing', pulled), 60_000, 100);
+    const firing = await waitFor(
+      'the firing notification',
+      () => delivered(notifications, 'InfiniBandFabricPortDown', 'firing', pulled),
+      60_000,
+      100,
+    );
     const firingAfter = Date.now() - pulledAt;
     // One alert per switch port, whatever instance scrapes it: no instance label.
     expect(firing.labels).toEqual({ alertname: 'InfiniBandFabricPortDown', node_guid: LEAF1, port: '2', severity: 'critical' });
@@ -251,18 +308,30 @@ describe.skipIf(tools.skipReason ?? fabricTools.skipReason)('fabric alert delive
     expect(firing.annotations.runbook_url).toMatch(/docs\/runbooks\.md#infinibandfabricportdown$/);
     // The pager heard of this port and of nothing else: not the empty ports that never had a cable.
     const pages = notifications.filter((n) => n.receiver === 'pager').flatMap((n) => n.alerts);
-    expect(new Set(pages.map((a) => `${a.labels.alertname} ${a.labels.node_guid}/${a.labels.port}`))).toEqual(new Set([`InfiniBandFabricPortDown ${LEAF1}/2`]));
+    expect(new Set(pages.map((a) => `${a.labels.alertname} ${a.labels.node_guid}/${a.labels.port}`))).toEqual(
+      new Set([`InfiniBandFabricPortDown ${LEAF1}/2`]),
+    );
 
     const relinkedAt = Date.now();
     await lab.command('ReLink "H12"[1]');
-    const resolved = await waitFor('the resolved notification', () => delivered(notifications, 'InfiniBandFabricPortDown', 'resolved', pulled), 60_000, 100);
+    const resolved = await waitFor(
+      'the resolved notification',
+      () => delivered(notifications, 'InfiniBandFabricPortDown', 'resolved', pulled),
+      60_000,
+      100,
+    );
     const resolvedAfter = Date.now() - relinkedAt;
     expect(resolved.labels).toMatchObject(pulled);
     await annotate(`Unlink to firing notification ${firingAfter} ms; ReLink to resolved notification ${resolvedAfter} ms`);
   }, 150_000);
 
   it('delivers InfiniBandSubnetManagerNotRedundant naming the lone subnet manager, as the exporter labels its state', async () => {
-    const lone = await waitFor('the NotRedundant notification', () => delivered(pipeline.notifications, 'InfiniBandSubnetManagerNotRedundant', 'firing', {}), 60_000, 100);
+    const lone = await waitFor(
+      'the NotRedundant notification',
+      () => delivered(pipeline.notifications, 'InfiniBandSubnetManagerNotRedundant', 'firing', {}),
+      60_000,
+      100,
+    );
     // The SM runs on host 11's port, GUID 0x0002c90300a10011.
     expect(lone.labels).toEqual({ alertname: 'InfiniBandSubnetManagerNotRedundant', sm_guid: '0x0002c90300a10011', severity: 'warning' });
     expect(lone.annotations.description).toContain('has 1 subnet manager(s)');

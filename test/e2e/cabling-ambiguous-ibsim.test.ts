@@ -30,7 +30,14 @@ const GPU03 = '0x0002c90300c03000';
 
 const io = () => {
   const out = { stdout: '', stderr: '' };
-  return { out, io: { stdout: { write: (text: string) => (out.stdout += text), isTTY: false }, stderr: { write: (text: string) => (out.stderr += text) }, env: {} } };
+  return {
+    out,
+    io: {
+      stdout: { write: (text: string) => (out.stdout += text), isTTY: false },
+      stderr: { write: (text: string) => (out.stderr += text) },
+      env: {},
+    },
+  };
 };
 
 describe.skipIf(tools.skipReason !== undefined)('a NodeDescription two hosts share, on ibsim', () => {
@@ -48,7 +55,15 @@ describe.skipIf(tools.skipReason !== undefined)('a NodeDescription two hosts sha
     await lab.startSm('sm', 'S1', 10);
     await lab.waitSmState('sm', 'MASTER');
     for (const host of [TOOL_HOST, 'G1A0', 'G2A0', 'G3A0']) await lab.waitActive(host);
-    flags = [...(await lab.fabricExporterFlags(TOOL_HOST)), '--fabric.node-name-map', path.join(CABLING_FIXTURES, 'node-name-map'), '--diag.timeout', '10s', '--fabric.max-concurrent', '4'];
+    flags = [
+      ...(await lab.fabricExporterFlags(TOOL_HOST)),
+      '--fabric.node-name-map',
+      path.join(CABLING_FIXTURES, 'node-name-map'),
+      '--diag.timeout',
+      '10s',
+      '--fabric.max-concurrent',
+      '4',
+    ];
   }, 60_000);
 
   afterAll(async () => {
@@ -59,17 +74,27 @@ describe.skipIf(tools.skipReason !== undefined)('a NodeDescription two hosts sha
 
   it('the server keeps running: the shared name is a finding with both nodes, the collector fails, the other line is judged', async () => {
     const plan = path.join(dir, 'by-description.txt');
-    await writeFile(plan, ['rail0-leaf1 1 "gpu01 mlx5_0" 1', 'rail0-leaf1 2 "gpu02 mlx5_0" 1', 'rail0-leaf1 3 "gpu03 mlx5_0" 1', ''].join('\n'));
+    await writeFile(
+      plan,
+      ['rail0-leaf1 1 "gpu01 mlx5_0" 1', 'rail0-leaf1 2 "gpu02 mlx5_0" 1', 'rail0-leaf1 3 "gpu03 mlx5_0" 1', ''].join('\n'),
+    );
     const fatal: UsageError[] = [];
     const command = parseServeCommandLine([...flags, '--fabric.topology-file', plan]);
     if (command.action !== 'run') throw new Error('unexpected');
-    const server = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' }, onFatal: (error) => fatal.push(error) });
+    const server = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed' },
+      onFatal: (error) => fatal.push(error),
+    });
     exporters.push(server);
     await server.collectFabricOnce();
     const metrics = await scrape(server);
     expect(fatal).toEqual([]);
     expect(value(metrics, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(0);
-    expect(series(metrics, 'infiniband_fabric_planned_link_status')).toEqual([`infiniband_fabric_planned_link_status{node_guid="${RAIL0_LEAF1}",port="3",peer_guid="${GPU03}",peer_port="1"} 0`]);
+    expect(series(metrics, 'infiniband_fabric_planned_link_status')).toEqual([
+      `infiniband_fabric_planned_link_status{node_guid="${RAIL0_LEAF1}",port="3",peer_guid="${GPU03}",peer_port="1"} 0`,
+    ]);
     // gpu02's own name is no node's now: missing; gpu01's is two nodes': not missing, not judged.
     expect(value(metrics, 'infiniband_fabric_plan_nodes_missing')).toBe(1);
     const findings = findingsOf(server.collectors.snapshot!).filter((finding) => finding.condition.startsWith('plan-'));
@@ -83,15 +108,22 @@ describe.skipIf(tools.skipReason !== undefined)('a NodeDescription two hosts sha
     const plan = path.join(dir, 'saved.txt');
     const saved = io();
     expect(await runTopology(['save', plan, ...flags], saved.io)).toBe(0);
-    expect(saved.out.stderr).toContain('infiniband-exporter topology save: named 2 nodes by GUID, as no name is theirs alone: 2 share their NodeDescription with another node\n');
+    expect(saved.out.stderr).toContain(
+      'infiniband-exporter topology save: named 2 nodes by GUID, as no name is theirs alone: 2 share their NodeDescription with another node\n',
+    );
     const text = await readFile(plan, 'utf8');
     expect(text).toMatch(new RegExp(`^rail0-leaf1 +1 +${GPU01} +1 `, 'm'));
     expect(text).toMatch(new RegExp(`^rail0-leaf1 +2 +${GPU02} +1 `, 'm'));
     expect(text).not.toContain('"gpu01 mlx5_0"');
 
     const checked = io();
-    await runCheck([...flags, '--fabric.topology-file', plan, '--format', 'json'], checked.io, { runners: { module: 'not-installed', ethtool: 'not-installed' } });
-    const report = JSON.parse(checked.out.stdout) as { findings: { condition: string }[]; collectors: { collector: string; success: boolean }[] };
+    await runCheck([...flags, '--fabric.topology-file', plan, '--format', 'json'], checked.io, {
+      runners: { module: 'not-installed', ethtool: 'not-installed' },
+    });
+    const report = JSON.parse(checked.out.stdout) as {
+      findings: { condition: string }[];
+      collectors: { collector: string; success: boolean }[];
+    };
     expect(report.findings.filter((finding) => /^(plan-|cable-|planned-link)/.test(finding.condition))).toEqual([]);
     expect(report.collectors.find((collector) => collector.collector === 'fabric_cabling')?.success).toBe(true);
   }, 90_000);

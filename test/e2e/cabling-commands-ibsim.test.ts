@@ -38,7 +38,14 @@ interface Run {
 
 const io = () => {
   const out = { stdout: '', stderr: '' };
-  return { out, io: { stdout: { write: (text: string) => (out.stdout += text), isTTY: false }, stderr: { write: (text: string) => (out.stderr += text) }, env: {} } };
+  return {
+    out,
+    io: {
+      stdout: { write: (text: string) => (out.stdout += text), isTTY: false },
+      stderr: { write: (text: string) => (out.stderr += text) },
+      env: {},
+    },
+  };
 };
 
 async function topology(argv: string[]): Promise<Run> {
@@ -71,11 +78,15 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
   function exporter(extra: string[] = [], onFatal?: (error: UsageError) => void): Exporter {
     const command = parseServeCommandLine([...flags, ...extra]);
     if (command.action !== 'run') throw new Error('unexpected');
-    const made = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' }, ...(onFatal && { onFatal }) });
+    const made = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed' },
+      ...(onFatal && { onFatal }),
+    });
     exporters.push(made);
     return made;
   }
-
 
   beforeAll(async () => {
     lab = await Lab.start('rail-tree.net');
@@ -83,7 +94,15 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     await lab.startSm('sm', 'S1', 10);
     await lab.waitSmState('sm', 'MASTER');
     for (const host of [TOOL_HOST, 'G1A0', 'G2A1', 'G3A1', 'G4A0']) await lab.waitActive(host);
-    flags = [...(await lab.fabricExporterFlags(TOOL_HOST)), '--fabric.node-name-map', path.join(CABLING_FIXTURES, 'node-name-map'), '--diag.timeout', '10s', '--fabric.max-concurrent', '4'];
+    flags = [
+      ...(await lab.fabricExporterFlags(TOOL_HOST)),
+      '--fabric.node-name-map',
+      path.join(CABLING_FIXTURES, 'node-name-map'),
+      '--diag.timeout',
+      '10s',
+      '--fabric.max-concurrent',
+      '4',
+    ];
     plan = path.join(dir, 'plan.txt');
   }, 60_000);
 
@@ -95,7 +114,9 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
 
   it('saves the fabric as a plan, and finds nothing against it', async () => {
     const saved = await topology(['save', plan, ...flags]);
-    expect(saved.stderr).toMatch(/^infiniband-exporter topology save: wrote the fabric \(\d+ nodes, 30 cables\) to .*plan\.txt as a cabling plan\n$/);
+    expect(saved.stderr).toMatch(
+      /^infiniband-exporter topology save: wrote the fabric \(\d+ nodes, 30 cables\) to .*plan\.txt as a cabling plan\n$/,
+    );
     expect(saved.code).toBe(0);
     const text = await readFile(plan, 'utf8');
     expect(text).toMatch(/^rail0-leaf1 +1 +"gpu01 mlx5_0" +1 +4X QDR$/m);
@@ -128,18 +149,26 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
 
     const json = JSON.parse((await check([...flags, '--fabric.topology-file', plan, '--format', 'json'])).stdout) as JsonReport;
     expect(json.exit_code).toBe(1);
-    const cabling = json.findings.filter((finding) => CABLING_CONDITIONS.test(finding.condition)).map((finding) => [finding.condition, finding.remedy]);
-    expect(cabling).toEqual(expect.arrayContaining([
-      ['cable-misplaced', 'move the cable in rail0-leaf1 port 6 to rail0-leaf1 port 1'],
-      ['cable-swapped', 'swap the cables of rail1-leaf1 ports 2 and 3'],
-      ['cable-misplaced', 'move the cable in rail1-leaf2 port 7 to rail0-leaf2 port 1'],
-      ['rail-violation', 'move its cable to rail0-leaf2 port 1, where the plan puts it'],
-      ['planned-link-missing', expect.stringMatching(/^plug the cable between rail2-leaf1 port 4 and spine-1 port 5/)],
-    ]));
+    const cabling = json.findings
+      .filter((finding) => CABLING_CONDITIONS.test(finding.condition))
+      .map((finding) => [finding.condition, finding.remedy]);
+    expect(cabling).toEqual(
+      expect.arrayContaining([
+        ['cable-misplaced', 'move the cable in rail0-leaf1 port 6 to rail0-leaf1 port 1'],
+        ['cable-swapped', 'swap the cables of rail1-leaf1 ports 2 and 3'],
+        ['cable-misplaced', 'move the cable in rail1-leaf2 port 7 to rail0-leaf2 port 1'],
+        ['rail-violation', 'move its cable to rail0-leaf2 port 1, where the plan puts it'],
+        ['planned-link-missing', expect.stringMatching(/^plug the cable between rail2-leaf1 port 4 and spine-1 port 5/)],
+      ]),
+    );
     // The swap is one finding with both ports, not two.
     expect(cabling.filter(([condition]) => condition === 'cable-swapped')).toHaveLength(1);
     // A cable moved out of a port is not also reported as a pulled one.
-    expect(json.findings.filter((finding) => finding.condition === 'fabric-port-down' && /rail0-leaf1.* port 1\b|port 1 of rail0-leaf1/.test(finding.summary))).toEqual([]);
+    expect(
+      json.findings.filter(
+        (finding) => finding.condition === 'fabric-port-down' && /rail0-leaf1.* port 1\b|port 1 of rail0-leaf1/.test(finding.summary),
+      ),
+    ).toEqual([]);
     const text = await check([...flags, '--fabric.topology-file', plan]);
     expect(text.code).toBe(1);
     expect(text.stdout).toContain('→ swap the cables of rail1-leaf1 ports 2 and 3');
@@ -147,9 +176,20 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     const server = exporter(['--fabric.topology-file', plan]);
     await server.collectFabricOnce();
     const metrics = await scrape(server);
-    expect(value(metrics, `infiniband_fabric_planned_link_status{node_guid="${RAIL0_LEAF1}",port="1",peer_guid="0x0002c90300c01000",peer_port="1"}`)).toBe(2);
-    expect(series(metrics, 'infiniband_fabric_planned_link_status').filter((line) => line.startsWith(`infiniband_fabric_planned_link_status{node_guid="${RAIL1_LEAF1}"`) && line.endsWith(' 2'))).toHaveLength(2);
-    expect(value(metrics, `infiniband_fabric_planned_link_status{node_guid="${RAIL2_LEAF1}",port="4",peer_guid="${SPINE1}",peer_port="5"}`)).toBe(1);
+    expect(
+      value(
+        metrics,
+        `infiniband_fabric_planned_link_status{node_guid="${RAIL0_LEAF1}",port="1",peer_guid="0x0002c90300c01000",peer_port="1"}`,
+      ),
+    ).toBe(2);
+    expect(
+      series(metrics, 'infiniband_fabric_planned_link_status').filter(
+        (line) => line.startsWith(`infiniband_fabric_planned_link_status{node_guid="${RAIL1_LEAF1}"`) && line.endsWith(' 2'),
+      ),
+    ).toHaveLength(2);
+    expect(
+      value(metrics, `infiniband_fabric_planned_link_status{node_guid="${RAIL2_LEAF1}",port="4",peer_guid="${SPINE1}",peer_port="5"}`),
+    ).toBe(1);
     expect(series(metrics, 'infiniband_fabric_rail_violation')).toHaveLength(1);
     expect(series(metrics, 'infiniband_fabric_unplanned_link_info').length).toBeGreaterThan(0);
 
@@ -175,7 +215,9 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     expect(value(metrics, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(0);
     expect(series(metrics, 'infiniband_fabric_planned_link_status')).toHaveLength(30);
     const report = server.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
-    expect(report.errors[0]!.message).toMatch(new RegExp(`^--fabric.topology-file ${plan.replace(/[.]/g, '\\.')}:\\d+: .*; the plan read before stays in force$`));
+    expect(report.errors[0]!.message).toMatch(
+      new RegExp(`^--fabric.topology-file ${plan.replace(/[.]/g, '\\.')}:\\d+: .*; the plan read before stays in force$`),
+    );
     await writeFile(plan, good);
     server.reload();
     await server.collectors.runCycle(FABRIC_PORTS_CYCLE);
@@ -192,7 +234,10 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
     expect(report.findings.filter((finding) => finding.condition === 'plan-node-missing').map((finding) => finding.summary)).toEqual([
       `"gpu01 mlx5_O", a node of the plan with 1 cable (to rail0-leaf1 port 1), names no node of the fabric: no node-name-map name or NodeDescription is "gpu01 mlx5_O" (${typo} line 2)`,
     ]);
-    expect(report.collectors.find((collector) => collector.collector === 'fabric_cabling')).toMatchObject({ success: false, errors: [{ item: `--fabric.topology-file ${typo}:2` }] });
+    expect(report.collectors.find((collector) => collector.collector === 'fabric_cabling')).toMatchObject({
+      success: false,
+      errors: [{ item: `--fabric.topology-file ${typo}:2` }],
+    });
 
     const malformed = path.join(dir, 'malformed.txt');
     await writeFile(malformed, 'rail0-leaf1 one "gpu01 mlx5_0" 1\n');

@@ -41,10 +41,23 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
   /** One discovery and one ports cycle, as fabric mode runs them. */
   async function read(): Promise<{ topology: FabricTopology; readings: Map<string, FabricPortReading>; text: string }> {
     const discovery = new FabricCycle({ runner, timeoutMs: 10_000 });
-    const found = await discoverFabric(discovery, path.join(scratch, `topology-${++discoveries}.cache`), railTreeNames(), Date.now() / 1000);
+    const found = await discoverFabric(
+      discovery,
+      path.join(scratch, `topology-${++discoveries}.cache`),
+      railTreeNames(),
+      Date.now() / 1000,
+    );
     expect(discovery.report().errors).toEqual([]);
     const ports = new FabricCycle({ runner, timeoutMs: 10_000 });
-    const reading = await readFabricPorts(ports, { counterSource: 'sweep', unreachable: new Set(), topology: found!.topology, cache: found!.cache, covers: () => true, hcaPorts: false, scratch });
+    const reading = await readFabricPorts(ports, {
+      counterSource: 'sweep',
+      unreachable: new Set(),
+      topology: found!.topology,
+      cache: found!.cache,
+      covers: () => true,
+      hcaPorts: false,
+      scratch,
+    });
     return { topology: found!.topology, readings: reading.ports, text: found!.text };
   }
 
@@ -54,10 +67,12 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     const resolved = resolvePlan(plan.plan, topology, railTreeNames(), plan.bindings);
     expect(resolved.problems).toEqual([]);
     const cabling = currentCabling(topology, readings);
-    const report: CablingReport = { conformance: judgeConformance(resolved, topology, readings, cabling), rails: judgeRails(topology, cabling, undefined) };
+    const report: CablingReport = {
+      conformance: judgeConformance(resolved, topology, readings, cabling),
+      rails: judgeRails(topology, cabling, undefined),
+    };
     return { report, findings: cablingFindings(report, topology).map((finding) => [finding.condition, finding.remedy]) };
   }
-
 
   beforeAll(async () => {
     lab = await Lab.start('rail-tree.net');
@@ -90,7 +105,7 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     expect([...report.rails!.rails.keys()]).toEqual(['mlx5_0', 'mlx5_1', 'mlx5_2']);
   }, 30_000);
 
-  it('finds nothing either against the discovery\'s own text saved as the plan (topology save --format ibnetdiscover)', async () => {
+  it("finds nothing either against the discovery's own text saved as the plan (topology save --format ibnetdiscover)", async () => {
     const { topology, readings, text } = await read();
     const parsed = parsePlan(text, 'saved.ibnetdiscover');
     expect(parsed.plan?.format).toBe('ibnetdiscover');
@@ -106,7 +121,11 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     await lab.replug('G1A0', 'L1', 6);
     const { report, findings } = await judge();
     expect(findings).toEqual([['cable-misplaced', 'move the cable in rail0-leaf1 port 6 to rail0-leaf1 port 1']]);
-    expect(report.conformance!.links.filter((link) => link.status !== 0).map((link) => [link.cable.ends[0].written, link.cable.ends[0].port, link.status])).toEqual([['rail0-leaf1', 1, 2]]);
+    expect(
+      report
+        .conformance!.links.filter((link) => link.status !== 0)
+        .map((link) => [link.cable.ends[0].written, link.cable.ends[0].port, link.status]),
+    ).toEqual([['rail0-leaf1', 1, 2]]);
     await lab.replug('G1A0', 'L1', 1);
     expect((await judge()).findings).toEqual([]);
   }, 60_000);
@@ -123,7 +142,7 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
     expect((await judge()).findings).toEqual([]);
   }, 60_000);
 
-  it('finds an adapter on another rail\'s leaf, with the move back', async () => {
+  it("finds an adapter on another rail's leaf, with the move back", async () => {
     await lab.replug('G4A0', 'L4', 7);
     const { report, findings } = await judge();
     expect(findings).toEqual([
@@ -138,10 +157,12 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
   it('finds a pulled inter-switch link as a planned link with no link', async () => {
     await lab.command('Unlink "L5"[4]');
     const { report, findings } = await judge();
-    expect(findings).toEqual([[
-      'planned-link-missing',
-      'plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G 0x0002c90200700005 4 query shows the port\'s state)',
-    ]]);
+    expect(findings).toEqual([
+      [
+        'planned-link-missing',
+        "plug the cable between rail2-leaf1 port 4 and spine-1 port 5, or reseat it at both ends; if the link stays down, replace the cable or transceiver (ibportstate -G 0x0002c90200700005 4 query shows the port's state)",
+      ],
+    ]);
     expect(report.conformance!.links.filter((link) => link.status !== 0).map((link) => link.status)).toEqual([1]);
     await lab.command('ReLink "L5"[4]');
   }, 30_000);

@@ -33,7 +33,11 @@ async function subnetUps(fabric: Lab, sm: string): Promise<number> {
 
 async function check(argv: string[]): Promise<{ code: number; stdout: string }> {
   let stdout = '';
-  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stdout += text) }, env: {} }, { runners: { module: 'not-installed', ethtool: 'not-installed' } });
+  const code = await runCheck(
+    argv,
+    { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stdout += text) }, env: {} },
+    { runners: { module: 'not-installed', ethtool: 'not-installed' } },
+  );
   return { code, stdout };
 }
 
@@ -46,28 +50,36 @@ describe.skipIf(tools.skipReason !== undefined)('check --collector.fabric on a s
     const sweeps = await subnetUps(fabric, 'sm');
     // Pulled while the fabric carries traffic (the SM's own), as a cable is in real life; then the SM re-routes.
     await fabric.command('Unlink "L3"[5]');
-    await waitFor('opensm to re-route after the pull', async () => ((await subnetUps(fabric, 'sm')) > sweeps) || undefined, 20_000);
+    await waitFor('opensm to re-route after the pull', async () => (await subnetUps(fabric, 'sm')) > sweeps || undefined, 20_000);
 
     const sysfs = await fabric.snapshot('H22', path.join(fabric.dir, 'host'));
     const paths = await fabric.wrappers('H22', 'H22', TOOLS);
     const names = path.join(fabric.dir, 'node-name-map');
     await writeFile(names, `${SPINE1} "spine-1"\n${SPINE2} "spine-2"\n${LEAF1} "leaf-1"\n`);
     const argv = [
-      '--path.sysfs', sysfs,
-      '--config.file', path.join(FIXTURES, 'config/fabric.yml'),
+      '--path.sysfs',
+      sysfs,
+      '--config.file',
+      path.join(FIXTURES, 'config/fabric.yml'),
       '--collector.diag',
-      '--fabric.node-name-map', names,
-      '--diag.timeout', '5s',
+      '--fabric.node-name-map',
+      names,
+      '--diag.timeout',
+      '5s',
       // opensm and at most 4 + 2 tools stay within ibsim's 10 clients.
-      '--fabric.max-concurrent', '4',
-      '--diag.max-concurrent', '2',
+      '--fabric.max-concurrent',
+      '4',
+      '--diag.max-concurrent',
+      '2',
       ...Object.entries(paths).flatMap(([tool, file]) => [`--${tool}.path`, file]),
     ];
     const { code, stdout } = await check(argv);
     expect(code).toBe(1);
     const lines = stdout.trimEnd().split('\n');
     // The findings' headings; "Not checked:" and its lines follow them (no cable tool is given here).
-    const headings = lines.slice(0, lines.indexOf('Not checked:')).filter((line) => /^\S/.test(line) && !/^(CRITICAL|WARNING|OK):/.test(line));
+    const headings = lines
+      .slice(0, lines.indexOf('Not checked:'))
+      .filter((line) => /^\S/.test(line) && !/^(CRITICAL|WARNING|OK):/.test(line));
     expect(lines.slice(lines.indexOf('Not checked:'))).toContain('  cables and optical modules: neither mstlink nor mlxlink is installed');
     // This host (port 1 of H22, ACTIVE, its SM reachable) has nothing to report; the fabric follows, worst first.
     expect(headings).toEqual([
@@ -76,13 +88,23 @@ describe.skipIf(tools.skipReason !== undefined)('check --collector.fabric on a s
       `spine-2  switch ${SPINE2}, LID 3, "MF0;spine-2:SX6036/U1"`,
       `spine-1  switch ${SPINE1}, LID 2, "MF0;spine-1:SX6036/U1"`,
     ]);
-    expect(stdout).toMatch(/ {2}WARNING {3}the subnet has one subnet manager, 0x0002c90300a10011 \(node11 HCA-1, LID 1, MASTER, priority 0\), and no standby: when it fails nothing takes over\n {12}→ run a second opensm on another host/);
+    expect(stdout).toMatch(
+      / {2}WARNING {3}the subnet has one subnet manager, 0x0002c90300a10011 \(node11 HCA-1, LID 1, MASTER, priority 0\), and no standby: when it fails nothing takes over\n {12}→ run a second opensm on another host/,
+    );
     // Both ends of the pulled ISL, each as in use: the discovery after the pull no longer sees the cable, the packets it passed still count.
-    expect(stdout).toMatch(/ {2}CRITICAL {2}port 5 of MF0;leaf-3:SX6036\/U1 has no link \(Polling\): cable pulled or broken, a transceiver failed, or the device at the other end is down \(it passed \d+ packets? since its counters were reset\)\n {12}→ reseat the cable at both ends/);
+    expect(stdout).toMatch(
+      / {2}CRITICAL {2}port 5 of MF0;leaf-3:SX6036\/U1 has no link \(Polling\): cable pulled or broken, a transceiver failed, or the device at the other end is down \(it passed \d+ packets? since its counters were reset\)\n {12}→ reseat the cable at both ends/,
+    );
     expect(stdout).toMatch(/ {2}CRITICAL {2}port 3 of spine-2 has no link \(Polling\)/);
-    expect(stdout).toContain('  WARNING   the link from port 1 of spine-1 to port 4 of leaf-1 runs at 1X QDR (10 Gb/s), expected 4X QDR (40 Gb/s: the config file\'s fabric.expectations): lanes are lost');
-    expect(stdout).toContain('  INFO      the IPoIB broadcast group ff12:401b:ffff::ffff:ffff of P_Key 0xffff runs at 10 Gb/s with MTU 2048');
-    expect(lines.at(-1)).toMatch(/^CRITICAL: 2 critical, 2 warning, 1 info on 1 InfiniBand device, 1 port, 0 IPoIB interfaces and a fabric of 5 switches, 9 CAs and 14 links; first: port 5 of MF0;leaf-3/);
+    expect(stdout).toContain(
+      "  WARNING   the link from port 1 of spine-1 to port 4 of leaf-1 runs at 1X QDR (10 Gb/s), expected 4X QDR (40 Gb/s: the config file's fabric.expectations): lanes are lost",
+    );
+    expect(stdout).toContain(
+      '  INFO      the IPoIB broadcast group ff12:401b:ffff::ffff:ffff of P_Key 0xffff runs at 10 Gb/s with MTU 2048',
+    );
+    expect(lines.at(-1)).toMatch(
+      /^CRITICAL: 2 critical, 2 warning, 1 info on 1 InfiniBand device, 1 port, 0 IPoIB interfaces and a fabric of 5 switches, 9 CAs and 14 links; first: port 5 of MF0;leaf-3/,
+    );
 
     const json = JSON.parse((await check([...argv, '--format', 'json'])).stdout) as {
       exit_code: number;

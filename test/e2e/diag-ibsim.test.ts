@@ -31,15 +31,24 @@ const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 /** An exporter reading `sysfs`, running the tools through `paths`, diag every 500 ms. */
 function exporter(sysfs: string, paths: Record<string, string>, extra: readonly string[] = []): Exporter {
   const command = parseCommandLine([
-    '--path.sysfs', sysfs,
-    '--web.listen-address', '127.0.0.1:0',
-    '--collection.interval', '1s',
-    '--diag.interval', `${INTERVAL_MS}ms`,
-    '--diag.timeout', '400ms',
-    '--diag.max-concurrent', '2',
-    '--perfquery.path', paths.perfquery!,
-    '--sminfo.path', paths.sminfo!,
-    '--smpquery.path', paths.smpquery!,
+    '--path.sysfs',
+    sysfs,
+    '--web.listen-address',
+    '127.0.0.1:0',
+    '--collection.interval',
+    '1s',
+    '--diag.interval',
+    `${INTERVAL_MS}ms`,
+    '--diag.timeout',
+    '400ms',
+    '--diag.max-concurrent',
+    '2',
+    '--perfquery.path',
+    paths.perfquery!,
+    '--sminfo.path',
+    paths.sminfo!,
+    '--smpquery.path',
+    paths.smpquery!,
     ...extra,
   ]);
   if (command.action !== 'run') throw new Error('unexpected action');
@@ -73,7 +82,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     expect(value(text, `infiniband_port_state_id{${P}}`)).toBe(2);
     expect(value(text, `infiniband_subnet_manager_reachable{${P}}`)).toBe(0);
     expect(value(text, `infiniband_exporter_collector_success{collector="sminfo"}`)).toBe(1);
-    expect(value(text, `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="",peer_node_type="Switch",peer_description="sw1 IS5030"}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="",peer_node_type="Switch",peer_description="sw1 IS5030"}`,
+      ),
+    ).toBe(1);
 
     await fabric.startSm('sm', 'Switch1', 7);
     await fabric.waitActive('Hca2');
@@ -86,8 +100,14 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     expect(value(text, `infiniband_subnet_manager_info{${P},sm_guid="0x0002c90200400000",sm_lid="1",state="MASTER"}`)).toBe(1);
     expect(value(text, `infiniband_subnet_manager_priority{${P}}`)).toBe(7);
     expect(value(text, `infiniband_subnet_manager_activity_total{${P}}`)).toBeGreaterThan(0);
-    expect(value(text, `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`)).toBe(1);
-    for (const collector of ['perfquery', 'sminfo', 'smpquery']) expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`,
+      ),
+    ).toBe(1);
+    for (const collector of ['perfquery', 'sminfo', 'smpquery'])
+      expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
   });
 
   it('(c) SM killed after activation: the port stays ACTIVE, reachable drops to 0 within two diag intervals', async () => {
@@ -101,7 +121,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
 
     await fabric.stopSm('sm');
     const stopped = Date.now();
-    await until(diag, 'reachable to drop to 0', (text) => value(text, `infiniband_subnet_manager_reachable{${P}}`) === 0 || undefined, 4 * INTERVAL_MS);
+    await until(
+      diag,
+      'reachable to drop to 0',
+      (text) => value(text, `infiniband_subnet_manager_reachable{${P}}`) === 0 || undefined,
+      4 * INTERVAL_MS,
+    );
     expect(Date.now() - stopped).toBeLessThanOrEqual(2 * INTERVAL_MS);
 
     await fabric.snapshot('Hca2', snap);
@@ -123,7 +148,9 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), await fabric.wrappers('Hca2'));
     await diag.collectOnce();
     diag.start();
-    const before = await until(diag, 'both SMs', (text) => (text.includes('state="STANDBY"') && text.includes('state="MASTER"') ? text : undefined));
+    const before = await until(diag, 'both SMs', (text) =>
+      text.includes('state="STANDBY"') && text.includes('state="MASTER"') ? text : undefined,
+    );
     const master = /infiniband_subnet_manager_info\{[^}]*sm_guid="(0x[0-9a-f]+)",sm_lid="(\d+)",state="MASTER"\} 1/.exec(before)!;
     const standby = /infiniband_subnet_manager_info\{[^}]*sm_guid="(0x[0-9a-f]+)",sm_lid="(\d+)",state="STANDBY"\} 1/.exec(before)!;
     expect(master[1]).toBe('0x0002c90300a1b2c1');
@@ -131,8 +158,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     expect(value(before, `infiniband_subnet_manager_priority{${P}}`)).toBe(10);
 
     await fabric.stopSm('master');
-    const after = await until(diag, 'the standby to take over', (text) =>
-      text.includes(`sm_guid="${standby[1]}",sm_lid="${standby[2]}",state="MASTER"`) ? text : undefined, 20_000);
+    const after = await until(
+      diag,
+      'the standby to take over',
+      (text) => (text.includes(`sm_guid="${standby[1]}",sm_lid="${standby[2]}",state="MASTER"`) ? text : undefined),
+      20_000,
+    );
     expect(after).not.toContain(`sm_guid="${master[1]}"`);
     expect(value(after, `infiniband_subnet_manager_priority{${P}}`)).toBe(5);
     expect(value(after, `infiniband_subnet_manager_reachable{${P}}`)).toBe(1);
@@ -147,7 +178,9 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     const expectQdr4x = ['--config.file', config];
     const hosts = ['Hca1', 'Hca2', 'Hca3'] as const;
     const exporters = await Promise.all(
-      hosts.map(async (host) => exporter(await fabric.snapshot(host, path.join(fabric.dir, `snap-${host}`)), await fabric.wrappers(host), expectQdr4x)),
+      hosts.map(async (host) =>
+        exporter(await fabric.snapshot(host, path.join(fabric.dir, `snap-${host}`)), await fabric.wrappers(host), expectQdr4x),
+      ),
     );
     for (const diag of exporters) {
       await diag.collectOnce();
@@ -194,7 +227,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     expect(value(text, `infiniband_port_pma_saturated{${P},counter="peer_symbol_errors"}`)).toBe(1);
     expect(value(text, `infiniband_port_peer_link_error_recoveries_total{${P}}`)).toBe(3);
     expect(value(text, `infiniband_port_pma_saturated{${P},counter="peer_link_error_recoveries"}`)).toBeUndefined();
-    expect(value(text, `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="1",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="1",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`,
+      ),
+    ).toBe(1);
     // The local port's own counters come from perfquery (umad2sim's sysfs has no counters/).
     expect(value(text, `infiniband_port_receive_errors_total{${P}}`)).toBe(5);
     expect(value(text, `infiniband_port_receive_packets_total{${P}}`)).toBeGreaterThan(0);
@@ -204,7 +242,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     // no read error.
     expect(value(text, `infiniband_port_xmit_wait_tick_seconds{${P}}`)).toBeCloseTo(1e-9, 20);
     expect(value(text, 'infiniband_exporter_read_errors_total{collector="perfquery"}')).toBe(0);
-    expect(value(text, `infiniband_device_info{device="ibsim0",node_type="CA",node_guid="${HCA1}",sys_image_guid="${HCA1}",firmware_version="1",hca_type="simulator",board_id="",hw_rev="a1",node_desc=""}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_device_info{device="ibsim0",node_type="CA",node_guid="${HCA1}",sys_image_guid="${HCA1}",firmware_version="1",hca_type="simulator",board_id="",hw_rev="a1",node_desc=""}`,
+      ),
+    ).toBe(1);
   });
 
   it('(g) a hanging perfquery is killed at the timeout, counted, and the cycle completes; /metrics never stalls', async () => {
@@ -220,7 +263,9 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     await diag.collectOnce();
     diag.start();
     const slowest = { ms: 0 };
-    const text = await until(diag, 'a perfquery timeout', (body) => (value(body, 'infiniband_exporter_command_timeouts_total{command="perfquery"}') ?? 0) >= 1 ? body : undefined);
+    const text = await until(diag, 'a perfquery timeout', (body) =>
+      (value(body, 'infiniband_exporter_command_timeouts_total{command="perfquery"}') ?? 0) >= 1 ? body : undefined,
+    );
     for (let i = 0; i < 10; i++) {
       const started = Date.now();
       await diag.app.inject({ method: 'GET', url: '/metrics' });
@@ -245,7 +290,16 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     const sysfs = await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap'));
     const missing = path.join(fabric.dir, 'no-such-dir');
     const lines: string[] = [];
-    const command = parseCommandLine(['--path.sysfs', sysfs, '--perfquery.path', `${missing}/perfquery`, '--sminfo.path', `${missing}/sminfo`, '--smpquery.path', `${missing}/smpquery`]);
+    const command = parseCommandLine([
+      '--path.sysfs',
+      sysfs,
+      '--perfquery.path',
+      `${missing}/perfquery`,
+      '--sminfo.path',
+      `${missing}/sminfo`,
+      '--smpquery.path',
+      `${missing}/smpquery`,
+    ]);
     if (command.action !== 'run') throw new Error('unexpected action');
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
     const diag = new Exporter({ settings: command.settings, logger, runners: { module: 'not-installed' } });

@@ -33,10 +33,13 @@ const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 async function fabricExporter(fabric: Lab, host: string, flags: string[] = []): Promise<Exporter> {
   const command = parseCommandLine([
     ...(await fabric.fabricExporterFlags(host)),
-    '--config.file', path.join(FIXTURES, 'config/fabric.yml'),
-    '--diag.timeout', '5s',
+    '--config.file',
+    path.join(FIXTURES, 'config/fabric.yml'),
+    '--diag.timeout',
+    '5s',
     // opensm x2 and at most 4 tools stay within ibsim's 10 clients.
-    '--fabric.max-concurrent', '4',
+    '--fabric.max-concurrent',
+    '4',
     ...flags,
   ]);
   if (command.action !== 'run') throw new Error('unexpected');
@@ -45,9 +48,6 @@ async function fabricExporter(fabric: Lab, host: string, flags: string[] = []): 
   await exporter.collectOnce();
   return exporter;
 }
-
-
-
 
 /** A process that exists and is not a zombie (a killed orphan is reaped by init a moment later). */
 function running(pid: number): boolean {
@@ -84,10 +84,18 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
       await fabric.waitActive('H22');
       await fabric.startSm(b, 'H33', 5, ['-F', fast]);
       await fabric.waitSmState(b, 'STANDBY');
-      const listed = await waitFor('the master to list the standby', async () => {
-        const { stdout } = await fabric.run('H22', 'saquery', ['SMIR']);
-        return stdout.split('SMInfoRecord dump:').length - 1 === 2 || undefined;
-      }, 8_000, 250).then(() => true, () => false);
+      const listed = await waitFor(
+        'the master to list the standby',
+        async () => {
+          const { stdout } = await fabric.run('H22', 'saquery', ['SMIR']);
+          return stdout.split('SMInfoRecord dump:').length - 1 === 2 || undefined;
+        },
+        8_000,
+        250,
+      ).then(
+        () => true,
+        () => false,
+      );
       if (listed) Object.assign(smNames, { master: a, standby: b });
       else if (attempt === 3) throw new Error('the master never listed the standby');
       else for (const name of [b, a]) await fabric.stopSm(name);
@@ -154,11 +162,20 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     const master = /sm_guid="(0x[0-9a-f]+)",sm_lid="\d+",state="MASTER"/.exec(sms.join('\n'))![1]!;
     const standby = /sm_guid="(0x[0-9a-f]+)",sm_lid="\d+",state="STANDBY"/.exec(sms.join('\n'))![1]!;
     await fabric.stopSm(master === '0x0002c90300a10011' ? smNames.master : smNames.standby);
-    const after = await waitFor('the standby to be reported as MASTER', async () => {
-      await exporter.collectors.runCycle(SA_CYCLE);
-      const current = await scrape(exporter);
-      return current.includes(`sm_guid="${standby}"`) && /state="MASTER"/.test(series(current, 'infiniband_fabric_subnet_manager_info').join()) && !current.includes(`sm_guid="${master}"`) ? current : undefined;
-    }, 30_000, 500);
+    const after = await waitFor(
+      'the standby to be reported as MASTER',
+      async () => {
+        await exporter.collectors.runCycle(SA_CYCLE);
+        const current = await scrape(exporter);
+        return current.includes(`sm_guid="${standby}"`) &&
+          /state="MASTER"/.test(series(current, 'infiniband_fabric_subnet_manager_info').join()) &&
+          !current.includes(`sm_guid="${master}"`)
+          ? current
+          : undefined;
+      },
+      30_000,
+      500,
+    );
     expect(series(after, 'infiniband_fabric_subnet_manager_info')).toEqual([expect.stringContaining(`sm_guid="${standby}"`)]);
     expect(series(after, 'infiniband_fabric_subnet_manager_info')[0]).toMatch(/state="MASTER",priority="5"\} 1$/);
   }, 90_000);
@@ -265,7 +282,10 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     const dir = await mkdtemp(path.join(tmpdir(), 'ibx-fat-tree-'));
     teardown.push(() => rm(dir, { recursive: true, force: true }));
     const net = path.join(dir, 'generated.net');
-    await writeFile(net, ibsimNet(generateFabric({ shape: { tiers: 2, spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 } }), { counters: false }));
+    await writeFile(
+      net,
+      ibsimNet(generateFabric({ shape: { tiers: 2, spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 } }), { counters: false }),
+    );
     const fabric = await lab(net);
     await fabric.startSm('sm', 'H1_1', 0);
     await fabric.waitActive('H4_4');
@@ -282,7 +302,11 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     const ports = texts.flatMap((text) => series(text, 'infiniband_fabric_port_state_id'));
     expect(ports).toHaveLength(3 * 4 + 4 * 9);
     expect(new Set(ports).size).toBe(ports.length);
-    expect(texts.flatMap((text) => series(text, 'infiniband_fabric_link_info')).filter((line) => line.includes(`node_guid="${spineGuid(3)}",port="4"`))).toEqual([
+    expect(
+      texts
+        .flatMap((text) => series(text, 'infiniband_fabric_link_info'))
+        .filter((line) => line.includes(`node_guid="${spineGuid(3)}",port="4"`)),
+    ).toEqual([
       `infiniband_fabric_link_info{node_guid="${spineGuid(3)}",port="4",peer_guid="${leafGuid(4)}",peer_port="7",peer_type="switch"} 1`,
     ]);
     for (const text of texts) expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);

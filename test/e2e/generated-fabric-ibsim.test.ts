@@ -21,8 +21,23 @@ import { parseIbqueryerrors, type SweepReading } from '../../src/sources/fabric/
 import { parsePerfqueryLoop } from '../../src/sources/fabric/perfquery-counters.js';
 import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../../src/sources/fabric/saquery.js';
 import {
-  discoveryCache, generateFabric, ibnetdiscover, iblinkinfo, ibqueryerrorsCounters, ibqueryerrorsErrors, ibsimNet, ibsimProfile, linkUp, perfquery,
-  saqueryGroups, saqueryMembers, saquerySmInfo, sminfo, type FabricSpec, type GeneratedFabric, type Sink,
+  discoveryCache,
+  generateFabric,
+  ibnetdiscover,
+  iblinkinfo,
+  ibqueryerrorsCounters,
+  ibqueryerrorsErrors,
+  ibsimNet,
+  ibsimProfile,
+  linkUp,
+  perfquery,
+  saqueryGroups,
+  saqueryMembers,
+  saquerySmInfo,
+  sminfo,
+  type FabricSpec,
+  type GeneratedFabric,
+  type Sink,
 } from '../../synthetic/fabric-generator/index.js';
 import { TRAFFIC_FIELDS, type TrafficField } from '../../synthetic/fabric-generator/pma.js';
 import { FABRIC_LAB_PACKAGES, Lab } from '../../synthetic/ibsim-lab.js';
@@ -59,11 +74,18 @@ async function labOf(fabric: GeneratedFabric): Promise<Lab> {
   const [master, ...standbys] = fabric.subnetManagers;
   await lab.startSm('master', master!.host, master!.priority);
   await lab.waitSmState('master', 'MASTER', 30_000);
-  const active = fabric.listed.flatMap((node) => node.ports.filter((port) => port && linkUp(port) && (node.kind === 'switch' || node.reachable))).length;
-  await waitFor('every plugged port to be Active', async () => {
-    const { stdout } = await lab.run(fabric.origin.id, 'iblinkinfo', ['--line']);
-    return stdout.split('\n').filter((line) => line.includes(' Active/')).length === active || undefined;
-  }, 60_000, 250);
+  const active = fabric.listed.flatMap((node) =>
+    node.ports.filter((port) => port && linkUp(port) && (node.kind === 'switch' || node.reachable)),
+  ).length;
+  await waitFor(
+    'every plugged port to be Active',
+    async () => {
+      const { stdout } = await lab.run(fabric.origin.id, 'iblinkinfo', ['--line']);
+      return stdout.split('\n').filter((line) => line.includes(' Active/')).length === active || undefined;
+    },
+    60_000,
+    250,
+  );
   // A standby starts once the master has configured the fabric: started during the master's only
   // sweep (the lab's SMs sweep once), the master's SA never lists it.
   for (const [i, sm] of standbys.entries()) {
@@ -75,7 +97,9 @@ async function labOf(fabric: GeneratedFabric): Promise<Lab> {
 
 /** Traffic counter values of a sweep, by `guid/port`. */
 function trafficOf(reading: SweepReading): Map<string, Map<string, bigint>> {
-  return new Map(reading.ports.map((port) => [`${port.guid}/${port.port}`, new Map([...port.values].map(([field, v]) => [field, v.value]))]));
+  return new Map(
+    reading.ports.map((port) => [`${port.guid}/${port.port}`, new Map([...port.values].map(([field, v]) => [field, v.value]))]),
+  );
 }
 
 const hexGuid = (guid: bigint): string => `0x${guid.toString(16).padStart(16, '0')}`;
@@ -97,7 +121,11 @@ function adoptTraffic(fabric: GeneratedFabric, reading: SweepReading): void {
       if (!port) continue;
       const values = reading.ports.find((p) => p.guid === hexGuid(node.guid) && p.port === port.number)?.values;
       if (!values) continue;
-      port.override = new Map([...values].filter(([field]) => (TRAFFIC_FIELDS as readonly string[]).includes(field)).map(([field, v]) => [field as TrafficField, Number(v.value)]));
+      port.override = new Map(
+        [...values]
+          .filter(([field]) => (TRAFFIC_FIELDS as readonly string[]).includes(field))
+          .map(([field, v]) => [field as TrafficField, Number(v.value)]),
+      );
     }
   }
 }
@@ -119,12 +147,16 @@ async function proveAgainstTheRealTools(spec: FabricSpec): Promise<void> {
   const realCacheBytes = new Uint8Array(await readFile(realCache));
   const generatedCacheBytes = discoveryCache(fabric);
   const generatedText = text((sink) => ibnetdiscover(fabric, sink));
-  const topology = (output: string, cache: Uint8Array) => buildTopology(parseIbnetdiscover(output), parseDiscoveryCache(cache), new Map(), 0);
+  const topology = (output: string, cache: Uint8Array) =>
+    buildTopology(parseIbnetdiscover(output), parseDiscoveryCache(cache), new Map(), 0);
   expect(topology(generatedText, generatedCacheBytes)).toEqual(topology(discovered.stdout, realCacheBytes));
   expect(undated(generatedText)).toBe(undated(discovered.stdout));
   const [real, generated] = [parseDiscoveryCache(realCacheBytes), parseDiscoveryCache(generatedCacheBytes)];
   const nodes = (cache: typeof real) => cache.nodes.map(({ guid, type, portCount, lid }) => ({ guid, type, portCount, lid }));
-  const ports = (cache: typeof real) => cache.ports.map(({ guid, port, nodeGuid, lid, enabled, peer }) => ({ guid, port, nodeGuid, lid, enabled, peer })).sort((a, b) => `${a.nodeGuid}/${a.port}`.localeCompare(`${b.nodeGuid}/${b.port}`));
+  const ports = (cache: typeof real) =>
+    cache.ports
+      .map(({ guid, port, nodeGuid, lid, enabled, peer }) => ({ guid, port, nodeGuid, lid, enabled, peer }))
+      .sort((a, b) => `${a.nodeGuid}/${a.port}`.localeCompare(`${b.nodeGuid}/${b.port}`));
   expect(generated.fromNodeGuid).toBe(real.fromNodeGuid);
   expect(nodes(generated)).toEqual(nodes(real));
   expect(ports(generated)).toEqual(ports(real));
@@ -140,13 +172,22 @@ async function proveAgainstTheRealTools(spec: FabricSpec): Promise<void> {
     expect(parseIblinkinfo(generatedScan)).toEqual(parseIblinkinfo(scanned.stdout));
     expect(generatedScan).toBe(scanned.stdout);
   }
-  expect((await run('iblinkinfo', ['--line', '--switches-only', '--load-cache', generatedCache])).stdout).toBe(text((sink) => iblinkinfo(fabric, sink, { switchesOnly: true })));
+  expect((await run('iblinkinfo', ['--line', '--switches-only', '--load-cache', generatedCache])).stdout).toBe(
+    text((sink) => iblinkinfo(fabric, sink, { switchesOnly: true })),
+  );
 
   // The error sweeps, from either cache: the same ports, counters and text.
   for (const switchesOnly of [true, false]) {
     const generatedSweep = text((sink) => ibqueryerrorsErrors(fabric, sink, { switchesOnly }));
     for (const cache of [realCache, generatedCache]) {
-      const swept = await run('ibqueryerrors', ['--skip-sl', '--threshold-file', '/dev/null', '--load-cache', cache, ...(switchesOnly ? ['--switch'] : [])]);
+      const swept = await run('ibqueryerrors', [
+        '--skip-sl',
+        '--threshold-file',
+        '/dev/null',
+        '--load-cache',
+        cache,
+        ...(switchesOnly ? ['--switch'] : []),
+      ]);
       expect(parseIbqueryerrors(generatedSweep, '')).toEqual(parseIbqueryerrors(swept.stdout, swept.stderr));
       expect(generatedSweep).toBe(swept.stdout);
       expect(swept.exitCode).toBe(ibqueryerrorsErrors(fabric, () => undefined, { switchesOnly }));
@@ -156,7 +197,12 @@ async function proveAgainstTheRealTools(spec: FabricSpec): Promise<void> {
   // The data sweep: every generated counter is ibsim's up to its own drift; at ibsim's values, the same text.
   const counted = await run('ibqueryerrors', ['--skip-sl', '--counters', '--load-cache', realCache]);
   const realTraffic = parseIbqueryerrors(counted.stdout, counted.stderr);
-  const generatedTraffic = trafficOf(parseIbqueryerrors(text((sink) => ibqueryerrorsCounters(fabric, sink, { switchesOnly: false })), ''));
+  const generatedTraffic = trafficOf(
+    parseIbqueryerrors(
+      text((sink) => ibqueryerrorsCounters(fabric, sink, { switchesOnly: false })),
+      '',
+    ),
+  );
   expect([...trafficOf(realTraffic).keys()].sort()).toEqual([...generatedTraffic.keys()].sort());
   for (const [port, values] of trafficOf(realTraffic)) expectDrift(values, generatedTraffic.get(port)!, port);
   adoptTraffic(fabric, realTraffic);
@@ -173,10 +219,13 @@ async function proveAgainstTheRealTools(spec: FabricSpec): Promise<void> {
       for (const [number, reading] of readings) {
         const generatedValues = generatedReadings.get(number)!.values;
         for (const [field, v] of reading.values) {
-          if (!(TRAFFIC_FIELDS as readonly string[]).includes(field)) expect(generatedValues.get(field), `${node.id}[${number}] ${field}`).toBe(v);
+          if (!(TRAFFIC_FIELDS as readonly string[]).includes(field))
+            expect(generatedValues.get(field), `${node.id}[${number}] ${field}`).toBe(v);
         }
         expectDrift(reading.values, generatedValues, `${node.id}[${number}]`);
-        node.ports[number]!.override = new Map(TRAFFIC_FIELDS.filter((field) => reading.values.has(field)).map((field) => [field, Number(reading.values.get(field))]));
+        node.ports[number]!.override = new Map(
+          TRAFFIC_FIELDS.filter((field) => reading.values.has(field)).map((field) => [field, Number(reading.values.get(field))]),
+        );
       }
       expect(perfquery(fabric, node, extended)).toBe(read.stdout);
     }
@@ -184,18 +233,31 @@ async function proveAgainstTheRealTools(spec: FabricSpec): Promise<void> {
 
   // The subnet administrator and the SMs. The SA keeps a standby's state from when the master
   // polled it (discovering or standby, as it happened), and every SM counts its own activity.
-  const activityCounts = (output: string) => output
-    .replace(/ActCount\.+\d+/g, 'ActCount..<n>').replace(/activity count \d+/g, 'activity count <n>').replace(/SMState\.+[12]$/gm, 'SMState..<not master>');
+  const activityCounts = (output: string) =>
+    output
+      .replace(/ActCount\.+\d+/g, 'ActCount..<n>')
+      .replace(/activity count \d+/g, 'activity count <n>')
+      .replace(/SMState\.+[12]$/gm, 'SMState..<not master>');
   // The SA lists the SMs in its own order, the master always; a standby only once the master has
   // recorded it, which under load it may not do for long: each record listed is the generated one.
   const records = await run('saquery', ['SMIR']);
   const generatedRecords = text((sink) => saquerySmInfo(fabric, sink));
-  const managers = (output: string) => new Map(parseSmInfoRecords(output).subnetManagers
-    .map(({ activityCount: _, state, ...sm }) => [sm.guid, { ...sm, state: state === 'MASTER' ? state : 'not master' }]));
+  const managers = (output: string) =>
+    new Map(
+      parseSmInfoRecords(output).subnetManagers.map(({ activityCount: _, state, ...sm }) => [
+        sm.guid,
+        { ...sm, state: state === 'MASTER' ? state : 'not master' },
+      ]),
+    );
   const [listed, generatedManagers] = [managers(records.stdout), managers(generatedRecords)];
   expect(listed.get(hexGuid(fabric.subnetManagers[0]!.port.guid))?.state).toBe('MASTER');
   for (const [guid, sm] of listed) expect(sm).toEqual(generatedManagers.get(guid));
-  const byGuid = (output: string) => new Map(activityCounts(output).split(/(?=SMInfoRecord)/).map((record) => [/GUID\.+(0x[0-9a-f]+)/.exec(record)![1]!, record]));
+  const byGuid = (output: string) =>
+    new Map(
+      activityCounts(output)
+        .split(/(?=SMInfoRecord)/)
+        .map((record) => [/GUID\.+(0x[0-9a-f]+)/.exec(record)![1]!, record]),
+    );
   const generatedByGuid = byGuid(generatedRecords);
   for (const [guid, record] of byGuid(records.stdout)) expect(record).toBe(generatedByGuid.get(guid));
   for (const [lid, line] of sminfo(fabric)) expect(activityCounts(line)).toBe(activityCounts((await run('sminfo', [String(lid)])).stdout));
@@ -219,7 +281,10 @@ describe.skipIf(tools.skipReason !== undefined)('generated outputs against the r
       faults: FAULTS,
       origin: 'H1_2',
       // The SA keeps the state the standby had when the master met it: discovering.
-      subnetManagers: [{ host: 'H1_1', priority: 5, state: 3 }, { host: 'H32_4', priority: 5, state: 2, recordState: 1 }],
+      subnetManagers: [
+        { host: 'H1_1', priority: 5, state: 3 },
+        { host: 'H32_4', priority: 5, state: 2, recordState: 1 },
+      ],
     });
   }, 180_000);
 

@@ -25,39 +25,54 @@ afterEach(async () => {
 
 const port = (guid: string, number: number): string => `node_guid="${guid}",port="${number}"`;
 
-describe.skipIf(tools.skipReason !== undefined)('a node description shaped like the tools\' output, on ibsim', () => {
+describe.skipIf(tools.skipReason !== undefined)("a node description shaped like the tools' output, on ibsim", () => {
   it.each([
     ['switch ports only', []],
-    ['with CA ports (the hostile host\'s own line too)', ['--fabric.hca-ports']],
-  ])('%s: the attacked switch port stays Active/LinkUp with its true peer, no finding, no read error', async (_name, extra) => {
-    const fabric = await startLab('hostile-description.net', teardown);
-    await fabric.startSm('sm', 'Switch1', 10);
-    await fabric.waitSmState('sm', 'MASTER');
-    for (const host of ['Hca1', 'Hca2']) await fabric.waitActive(host);
-    // The description as the fabric carries it: the real tool prints it unchanged.
-    const { stdout } = await fabric.run('Hca1', 'iblinkinfo', ['--line', '--switches-only']);
-    expect(stdout).toContain(`"${HOSTILE}" (`);
+    ["with CA ports (the hostile host's own line too)", ['--fabric.hca-ports']],
+  ])(
+    '%s: the attacked switch port stays Active/LinkUp with its true peer, no finding, no read error',
+    async (_name, extra) => {
+      const fabric = await startLab('hostile-description.net', teardown);
+      await fabric.startSm('sm', 'Switch1', 10);
+      await fabric.waitSmState('sm', 'MASTER');
+      for (const host of ['Hca1', 'Hca2']) await fabric.waitActive(host);
+      // The description as the fabric carries it: the real tool prints it unchanged.
+      const { stdout } = await fabric.run('Hca1', 'iblinkinfo', ['--line', '--switches-only']);
+      expect(stdout).toContain(`"${HOSTILE}" (`);
 
-    const command = parseCommandLine([...(await fabric.fabricExporterFlags('Hca1')), '--diag.timeout', '5s', '--fabric.max-concurrent', '4', ...extra]);
-    if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
-    teardown.push(() => exporter.stop());
-    await exporter.collectOnce();
-    await exporter.collectFabricOnce();
-    const text = await scrape(exporter);
+      const command = parseCommandLine([
+        ...(await fabric.fabricExporterFlags('Hca1')),
+        '--diag.timeout',
+        '5s',
+        '--fabric.max-concurrent',
+        '4',
+        ...extra,
+      ]);
+      if (command.action !== 'run') throw new Error('unexpected');
+      const exporter = new Exporter({
+        settings: command.settings,
+        logger: pino({ level: 'silent' }),
+        runners: { module: 'not-installed' },
+      });
+      teardown.push(() => exporter.stop());
+      await exporter.collectOnce();
+      await exporter.collectFabricOnce();
+      const text = await scrape(exporter);
 
-    expect(text).toContain(`node_guid="${HCA2}",node_type="ca",node_desc="${HOSTILE}"`);
-    expect(value(text, `infiniband_fabric_port_state_id{${port(SWITCH1, 3)}}`)).toBe(4);
-    expect(value(text, `infiniband_fabric_port_physical_state_id{${port(SWITCH1, 3)}}`)).toBe(5);
-    expect(value(text, `infiniband_fabric_port_link_width_lanes{${port(SWITCH1, 3)}}`)).toBe(4);
-    expect(series(text, 'infiniband_fabric_link_info').filter((line) => line.includes(port(SWITCH1, 3)))).toEqual([
-      `infiniband_fabric_link_info{${port(SWITCH1, 3)},peer_guid="${HCA2}",peer_port="1",peer_type="ca"} 1`,
-    ]);
-    for (const collector of ['fabric_discovery', 'fabric_ports']) {
-      expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
-      expect(value(text, `infiniband_exporter_read_errors_total{collector="${collector}"}`)).toBe(0);
-    }
-    // No port of the fabric is judged: every cable is up at 4X QDR.
-    expect(FABRIC_PORTS.findings!(exporter.collectors.snapshot!)).toEqual([]);
-  }, 60_000);
+      expect(text).toContain(`node_guid="${HCA2}",node_type="ca",node_desc="${HOSTILE}"`);
+      expect(value(text, `infiniband_fabric_port_state_id{${port(SWITCH1, 3)}}`)).toBe(4);
+      expect(value(text, `infiniband_fabric_port_physical_state_id{${port(SWITCH1, 3)}}`)).toBe(5);
+      expect(value(text, `infiniband_fabric_port_link_width_lanes{${port(SWITCH1, 3)}}`)).toBe(4);
+      expect(series(text, 'infiniband_fabric_link_info').filter((line) => line.includes(port(SWITCH1, 3)))).toEqual([
+        `infiniband_fabric_link_info{${port(SWITCH1, 3)},peer_guid="${HCA2}",peer_port="1",peer_type="ca"} 1`,
+      ]);
+      for (const collector of ['fabric_discovery', 'fabric_ports']) {
+        expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
+        expect(value(text, `infiniband_exporter_read_errors_total{collector="${collector}"}`)).toBe(0);
+      }
+      // No port of the fabric is judged: every cable is up at 4X QDR.
+      expect(FABRIC_PORTS.findings!(exporter.collectors.snapshot!)).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -14,7 +14,14 @@ import { requireSystemTools } from '../support/system.js';
 
 const DEMO = path.join(import.meta.dirname, '../../demo/fabric');
 const tools = requireSystemTools('jobs with a real Slurm', {
-  slurmctld: 'slurmctld', slurmd: 'slurmd', squeue: 'slurm-client', sbatch: 'slurm-client', scancel: 'slurm-client', sinfo: 'slurm-client', munged: 'munge', runuser: 'util-linux',
+  slurmctld: 'slurmctld',
+  slurmd: 'slurmd',
+  squeue: 'slurm-client',
+  sbatch: 'slurm-client',
+  scancel: 'slurm-client',
+  sinfo: 'slurm-client',
+  munged: 'munge',
+  runuser: 'util-linux',
 });
 
 describe.skipIf(tools.skipReason !== undefined)('jobs from a real Slurm', () => {
@@ -40,7 +47,11 @@ describe.skipIf(tools.skipReason !== undefined)('jobs from a real Slurm', () => 
     await slurm.waitRunning(2);
     const command = parseServeCommandLine(['--demo=fabric', '--squeue.path', tools.paths.squeue!]);
     if (command.action !== 'run') throw new Error('unexpected');
-    exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: new RecordedRunner(DEMO) } });
+    exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { fabric: new RecordedRunner(DEMO) },
+    });
     await exporter.collectOnce();
     await exporter.collectFabricOnce();
     await exporter.collectors.runCycle(JOBS_CYCLE);
@@ -55,7 +66,7 @@ describe.skipIf(tools.skipReason !== undefined)('jobs from a real Slurm', () => 
   }, 60_000);
 });
 
-describe.skipIf(tools.skipReason !== undefined)('a compute host\'s jobs from the cgroup v1 tree a real Slurm makes', () => {
+describe.skipIf(tools.skipReason !== undefined)("a compute host's jobs from the cgroup v1 tree a real Slurm makes", () => {
   let slurm: SlurmCluster | undefined;
   let exporter: Exporter | undefined;
 

@@ -47,10 +47,12 @@ describe('time slices', () => {
     let fired = false;
     setTimeout(() => (fired = true), 1);
     let firedBeforeEnd = false;
-    await inSlices((function* (): Work<void> {
-      yield* sum(20_000, 5);
-      firedBeforeEnd = fired;
-    })());
+    await inSlices(
+      (function* (): Work<void> {
+        yield* sum(20_000, 5);
+        firedBeforeEnd = fired;
+      })(),
+    );
     expect(firedBeforeEnd).toBe(true);
   });
 });

@@ -37,7 +37,11 @@ async function snapshotOf(exporter: Exporter, withDiag = false): Promise<Snapsho
 async function expectSameAsPromClient(snapshot: Snapshot, settings: Settings): Promise<string> {
   const written: { samples: Samples; order: readonly MetricSpec[]; text: string }[] = [];
   const writeTo = Samples.prototype.writeTo;
-  const spy = vi.spyOn(Samples.prototype, 'writeTo').mockImplementation(function (this: Samples, order: readonly MetricSpec[], out: ExpositionBuffer) {
+  const spy = vi.spyOn(Samples.prototype, 'writeTo').mockImplementation(function (
+    this: Samples,
+    order: readonly MetricSpec[],
+    out: ExpositionBuffer,
+  ) {
     const before = out.view().length;
     writeTo.call(this, order, out);
     written.push({ samples: this, order, text: out.view().subarray(before).toString('utf8') });
@@ -83,13 +87,17 @@ describe('exposition text against prom-client', () => {
     }
   });
 
-  it('is identical with the diag collector\'s peer, subnet manager and expectation series', async () => {
+  it("is identical with the diag collector's peer, subnet manager and expectation series", async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'ibx-oracle-'));
     try {
       await writeTree(root, SIMULATED_HOST);
       const command = parseCommandLine(['--path.sysfs', root, '--diag.timeout', '1s']);
       if (command.action !== 'run') throw new Error('unexpected');
-      const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', diag: new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']) } });
+      const exporter = new Exporter({
+        settings: command.settings,
+        logger: pino({ level: 'silent' }),
+        runners: { module: 'not-installed', diag: new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']) },
+      });
       const text = await expectSameAsPromClient(await snapshotOf(exporter, true), command.settings);
       expect(text).toContain('infiniband_subnet_manager_info{');
       expect(text).toContain('infiniband_port_peer_info{');

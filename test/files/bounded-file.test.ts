@@ -59,7 +59,9 @@ describe('readBoundedFile', () => {
 
   it('stops a file that grows past the limit while it is read (/proc files report size 0)', () => {
     // /proc/self/maps has size 0 in fstat and holds more than a few bytes: read on, up to the limit.
-    expect(refusal('/proc/self/maps', { name: 'tiny', maxBytes: 10 })).toBe('tiny /proc/self/maps: is more than the 10 bytes a tiny may have');
+    expect(refusal('/proc/self/maps', { name: 'tiny', maxBytes: 10 })).toBe(
+      'tiny /proc/self/maps: is more than the 10 bytes a tiny may have',
+    );
     expect(readBoundedText('/proc/self/maps', { name: 'maps', maxBytes: 1024 * 1024 })).toMatch(/\n$/);
   });
 });

@@ -37,7 +37,11 @@ function diagCommands(text: string): string[][] {
 
 async function findingTexts(argv: string[]): Promise<string[]> {
   let stdout = '';
-  await runCheck([...argv, '--format', 'json'], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: {} });
+  await runCheck([...argv, '--format', 'json'], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: () => true },
+    env: {},
+  });
   const report = JSON.parse(stdout) as { findings: { remedy: string; meaning: string }[] };
   return report.findings.flatMap((finding) => [finding.remedy, finding.meaning]);
 }
@@ -49,7 +53,11 @@ function usageError(result: { exitCode?: number | undefined; stderr: unknown }):
 
 describe('the commands of findings', () => {
   it('finds commands in a remedy, and a usage error when there is one', async () => {
-    expect(diagCommands('reset the counters: perfquery -C mlx5_4 -P 1 -R; if errors fill them (iblinkinfo -S 0x0002c90200510000 shows the port)')).toEqual([
+    expect(
+      diagCommands(
+        'reset the counters: perfquery -C mlx5_4 -P 1 -R; if errors fill them (iblinkinfo -S 0x0002c90200510000 shows the port)',
+      ),
+    ).toEqual([
       ['perfquery', '-C', 'mlx5_4', '-P', '1', '-R'],
       ['iblinkinfo', '-S', '0x0002c90200510000'],
     ]);
@@ -57,15 +65,18 @@ describe('the commands of findings', () => {
     expect(usageError(await execa('perfquery', ['--no-such-flag'], { reject: false, timeout: 5000 }))).toBe(true);
   });
 
-  it.skipIf(tools.skipReason !== undefined)('on the demo host: each names its device and port, and the real tool accepts its flags', async () => {
-    const commands = (await findingTexts(['--demo'])).flatMap(diagCommands);
-    expect(commands.map((command) => command.join(' '))).toContain('perfquery -C mlx5_4 -P 1 -R');
-    for (const command of commands) {
-      if (ADDRESSES_A_LOCAL_PORT.has(command[0]!)) expect(command.join(' ')).toMatch(/ -C \S+ -P \d+| -G 0x/);
-      const result = await execa(command[0]!, command.slice(1), { reject: false, timeout: 10_000 });
-      expect(usageError(result), `${command.join(' ')}: ${result.stderr}`).toBe(false);
-    }
-  });
+  it.skipIf(tools.skipReason !== undefined)(
+    'on the demo host: each names its device and port, and the real tool accepts its flags',
+    async () => {
+      const commands = (await findingTexts(['--demo'])).flatMap(diagCommands);
+      expect(commands.map((command) => command.join(' '))).toContain('perfquery -C mlx5_4 -P 1 -R');
+      for (const command of commands) {
+        if (ADDRESSES_A_LOCAL_PORT.has(command[0]!)) expect(command.join(' ')).toMatch(/ -C \S+ -P \d+| -G 0x/);
+        const result = await execa(command[0]!, command.slice(1), { reject: false, timeout: 10_000 });
+        expect(usageError(result), `${command.join(' ')}: ${result.stderr}`).toBe(false);
+      }
+    },
+  );
 
   describe.skipIf(tools.skipReason !== undefined)('on the demo fabric', () => {
     let lab: Lab | undefined;
@@ -89,7 +100,9 @@ describe('the commands of findings', () => {
         expect(usageError(result), `${command.join(' ')}: ${result.stderr}`).toBe(false);
         // It reached the port it names: ibportstate's query also asks the peer port, which ibsim
         // does not answer (a MAD timeout after the port's own PortInfo is printed).
-        expect(result.exitCode === 0 || /# Port info: Lid \d+ port \d+/.test(result.stdout), `${command.join(' ')}: ${result.stderr}`).toBe(true);
+        expect(result.exitCode === 0 || /# Port info: Lid \d+ port \d+/.test(result.stdout), `${command.join(' ')}: ${result.stderr}`).toBe(
+          true,
+        );
       }
     }, 120_000);
   });

@@ -7,18 +7,18 @@ describe('RecurringErrors', () => {
     const { logger, lines, messages } = logLines('info');
     let now = 0;
     const errors = new RecurringErrors(logger, 3_600_000, () => now);
-    const error = { collector: 'sysfs' as const, item: 'class/infiniband/mlx5_0/ports/1/rate', message: 'the kernel refused the read (EINVAL)' };
+    const error = {
+      collector: 'sysfs' as const,
+      item: 'class/infiniband/mlx5_0/ports/1/rate',
+      message: 'the kernel refused the read (EINVAL)',
+    };
     for (let cycle = 0; cycle < 400; cycle++) {
       errors.cycle('sysfs', [error]);
       now += 10_000; // 400 cycles of 10 s = 4000 s
     }
     errors.cycle('ipoib', []); // another collector's cycle does not clear sysfs errors
     errors.cycle('sysfs', []);
-    expect(messages()).toEqual([
-      'read failed; repeats of this error are summarised hourly',
-      'read still failing',
-      'read works again',
-    ]);
+    expect(messages()).toEqual(['read failed; repeats of this error are summarised hourly', 'read still failing', 'read works again']);
     expect(lines[1]).toMatchObject({ occurrences: 361, item: error.item });
     expect(lines[2]).toMatchObject({ occurrences: 400 });
   });
@@ -31,7 +31,10 @@ describe('RecurringErrors', () => {
     const failures = ['killed after 5000 ms time limit (--diag.timeout)', 'exit code 255: ibnetdiscover: iberror: failed: discover failed'];
     for (let cycle = 0; cycle < 7; cycle++) {
       // Each unparsable line of a garbled output is one read error of the same item.
-      errors.cycle('fabric_discovery', [{ collector: 'fabric_discovery', item, message: failures[cycle % 2]! }, { collector: 'fabric_discovery', item, message: failures[cycle % 2]! }]);
+      errors.cycle('fabric_discovery', [
+        { collector: 'fabric_discovery', item, message: failures[cycle % 2]! },
+        { collector: 'fabric_discovery', item, message: failures[cycle % 2]! },
+      ]);
       now += 600_000;
     }
     expect(messages()).toEqual(['read failed; repeats of this error are summarised hourly', 'read still failing']);
@@ -42,7 +45,11 @@ describe('RecurringErrors', () => {
   it('says "works again" only of an item the cycle read: one that vanished is kept quietly until it is read again', () => {
     const { logger, lines, messages } = logLines('info');
     const errors = new RecurringErrors(logger);
-    const counter = { collector: 'sysfs' as const, item: 'class/infiniband/mlx5_1/ports/1/counters/symbol_error', message: 'the kernel refused the read (EINVAL)' };
+    const counter = {
+      collector: 'sysfs' as const,
+      item: 'class/infiniband/mlx5_1/ports/1/counters/symbol_error',
+      message: 'the kernel refused the read (EINVAL)',
+    };
     const rate = { collector: 'sysfs' as const, item: 'class/infiniband/mlx5_0/ports/1/rate', message: 'unexpected content "fast"' };
     const onlyMlx5_0 = (item: string): boolean => !item.startsWith('class/infiniband/mlx5_1/');
     errors.cycle('sysfs', [counter, rate]);

@@ -143,7 +143,7 @@ describe('a part rendered from a snapshot', () => {
     expect(await empty.render(big, [big])).toBeUndefined();
   });
 
-  it('keeps compressed blocks of their own size, not zlib\'s 16 KiB output chunk', () => {
+  it("keeps compressed blocks of their own size, not zlib's 16 KiB output chunk", () => {
     const { part } = renderedPart();
     const member = part.of({ name: 'mid', lines: 1000 }, [{ name: 'mid', lines: 1000 }])!.deflated.blocks;
     // Above Buffer's pool size: a buffer of its own.
@@ -172,7 +172,7 @@ describe('a part from text', () => {
 });
 
 describe('one gzip member of several parts', () => {
-  it('has the CRC-32 of the whole text, combined from the parts\' own', () => {
+  it("has the CRC-32 of the whole text, combined from the parts' own", () => {
     const texts = ['', 'a', textOf({ name: 'x', lines: 300 }), '\n', textOf({ name: 'y', lines: 7 })].map((text) => Buffer.from(text));
     let combined = 0;
     for (const text of texts) combined = crc32Combine(combined, crc32(text), text.length);

@@ -9,7 +9,11 @@ import { FABRIC_SA } from '../../src/collectors/fabric/sa.js';
 const PORT = ['node_guid', 'port'];
 
 const CONTRACT: readonly { name: string; type: 'gauge' | 'counter'; labels: readonly string[] }[] = [
-  { name: 'infiniband_fabric_node_info', type: 'gauge', labels: ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'] },
+  {
+    name: 'infiniband_fabric_node_info',
+    type: 'gauge',
+    labels: ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
+  },
   ...[
     'infiniband_fabric_port_state_id',
     'infiniband_fabric_port_physical_state_id',
@@ -33,15 +37,20 @@ const CONTRACT: readonly { name: string; type: 'gauge' | 'counter'; labels: read
   // "Congestion and jobs"
   { name: 'infiniband_fabric_node_xmit_wait_tick_seconds', type: 'gauge', labels: ['node_guid', 'source'] },
   { name: 'infiniband_fabric_port_congestion_ratio', type: 'gauge', labels: PORT },
-  ...['infiniband_fabric_congestion_ratio_max', 'infiniband_fabric_congestion_ratio_sum', 'infiniband_fabric_congestion_ports'].map((name) => ({ name, type: 'gauge' as const, labels: ['tier', 'direction'] })),
+  ...['infiniband_fabric_congestion_ratio_max', 'infiniband_fabric_congestion_ratio_sum', 'infiniband_fabric_congestion_ports'].map(
+    (name) => ({ name, type: 'gauge' as const, labels: ['tier', 'direction'] }),
+  ),
 ];
 
 describe('fabric metric contract', () => {
-  it('the catalog has exactly the contract\'s fabric metrics, types and labels', () => {
-    const catalog = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA].flatMap((collector) => collector.metrics!.families)
+  it("the catalog has exactly the contract's fabric metrics, types and labels", () => {
+    const catalog = [FABRIC_DISCOVERY, FABRIC_PORTS, FABRIC_SA]
+      .flatMap((collector) => collector.metrics!.families)
       .map(({ name, type, labels }) => ({ name, type, labels: [...labels] }))
       .sort((a, b) => a.name.localeCompare(b.name));
-    const contract = CONTRACT.map(({ name, type, labels }) => ({ name, type, labels: [...labels] })).sort((a, b) => a.name.localeCompare(b.name));
+    const contract = CONTRACT.map(({ name, type, labels }) => ({ name, type, labels: [...labels] })).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
     expect(catalog).toEqual(contract);
   });
 });

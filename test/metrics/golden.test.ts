@@ -29,8 +29,12 @@ describe('series a healthy port does not need', () => {
     expect(saturated.length).toBeGreaterThan(0);
     for (const line of saturated) expect(line).toMatch(/ 1$/);
     // mlx5_4 holds the counters at their 4-, 8-, 16- and 32-bit maxima (test/fixtures/sys/README.md).
-    expect(saturated.filter((line) => line.includes('device="mlx5_4"')).map((line) => /counter="(\w+)"/.exec(line)![1]).sort())
-      .toEqual(['link_downed', 'local_link_integrity_errors', 'symbol_errors', 'transmit_data_bytes']);
+    expect(
+      saturated
+        .filter((line) => line.includes('device="mlx5_4"'))
+        .map((line) => /counter="(\w+)"/.exec(line)![1])
+        .sort(),
+    ).toEqual(['link_downed', 'local_link_integrity_errors', 'symbol_errors', 'transmit_data_bytes']);
   });
 
   it('the one-hot state families come only with --metrics.port-state-series, one 1 per port each', async () => {
@@ -45,7 +49,9 @@ describe('series a healthy port does not need', () => {
     const physical = samples(full, 'infiniband_port_physical_state_id').length;
     expect(samples(full, 'infiniband_port_physical_state')).toHaveLength(7 * physical);
     // The id and the one-hot series agree: INIT is 2.
-    const init = samples(full, 'infiniband_port_state_id').filter((line) => line.endsWith(' 2')).map((line) => line.slice(line.indexOf('{'), line.indexOf('}')));
+    const init = samples(full, 'infiniband_port_state_id')
+      .filter((line) => line.endsWith(' 2'))
+      .map((line) => line.slice(line.indexOf('{'), line.indexOf('}')));
     expect(init.length).toBeGreaterThan(0);
     for (const labels of init) expect(full).toContain(`infiniband_port_state${labels},state="INIT"} 1`);
   });

@@ -71,7 +71,10 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
       const command = parseCommandLine(['--path.sysfs', root, '--diag.timeout', '1s']);
       if (command.action !== 'run') throw new Error('unexpected');
       const runner = new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']);
-      const text = await scrape(new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', diag: runner  }}), true);
+      const text = await scrape(
+        new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', diag: runner } }),
+        true,
+      );
       expect(text).toContain('infiniband_subnet_manager_info{');
       expect(text).toContain('infiniband_port_peer_symbol_errors_total{');
       expect(promtoolFindings(text)).toEqual([]);
@@ -81,9 +84,19 @@ describe.skipIf(tools.skipReason)('promtool check metrics', () => {
   });
 
   it('reports nothing on a fabric-mode exposition (recorded tool outputs, CA ports, a saturated counter, a degraded link)', async () => {
-    const command = parseCommandLine(['--path.sysfs', ZOO, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--fabric.hca-ports']);
+    const command = parseCommandLine([
+      '--path.sysfs',
+      ZOO,
+      '--config.file',
+      path.join(FIXTURES, 'config/fabric.yml'),
+      '--fabric.hca-ports',
+    ]);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy']) } });
+    const exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy']) },
+    });
     let text: string;
     try {
       await exporter.collectOnce();

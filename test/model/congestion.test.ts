@@ -21,7 +21,7 @@ describe('the tick of a device', () => {
     expect(defaultTick(deviceId)).toEqual(expected);
   });
 
-  it('a tick read from the device keeps its generation\'s counting', () => {
+  it("a tick read from the device keeps its generation's counting", () => {
     expect(deviceTick(7, 0xd2f2)).toEqual({ tick: 7, counting: 'port', source: 'device' });
     expect(deviceTick(31, 0xcb20)).toEqual({ tick: 31, counting: 'lane', source: 'device' });
     expect(tickCounting(undefined)).toBe('lane');
@@ -53,7 +53,7 @@ describe('stalledFraction', () => {
     expect(stalledFraction(2 ** 40, 2 ** 40 + 244_140_625, tick, 10, false)).toBeCloseTo(0.25, 9);
   });
 
-  it('never exceeds 1 (a tick longer than the device\'s, a reading late)', () => {
+  it("never exceeds 1 (a tick longer than the device's, a reading late)", () => {
     expect(stalledFraction(0, 2_000_000_000, tick, 10)).toBe(1);
   });
 
@@ -68,11 +68,21 @@ describe('stalledFraction', () => {
 
 function topology(nodes: Array<[string, FabricNodeType]>, cables: Array<[string, number, string, number]>): FabricTopology {
   const nodeMap = new Map<string, FabricNode>(
-    nodes.map(([guid, type]) => [guid, { guid, type, description: guid, name: undefined, lid: undefined, portCount: 8, vendorId: undefined, deviceId: undefined }]),
+    nodes.map(([guid, type]) => [
+      guid,
+      { guid, type, description: guid, name: undefined, lid: undefined, portCount: 8, vendorId: undefined, deviceId: undefined },
+    ]),
   );
   const ports = new Map<string, DiscoveredPort>();
   const add = (nodeGuid: string, port: number, peerGuid: string, peerPort: number): void => {
-    ports.set(fabricPortKey(nodeGuid, port), { nodeGuid, port, portGuid: undefined, lid: undefined, peer: { nodeGuid: peerGuid, port: peerPort }, enabled: undefined });
+    ports.set(fabricPortKey(nodeGuid, port), {
+      nodeGuid,
+      port,
+      portGuid: undefined,
+      lid: undefined,
+      peer: { nodeGuid: peerGuid, port: peerPort },
+      enabled: undefined,
+    });
   };
   for (const [a, ap, b, bp] of cables) {
     add(a, ap, b, bp);
@@ -84,7 +94,15 @@ function topology(nodes: Array<[string, FabricNodeType]>, cables: Array<[string,
 describe('switchTiers', () => {
   it('counts up from the switches with hosts, and leaves unreachable switches out', () => {
     const fabric = topology(
-      [['h1', 'ca'], ['h2', 'ca'], ['leaf1', 'switch'], ['leaf2', 'switch'], ['spine', 'switch'], ['core', 'switch'], ['island', 'switch']],
+      [
+        ['h1', 'ca'],
+        ['h2', 'ca'],
+        ['leaf1', 'switch'],
+        ['leaf2', 'switch'],
+        ['spine', 'switch'],
+        ['core', 'switch'],
+        ['island', 'switch'],
+      ],
       [
         ['h1', 1, 'leaf1', 1],
         ['h2', 1, 'leaf2', 1],

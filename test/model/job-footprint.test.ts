@@ -1,6 +1,12 @@
 // Jobs on the fabric: hosts matched to adapters, and the footprint over a small fat tree.
 import { describe, expect, it } from 'vitest';
-import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricPortReading, type FabricTopology } from '../../src/model/fabric.js';
+import {
+  fabricPortKey,
+  type DiscoveredPort,
+  type FabricNode,
+  type FabricPortReading,
+  type FabricTopology,
+} from '../../src/model/fabric.js';
 import { footprint, HostIndex, JobPlacement } from '../../src/model/job-footprint.js';
 import { jobLinkCounts, type LinkEvidence } from '../../src/model/job-links.js';
 
@@ -12,7 +18,14 @@ function smallFatTree(): FabricTopology {
     nodes.set(guid, { guid, type, description, name, lid: undefined, portCount, vendorId: undefined, deviceId: undefined });
   const cable = (a: string, ap: number, b: string, bp: number) => {
     const add = (x: string, xp: number, y: string, yp: number) =>
-      ports.set(fabricPortKey(x, xp), { nodeGuid: x, port: xp, portGuid: undefined, lid: undefined, peer: { nodeGuid: y, port: yp }, enabled: undefined });
+      ports.set(fabricPortKey(x, xp), {
+        nodeGuid: x,
+        port: xp,
+        portGuid: undefined,
+        lid: undefined,
+        peer: { nodeGuid: y, port: yp },
+        enabled: undefined,
+      });
     add(a, ap, b, bp);
     add(b, bp, a, ap);
   };
@@ -46,28 +59,29 @@ describe('HostIndex', () => {
 
 describe('footprint', () => {
   const topology = smallFatTree();
-  it('is the adapters\' links alone on one leaf', () => {
+  it("is the adapters' links alone on one leaf", () => {
     const links = footprint(topology, ['0xh11', '0xh12']);
-    expect(links.map((link) => [link.scope, link.owner.nodeGuid])).toEqual([['host', '0xl1'], ['host', '0xl1']]);
+    expect(links.map((link) => [link.scope, link.owner.nodeGuid])).toEqual([
+      ['host', '0xl1'],
+      ['host', '0xl1'],
+    ]);
   });
 
   it('adds every minimal-hop inter-switch link between the leaves, parallel cables included', () => {
     const links = footprint(topology, ['0xh11', '0xh21']);
     const switchLinks = links.filter((link) => link.scope === 'switch').map((link) => link.key);
-    expect(switchLinks.sort()).toEqual(
-      ['0xl1/4 0xs1/1', '0xl1/5 0xs2/1', '0xl1/6 0xs1/6', '0xl2/4 0xs1/2', '0xl2/5 0xs2/2'].sort(),
-    );
+    expect(switchLinks.sort()).toEqual(['0xl1/4 0xs1/1', '0xl1/5 0xs2/1', '0xl1/6 0xs1/6', '0xl2/4 0xs1/2', '0xl2/5 0xs2/2'].sort());
     expect(links.filter((link) => link.scope === 'host')).toHaveLength(2);
   });
 
-  it('leaves out the third leaf\'s uplinks when no host of the job is there', () => {
+  it("leaves out the third leaf's uplinks when no host of the job is there", () => {
     expect(footprint(topology, ['0xh11', '0xh21']).some((link) => link.key.includes('0xl3'))).toBe(false);
     expect(footprint(topology, ['0xh11', '0xh21', '0xh31']).filter((link) => link.scope === 'switch')).toHaveLength(7);
   });
 });
 
 describe('JobPlacement', () => {
-  it('counts hosts not found and keeps a job\'s footprint while the topology stays', () => {
+  it("counts hosts not found and keeps a job's footprint while the topology stays", () => {
     const placement = new JobPlacement(undefined);
     const topology = smallFatTree();
     const job = { id: '1', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h21', 'nowhere'] };
@@ -91,8 +105,14 @@ describe('jobLinkCounts', () => {
     for (const port of topology.ports.values()) {
       if (topology.nodes.get(port.nodeGuid)!.type !== 'switch') continue;
       ports.set(fabricPortKey(port.nodeGuid, port.port), {
-        nodeGuid: port.nodeGuid, port: port.port, state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' },
-        width: 4, speed: 'HDR', peer: port.peer, counters: [],
+        nodeGuid: port.nodeGuid,
+        port: port.port,
+        state: { id: 4, name: 'ACTIVE' },
+        physicalState: { id: 5, name: 'LinkUp' },
+        width: 4,
+        speed: 'HDR',
+        peer: port.peer,
+        counters: [],
       } as FabricPortReading);
     }
     ports.set('0xl1/4', { ...ports.get('0xl1/4')!, width: 1 });

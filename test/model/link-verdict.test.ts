@@ -8,22 +8,42 @@ const NDR_4X = 400e9;
 const A = { nodeGuid: '0x0002c90200200001', port: 1 };
 const B = { nodeGuid: '0x0002c90200100001', port: 7 };
 
-const end = (symbolErrors: number, linkDowned = 0, up = true, extra: Partial<LinkEndReading> = {}): LinkEndReading => ({ symbolErrors, linkDowned, up, ...extra });
-const link = (a: LinkEndReading | undefined, b: LinkEndReading | undefined, rate = NDR_4X, ends = { end: A, peer: B }): LinkReading => ({ ...ends, ends: [a, b], dataBitsPerSecond: rate });
+const end = (symbolErrors: number, linkDowned = 0, up = true, extra: Partial<LinkEndReading> = {}): LinkEndReading => ({
+  symbolErrors,
+  linkDowned,
+  up,
+  ...extra,
+});
+const link = (a: LinkEndReading | undefined, b: LinkEndReading | undefined, rate = NDR_4X, ends = { end: A, peer: B }): LinkReading => ({
+  ...ends,
+  ends: [a, b],
+  dataBitsPerSecond: rate,
+});
 const settings = { ber: 1e-14, cleanPeriodMs: 126 * MIN };
 
 /** Drive one link through readings of `a`'s symbol errors at the given minutes; the reasons after the last. */
 function symbolRun(readings: [minute: number, symbolErrors: number][], ber = 1e-14): string[] {
   const verdict = new LinkVerdict({ ...settings, ber });
   let listed: string[] = [];
-  for (const [minute, errors] of readings) listed = verdict.judge(minute * MIN, [link(end(errors), end(0))], 100).listed.flatMap((bad) => bad.reasons);
+  for (const [minute, errors] of readings)
+    listed = verdict.judge(minute * MIN, [link(end(errors), end(0))], 100).listed.flatMap((bad) => bad.reasons);
   return listed;
 }
 
 describe('the verdict of symbol errors', () => {
   it('holds a link to its budget at its own data rate: 2.88 errors per 12 min at 400 Gb/s and 10^-14', () => {
-    expect(symbolRun([[0, 0], [1, 2]])).toEqual([]);
-    expect(symbolRun([[0, 0], [1, 3]])).toEqual(['symbol_errors_12m']);
+    expect(
+      symbolRun([
+        [0, 0],
+        [1, 2],
+      ]),
+    ).toEqual([]);
+    expect(
+      symbolRun([
+        [0, 0],
+        [1, 3],
+      ]),
+    ).toEqual(['symbol_errors_12m']);
     // The same three errors on a link four times as fast are within its budget.
     const verdict = new LinkVerdict(settings);
     verdict.judge(0, [link(end(0), end(0), 4 * NDR_4X)], 100);
@@ -31,8 +51,22 @@ describe('the verdict of symbol errors', () => {
   });
 
   it('counts within a sliding 12-minute window, not since start', () => {
-    expect(symbolRun([[0, 0], [1, 1], [7, 2], [14, 3]])).toEqual([]);
-    expect(symbolRun([[0, 0], [1, 1], [7, 2], [12, 3]])).toEqual(['symbol_errors_12m']);
+    expect(
+      symbolRun([
+        [0, 0],
+        [1, 1],
+        [7, 2],
+        [14, 3],
+      ]),
+    ).toEqual([]);
+    expect(
+      symbolRun([
+        [0, 0],
+        [1, 1],
+        [7, 2],
+        [12, 3],
+      ]),
+    ).toEqual(['symbol_errors_12m']);
   });
 
   it('lists a link over the 125-minute budget whose every 12 minutes stay within theirs', () => {
@@ -44,17 +78,30 @@ describe('the verdict of symbol errors', () => {
   });
 
   it('takes a counter that went back as cleared: it counts from zero, never a negative or a huge rise', () => {
-    expect(symbolRun([[0, 60_000], [1, 60_002], [2, 1]])).toEqual(['symbol_errors_12m']);
-    expect(symbolRun([[0, 60_000], [1, 1]])).toEqual([]);
+    expect(
+      symbolRun([
+        [0, 60_000],
+        [1, 60_002],
+        [2, 1],
+      ]),
+    ).toEqual(['symbol_errors_12m']);
+    expect(
+      symbolRun([
+        [0, 60_000],
+        [1, 1],
+      ]),
+    ).toEqual([]);
   });
 
-  it('judges each end\'s errors against the budget of its direction, and needs a known rate', () => {
+  it("judges each end's errors against the budget of its direction, and needs a known rate", () => {
     const verdict = new LinkVerdict(settings);
     const rateUnknown = (reading: LinkReading): LinkReading => ({ ...reading, dataBitsPerSecond: undefined });
     verdict.judge(0, [rateUnknown(link(end(0), end(0)))], 100);
     expect(verdict.judge(MIN, [rateUnknown(link(end(0), end(50)))], 100).listed).toEqual([]);
     // Once the rate is known (the link up again), the errors still in the window count.
-    expect(verdict.judge(2 * MIN, [link(end(0), end(50))], 100).listed.map((bad) => bad.reasons)).toEqual([['symbol_errors_12m', 'symbol_errors_125m']]);
+    expect(verdict.judge(2 * MIN, [link(end(0), end(50))], 100).listed.map((bad) => bad.reasons)).toEqual([
+      ['symbol_errors_12m', 'symbol_errors_125m'],
+    ]);
   });
 });
 
@@ -103,7 +150,11 @@ describe('the verdict of a module and of the PHY', () => {
   it('lists a link whose effective BER is over its threshold', () => {
     const verdict = new LinkVerdict(settings);
     expect(verdict.judge(0, [link(end(0, 0, true, { effectiveBer: { value: 1e-15, threshold: 1e-12 } }), end(0))], 100).listed).toEqual([]);
-    expect(verdict.judge(MIN, [link(end(0, 0, true, { effectiveBer: { value: 3e-12, threshold: 1e-12 } }), end(0))], 100).listed.map((bad) => bad.reasons)).toEqual([['effective_ber']]);
+    expect(
+      verdict
+        .judge(MIN, [link(end(0, 0, true, { effectiveBer: { value: 3e-12, threshold: 1e-12 } }), end(0))], 100)
+        .listed.map((bad) => bad.reasons),
+    ).toEqual([['effective_ber']]);
   });
 });
 
@@ -138,7 +189,7 @@ describe('the clean period', () => {
 });
 
 describe('the cap', () => {
-  it('is max(10, 0.5 %) of the fabric\'s links, a shard\'s share by the links it judges', () => {
+  it("is max(10, 0.5 %) of the fabric's links, a shard's share by the links it judges", () => {
     expect(verdictCap(100, 100, 1)).toBe(10);
     expect(verdictCap(60_000, 60_000, 1)).toBe(300);
     expect(verdictCap(60_000, 30_000, 2)).toBe(150);
@@ -147,10 +198,20 @@ describe('the cap', () => {
 
   it('lists the worst first and counts the rest', () => {
     const verdict = new LinkVerdict(settings);
-    const links = (errors: (i: number) => number) => Array.from({ length: 25 }, (_, i) =>
-      link(end(errors(i)), end(0), NDR_4X, { end: { nodeGuid: A.nodeGuid, port: i + 1 }, peer: { nodeGuid: B.nodeGuid, port: i + 1 } }));
-    verdict.judge(0, links(() => 0), 100);
-    const result = verdict.judge(MIN, links((i) => 10 + i), 100);
+    const links = (errors: (i: number) => number) =>
+      Array.from({ length: 25 }, (_, i) =>
+        link(end(errors(i)), end(0), NDR_4X, { end: { nodeGuid: A.nodeGuid, port: i + 1 }, peer: { nodeGuid: B.nodeGuid, port: i + 1 } }),
+      );
+    verdict.judge(
+      0,
+      links(() => 0),
+      100,
+    );
+    const result = verdict.judge(
+      MIN,
+      links((i) => 10 + i),
+      100,
+    );
     expect(result.cap).toBe(10);
     expect(result.overCap).toBe(15);
     expect(result.listed.map((bad) => bad.end.port)).toEqual([25, 24, 23, 22, 21, 20, 19, 18, 17, 16]);

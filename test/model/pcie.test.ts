@@ -25,27 +25,50 @@ const PCIE_HOST = path.join(FIXTURES, 'sys/pcie');
 describe('PCIe link files', () => {
   it.each([
     // since 5.2 (pci_speed_string)
-    ['2.5 GT/s PCIe', 2.5], ['5.0 GT/s PCIe', 5], ['8.0 GT/s PCIe', 8], ['16.0 GT/s PCIe', 16], ['32.0 GT/s PCIe', 32], ['64.0 GT/s PCIe', 64],
+    ['2.5 GT/s PCIe', 2.5],
+    ['5.0 GT/s PCIe', 5],
+    ['8.0 GT/s PCIe', 8],
+    ['16.0 GT/s PCIe', 16],
+    ['32.0 GT/s PCIe', 32],
+    ['64.0 GT/s PCIe', 64],
     ['Unknown', 'unknown'],
     // 4.13-5.1 (own switch, then PCIE_SPEED2STR)
-    ['2.5 GT/s', 2.5], ['5 GT/s', 5], ['8 GT/s', 8], ['16 GT/s', 16], ['32 GT/s', 32], ['Unknown speed', 'unknown'],
+    ['2.5 GT/s', 2.5],
+    ['5 GT/s', 5],
+    ['8 GT/s', 8],
+    ['16 GT/s', 16],
+    ['32 GT/s', 32],
+    ['Unknown speed', 'unknown'],
     // without the suffix, with the decimal
-    ['8.0 GT/s', 8], ['16.0 GT/s', 16],
+    ['8.0 GT/s', 8],
+    ['16.0 GT/s', 16],
     // with the trailing newline stripped or not, and stray spaces
     ['  16.0 GT/s PCIe  ', 16],
     // not speeds
-    ['3 GT/s', undefined], ['33 MHz PCI', undefined], ['', undefined], ['16.0 GT/s PCIe x16', undefined],
+    ['3 GT/s', undefined],
+    ['33 MHz PCI', undefined],
+    ['', undefined],
+    ['16.0 GT/s PCIe x16', undefined],
   ] as const)('speed %j → %j', (text, expected) => {
     expect(parsePcieSpeed(text)).toBe(expected);
   });
 
   it.each([
-    ['16', 16], ['8', 8], ['1', 1], ['32', 32], ['0', 'unknown'], [' 4 ', 4], ['x16', undefined], ['3', undefined], ['', undefined], ['-1', undefined],
+    ['16', 16],
+    ['8', 8],
+    ['1', 1],
+    ['32', 32],
+    ['0', 'unknown'],
+    [' 4 ', 4],
+    ['x16', undefined],
+    ['3', undefined],
+    ['', undefined],
+    ['-1', undefined],
   ] as const)('width %j → %j', (text, expected) => {
     expect(parsePcieWidth(text)).toBe(expected);
   });
 
-  it('takes the usable bandwidth after each generation\'s line coding', () => {
+  it("takes the usable bandwidth after each generation's line coding", () => {
     const gbps = (gtps: number, lanes: number) => (pcieBandwidthBytesPerSecond({ gtps, lanes })! * 8) / 1e9;
     expect(gbps(2.5, 1)).toBeCloseTo(2, 9); // 8b/10b
     expect(gbps(5, 16)).toBeCloseTo(64, 9);
@@ -58,7 +81,7 @@ describe('PCIe link files', () => {
     expect(pcieBandwidthBytesPerSecond({ gtps: undefined, lanes: 16 })).toBeUndefined();
   });
 
-  it('judges width and speed against the adapter\'s own maximum, only where both are known', () => {
+  it("judges width and speed against the adapter's own maximum, only where both are known", () => {
     expect(pcieDegradation({ current: { gtps: 32, lanes: 8 }, max: { gtps: 32, lanes: 16 } })).toEqual({ width: true, speed: false });
     expect(pcieDegradation({ current: { gtps: 8, lanes: 16 }, max: { gtps: 16, lanes: 16 } })).toEqual({ width: false, speed: true });
     expect(pcieDegradation({ current: { gtps: 32, lanes: 16 }, max: { gtps: 32, lanes: 16 } })).toEqual({ width: false, speed: false });
@@ -70,15 +93,17 @@ describe('PCIe link files', () => {
 
 describe('AER statistics', () => {
   // Linux 4.19's names (Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats), with spaces
-  const OLD_CORRECTABLE = 'Receiver Error 2\nBad TLP 0\nBad DLLP 0\nRELAY_NUM Rollover 0\nReplay Timer Timeout 0\nAdvisory Non-Fatal 0\nCorrected Internal Error 0\nHeader Log Overflow 0\nTOTAL_ERR_COR 2\n';
-  const OLD_FATAL = 'Undefined 0\nData Link Protocol 0\nSurprise Down Error 0\nPoisoned TLP 0\nFlow Control Protocol 0\nCompletion Timeout 0\nCompleter Abort 0\nUnexpected Completion 0\nReceiver Overflow 0\nMalformed TLP 0\nECRC 0\nUnsupported Request 0\nACS Violation 0\nUncorrectable Internal Error 0\nMC Blocked TLP 0\nAtomicOp Egress Blocked 0\nTLP Prefix Blocked Error 0\nTOTAL_ERR_FATAL 0\n';
+  const OLD_CORRECTABLE =
+    'Receiver Error 2\nBad TLP 0\nBad DLLP 0\nRELAY_NUM Rollover 0\nReplay Timer Timeout 0\nAdvisory Non-Fatal 0\nCorrected Internal Error 0\nHeader Log Overflow 0\nTOTAL_ERR_COR 2\n';
+  const OLD_FATAL =
+    'Undefined 0\nData Link Protocol 0\nSurprise Down Error 0\nPoisoned TLP 0\nFlow Control Protocol 0\nCompletion Timeout 0\nCompleter Abort 0\nUnexpected Completion 0\nReceiver Overflow 0\nMalformed TLP 0\nECRC 0\nUnsupported Request 0\nACS Violation 0\nUncorrectable Internal Error 0\nMC Blocked TLP 0\nAtomicOp Egress Blocked 0\nTLP Prefix Blocked Error 0\nTOTAL_ERR_FATAL 0\n';
 
   it.each([
     ['4.19 names with spaces', OLD_CORRECTABLE, 'correctable', 2],
     ['4.19 fatal', OLD_FATAL, 'fatal', 0],
     ['5.x short names', aerFiles(17, 0, 0, 12).aer_dev_correctable!, 'correctable', 17],
     ['5.x non-fatal', aerFiles(0, 3, 0).aer_dev_nonfatal!, 'nonfatal', 3],
-    ['the total of another severity is not this one\'s', 'RxErr 1\nTOTAL_ERR_COR 1\n', 'fatal', undefined],
+    ["the total of another severity is not this one's", 'RxErr 1\nTOTAL_ERR_COR 1\n', 'fatal', undefined],
     ['a line that is not "<name> <count>"', 'RxErr one\nTOTAL_ERR_COR 1\n', 'correctable', undefined],
     ['empty', '', 'correctable', undefined],
   ] as const)('%s', (_name, text, severity, expected) => {
@@ -87,18 +112,29 @@ describe('AER statistics', () => {
 });
 
 const reading = (device: string, address: string | undefined, gtps: number | undefined, lanes: number | undefined): PcieReading => ({
-  device, address, current: { gtps, lanes }, max: { gtps, lanes }, upstream: undefined, aer: {},
+  device,
+  address,
+  current: { gtps, lanes },
+  max: { gtps, lanes },
+  upstream: undefined,
+  aer: {},
 });
 const NDR = 50e9; // 4X NDR data rate, bytes/s
 const HDR = 25e9;
 
 describe('infiniband_port_pcie_limited', () => {
   it('is 1 on an NDR port behind Gen5 x8 (31.5 of 50 GB/s), 0 behind Gen5 x16', () => {
-    const limits = pcieLimits([reading('mlx5_0', '0000:17:00.0', 32, 16), reading('mlx5_1', '0000:3b:00.0', 32, 8)], [
-      { device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: NDR },
-      { device: 'mlx5_1', port: 1, active: true, dataRateBytesPerSecond: NDR },
+    const limits = pcieLimits(
+      [reading('mlx5_0', '0000:17:00.0', 32, 16), reading('mlx5_1', '0000:3b:00.0', 32, 8)],
+      [
+        { device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: NDR },
+        { device: 'mlx5_1', port: 1, active: true, dataRateBytesPerSecond: NDR },
+      ],
+    );
+    expect(limits.map(({ device, limited }) => [device, limited])).toEqual([
+      ['mlx5_0', false],
+      ['mlx5_1', true],
     ]);
-    expect(limits.map(({ device, limited }) => [device, limited])).toEqual([['mlx5_0', false], ['mlx5_1', true]]);
     expect(limits[1]!.bandwidthBytesPerSecond / 1e9).toBeCloseTo(31.5, 1);
   });
 
@@ -115,12 +151,24 @@ describe('infiniband_port_pcie_limited', () => {
       { device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: HDR },
       { device: 'mlx5_1', port: 1, active: false, dataRateBytesPerSecond: HDR },
     ]);
-    expect(one).toEqual([{ device: 'mlx5_0', port: 1, limited: false, bandwidthBytesPerSecond: expect.any(Number), demandBytesPerSecond: HDR }]);
+    expect(one).toEqual([
+      { device: 'mlx5_0', port: 1, limited: false, bandwidthBytesPerSecond: expect.any(Number), demandBytesPerSecond: HDR },
+    ]);
   });
 
   it('says nothing of a port whose adapter has no known PCIe bandwidth or whose rate is unknown', () => {
-    expect(pcieLimits([reading('mlx5_0', '0000:17:00.0', undefined, undefined)], [{ device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: NDR }])).toEqual([]);
-    expect(pcieLimits([reading('mlx5_0', '0000:17:00.0', 32, 16)], [{ device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: undefined }])).toEqual([]);
+    expect(
+      pcieLimits(
+        [reading('mlx5_0', '0000:17:00.0', undefined, undefined)],
+        [{ device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: NDR }],
+      ),
+    ).toEqual([]);
+    expect(
+      pcieLimits(
+        [reading('mlx5_0', '0000:17:00.0', 32, 16)],
+        [{ device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: undefined }],
+      ),
+    ).toEqual([]);
     expect(pcieLimits([], [{ device: 'mlx5_0', port: 1, active: true, dataRateBytesPerSecond: NDR }])).toEqual([]);
   });
 });
@@ -144,10 +192,21 @@ describe('PCIe source on the fixture host', () => {
 
   it('reads x8 of x16 below a x16 port, and Gen3 of Gen4 below a Gen3 port without AER statistics', () => {
     const narrow = readPcieLink(files, 'mlx5_1').pcie!;
-    expect(narrow).toMatchObject({ current: { gtps: 32, lanes: 8 }, max: { gtps: 32, lanes: 16 }, upstream: { gtps: 32, lanes: 16 }, aer: { correctable: 17, nonfatal: 0, fatal: 0 } });
+    expect(narrow).toMatchObject({
+      current: { gtps: 32, lanes: 8 },
+      max: { gtps: 32, lanes: 16 },
+      upstream: { gtps: 32, lanes: 16 },
+      aer: { correctable: 17, nonfatal: 0, fatal: 0 },
+    });
     expect(pcieDegradation(narrow)).toEqual({ width: true, speed: false });
     const slow = readPcieLink(files, 'mlx5_2').pcie!;
-    expect(slow).toMatchObject({ address: '0000:5e:00.0', current: { gtps: 8, lanes: 16 }, max: { gtps: 16, lanes: 16 }, upstream: { gtps: 8, lanes: 16 }, aer: {} });
+    expect(slow).toMatchObject({
+      address: '0000:5e:00.0',
+      current: { gtps: 8, lanes: 16 },
+      max: { gtps: 16, lanes: 16 },
+      upstream: { gtps: 8, lanes: 16 },
+      aer: {},
+    });
     expect(pcieDegradation(slow)).toEqual({ width: false, speed: true });
   });
 
@@ -160,7 +219,9 @@ describe('PCIe source on the fixture host', () => {
   it('is the tree writeHost writes from PCIE_DEVICES', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'ibx-pcie-'));
     try {
-      await writeHost(dir, PCIE_DEVICES, [{ name: 'ib0', device: 'mlx5_0', port: 1, mode: 'datagram', mtu: 4092, carrier: 1, pkey: '0xffff' }]);
+      await writeHost(dir, PCIE_DEVICES, [
+        { name: 'ib0', device: 'mlx5_0', port: 1, mode: 'datagram', mtu: 4092, carrier: 1, pkey: '0xffff' },
+      ]);
       expect(await snapshotOfTree(PCIE_HOST)).toEqual({ ...(await snapshotOfTree(dir)), 'devices/pci0000:00/0000:86:00.0/.gitkeep': '' });
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -190,9 +251,16 @@ describe('PCIe source on hostile files', () => {
       await rm(path.join(pci, 'aer_dev_fatal'));
       await mkdir(path.join(pci, 'aer_dev_fatal'));
       const { pcie, errors } = readPcieLink(new SysfsFiles(tree.root), 'mlx5_1');
-      expect(pcie).toMatchObject({ current: { gtps: 32, lanes: undefined }, max: { gtps: 32, lanes: 16 }, aer: { correctable: 17, nonfatal: 0 } });
+      expect(pcie).toMatchObject({
+        current: { gtps: 32, lanes: undefined },
+        max: { gtps: 32, lanes: 16 },
+        aer: { correctable: 17, nonfatal: 0 },
+      });
       expect(pcie!.aer.fatal).toBeUndefined();
-      expect(errors.map((error) => error.item)).toEqual(['class/infiniband/mlx5_1/device/current_link_width', 'class/infiniband/mlx5_1/device/aer_dev_fatal']);
+      expect(errors.map((error) => error.item)).toEqual([
+        'class/infiniband/mlx5_1/device/current_link_width',
+        'class/infiniband/mlx5_1/device/aer_dev_fatal',
+      ]);
       expect(errors[0]!.message).toContain('"sixteen"');
     } finally {
       await tree.remove();
@@ -203,12 +271,23 @@ describe('PCIe source on hostile files', () => {
     const tree = await copyTree(PCIE_HOST);
     try {
       const vf = path.join(tree.root, 'devices/pci0000:00/0000:86:00.0');
-      for (const [name, content] of [['current_link_speed', 'Unknown'], ['current_link_width', '0'], ['max_link_speed', 'Unknown'], ['max_link_width', '0']]) await writeFile(path.join(vf, name!), `${content}\n`);
+      for (const [name, content] of [
+        ['current_link_speed', 'Unknown'],
+        ['current_link_width', '0'],
+        ['max_link_speed', 'Unknown'],
+        ['max_link_width', '0'],
+      ])
+        await writeFile(path.join(vf, name!), `${content}\n`);
       expect(readPcieLink(new SysfsFiles(tree.root), 'mlx5_3')).toEqual({ pcie: undefined, errors: [] });
       // an old kernel's "Unknown speed" with a known width still tells the width
       await writeFile(path.join(vf, 'max_link_speed'), 'Unknown speed\n');
       await writeFile(path.join(vf, 'max_link_width'), '16\n');
-      expect(readPcieLink(new SysfsFiles(tree.root), 'mlx5_3').pcie).toMatchObject({ address: '0000:86:00.0', current: { gtps: undefined, lanes: undefined }, max: { gtps: undefined, lanes: 16 }, upstream: undefined });
+      expect(readPcieLink(new SysfsFiles(tree.root), 'mlx5_3').pcie).toMatchObject({
+        address: '0000:86:00.0',
+        current: { gtps: undefined, lanes: undefined },
+        max: { gtps: undefined, lanes: 16 },
+        upstream: undefined,
+      });
     } finally {
       await tree.remove();
     }

@@ -19,7 +19,7 @@ export const anyText = fc.oneof(
 /** Numbers as text in every shape a broken file could hold them. */
 export const numberish = fc.oneof(
   fc.nat().map(String),
-  fc.bigInt({ min: 0n, max: (1n << 80n) }).map(String),
+  fc.bigInt({ min: 0n, max: 1n << 80n }).map(String),
   fc.integer({ min: -1_000_000, max: -1 }).map(String),
   fc.double().map(String),
   fc.constantFrom('NaN', 'Infinity', '-0', '0x', '0xffffffffffffffffffff', '1e400', '9'.repeat(400), '', ' ', '00000000000000000000000001'),
@@ -38,7 +38,7 @@ export function mutated(seeds: readonly string[]): fc.Arbitrary<string> {
   return fc.tuple(fc.constantFrom(...seeds), fc.array(edit, { maxLength: 6 })).map(([seed, edits]) => {
     let lines = seed.split('\n');
     for (const e of edits) {
-      const i = lines.length === 0 ? 0 : ('line' in e ? e.line % lines.length : 0);
+      const i = lines.length === 0 ? 0 : 'line' in e ? e.line % lines.length : 0;
       switch (e.kind) {
         case 'value': {
           const line = lines[i] ?? '';

@@ -53,12 +53,17 @@ describe('durations', () => {
 
 describe('listen addresses', () => {
   const hostPart = fc.oneof(fc.constantFrom('', '127.0.0.1', 'localhost', '[::1]', '[::]', '::1', '[fe80::1%eth0]', '[', ']'), anyText);
-  const addressText = fc.oneof(anyText, fc.tuple(hostPart, numberish).map(([host, port]) => `${host}:${port}`));
+  const addressText = fc.oneof(
+    anyText,
+    fc.tuple(hostPart, numberish).map(([host, port]) => `${host}:${port}`),
+  );
 
   it('give a port 0–65535 or a UsageError', () => {
     fc.assert(
       fc.property(addressText, (text) => {
-        const address = onlyUsageErrors(() => parseListenAddress(text, '--web.listen-address')) as ReturnType<typeof parseListenAddress> | undefined;
+        const address = onlyUsageErrors(() => parseListenAddress(text, '--web.listen-address')) as
+          | ReturnType<typeof parseListenAddress>
+          | undefined;
         if (address === undefined) return;
         expect(Number.isInteger(address.port) && address.port >= 0 && address.port <= 65535).toBe(true);
         expect(address.host === undefined || address.host.length > 0).toBe(true);
@@ -69,15 +74,39 @@ describe('listen addresses', () => {
 
 describe('config file text', () => {
   // YAML built from the real vocabulary with random values, plus any text at all.
-  const key = fc.constantFrom('listen_address', 'telemetry_path', 'interval', 'enabled', 'timeout', 'max_concurrent', 'include', 'exclude', 'level', 'format', 'sysfs', 'bogus', 'device', 'port', 'width', 'speed');
-  const scalar = fc.oneof(numberish, fc.constantFrom('true', 'no', '~', '""', '"("', "'*'", '10s', '0s', 'NDR', 'json', '[]', '{}', '*a', '&a x', '!!binary x', '? x'), anyText.map((t) => JSON.stringify(t)));
+  const key = fc.constantFrom(
+    'listen_address',
+    'telemetry_path',
+    'interval',
+    'enabled',
+    'timeout',
+    'max_concurrent',
+    'include',
+    'exclude',
+    'level',
+    'format',
+    'sysfs',
+    'bogus',
+    'device',
+    'port',
+    'width',
+    'speed',
+  );
+  const scalar = fc.oneof(
+    numberish,
+    fc.constantFrom('true', 'no', '~', '""', '"("', "'*'", '10s', '0s', 'NDR', 'json', '[]', '{}', '*a', '&a x', '!!binary x', '? x'),
+    anyText.map((t) => JSON.stringify(t)),
+  );
   const section = fc.constantFrom('web', 'path', 'collection', 'diag', 'devices', 'log', 'expectations', 'other', '- ', '? ');
   const line = fc.oneof(
     fc.tuple(section, fc.constantFrom(':', ': ', ': ~', ':\n-')).map(([s, sep]) => `${s}${sep}`),
     fc.tuple(fc.constantFrom('  ', '  - ', '    ', '\t', ''), key, scalar).map(([indent, k, v]) => `${indent}${k}: ${v}`),
     anyText,
   );
-  const configText = fc.oneof(anyText, fc.array(line, { maxLength: 12 }).map((lines) => lines.join('\n')));
+  const configText = fc.oneof(
+    anyText,
+    fc.array(line, { maxLength: 12 }).map((lines) => lines.join('\n')),
+  );
 
   it('gives settings or a UsageError that names the file', () => {
     fc.assert(

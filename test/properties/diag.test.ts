@@ -18,9 +18,9 @@ const everyOutput = [...perfqueryOutputs, ...sminfoOutputs, ...smpqueryOutputs];
 
 const hexDigits = fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 1, maxLength: 300 });
 // The header carries the LID, port and PMA capability mask; every field of it may be absurd.
-const perfqueryHeader = fc.tuple(fc.boolean(), numberish, numberish, fc.oneof(hexDigits, anyText)).map(
-  ([extended, lid, port, mask]) => `# Port ${extended ? 'extended ' : ''}counters: Lid ${lid} port ${port} (CapMask: 0x${mask})`,
-);
+const perfqueryHeader = fc
+  .tuple(fc.boolean(), numberish, numberish, fc.oneof(hexDigits, anyText))
+  .map(([extended, lid, port, mask]) => `# Port ${extended ? 'extended ' : ''}counters: Lid ${lid} port ${port} (CapMask: 0x${mask})`);
 const perfqueryText = fc.oneof(
   anyText,
   mutated(perfqueryOutputs),
@@ -30,9 +30,12 @@ const smpqueryText = fc.oneof(anyText, mutated(smpqueryOutputs));
 const sminfoText = fc.oneof(
   anyText,
   mutated(sminfoOutputs),
-  fc.tuple(numberish, fc.oneof(hexDigits, anyText), numberish, numberish, numberish).map(
-    ([lid, guid, activity, priority, state]) => `sminfo: sm lid ${lid} sm guid 0x${guid}, activity count ${activity} priority ${priority} state ${state} SMINFO_MASTER\n`,
-  ),
+  fc
+    .tuple(numberish, fc.oneof(hexDigits, anyText), numberish, numberish, numberish)
+    .map(
+      ([lid, guid, activity, priority, state]) =>
+        `sminfo: sm lid ${lid} sm guid 0x${guid}, activity count ${activity} priority ${priority} state ${state} SMINFO_MASTER\n`,
+    ),
 );
 
 describe('MAD dumps', () => {
@@ -91,13 +94,19 @@ describe('smpquery', () => {
         for (const info of [local, peer]) {
           if (!info) continue;
           for (const n of [info.lid, info.smLid, info.capabilityMask]) expect(isSaneNumber(n)).toBe(true);
-          for (const width of [...info.widthSupported, ...info.widthEnabled, ...(info.widthActive ? [info.widthActive] : [])]) expect(LINK_WIDTHS).toContain(width);
-          for (const speed of [...info.speedSupported, ...info.speedEnabled, ...(info.speedActive ? [info.speedActive] : [])]) expect(LINK_SPEEDS).toContain(speed);
+          for (const width of [...info.widthSupported, ...info.widthEnabled, ...(info.widthActive ? [info.widthActive] : [])])
+            expect(LINK_WIDTHS).toContain(width);
+          for (const speed of [...info.speedSupported, ...info.speedEnabled, ...(info.speedActive ? [info.speedActive] : [])])
+            expect(LINK_SPEEDS).toContain(speed);
         }
         if (local && peer) {
           const best = bestCommonEnabled(local, peer);
-          expect(best.width === undefined || (local.widthEnabled.includes(best.width) && peer.widthEnabled.includes(best.width))).toBe(true);
-          expect(best.speed === undefined || (local.speedEnabled.includes(best.speed) && peer.speedEnabled.includes(best.speed))).toBe(true);
+          expect(best.width === undefined || (local.widthEnabled.includes(best.width) && peer.widthEnabled.includes(best.width))).toBe(
+            true,
+          );
+          expect(best.speed === undefined || (local.speedEnabled.includes(best.speed) && peer.speedEnabled.includes(best.speed))).toBe(
+            true,
+          );
         }
         const node = parseNodeInfo(localText);
         if (node) {

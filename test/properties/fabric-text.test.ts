@@ -11,18 +11,45 @@ import { parseNodeDescription } from '../../src/sources/diag/smpquery.js';
 import { parseLinkWidth, speedFromMadText } from '../../src/model/link-rate.js';
 import { physicalStateFromMadText, portStateFromMadText } from '../../src/model/port-state.js';
 import {
-  cleanNodeDescription, ibnetdiscoverRecord, linkinfoLine, smpqueryNodeDescription, sweepHeader,
-  type IbnetdiscoverNodeFields, type IbnetdiscoverType, type LinkinfoLineFields,
+  cleanNodeDescription,
+  ibnetdiscoverRecord,
+  linkinfoLine,
+  smpqueryNodeDescription,
+  sweepHeader,
+  type IbnetdiscoverNodeFields,
+  type IbnetdiscoverType,
+  type LinkinfoLineFields,
 } from '../support/fabric-text.js';
 import './arbitraries.js';
 
 const printable = fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code));
 /** Pieces of the tools' own output, the likeliest to mislead a parser. */
 const TOOL_PIECES = [
-  '==(', ')==>', '"', '[', ']', '#', '(', ')', ' ', '/', '  ', '==(                Down/ Polling)==>', ' Active/  LinkUp',
-  '      1    9[  ] ', '0x0002c90300a10011', '" (Could be 12X )', '           [  ] "" ( )', '"Port not available"',
-  '" lid 3 4xQDR', '" base port 0 lid 1 lmc 0', '# lid 1 lmc 0 "', '"S-0002c90200410000"[3]', '" (scp)',
-  ' [SymbolErrorCounter == 3]', 'port 1:',
+  '==(',
+  ')==>',
+  '"',
+  '[',
+  ']',
+  '#',
+  '(',
+  ')',
+  ' ',
+  '/',
+  '  ',
+  '==(                Down/ Polling)==>',
+  ' Active/  LinkUp',
+  '      1    9[  ] ',
+  '0x0002c90300a10011',
+  '" (Could be 12X )',
+  '           [  ] "" ( )',
+  '"Port not available"',
+  '" lid 3 4xQDR',
+  '" base port 0 lid 1 lmc 0',
+  '# lid 1 lmc 0 "',
+  '"S-0002c90200410000"[3]',
+  '" (scp)',
+  ' [SymbolErrorCounter == 3]',
+  'port 1:',
 ];
 const piece = fc.oneof({ weight: 3, arbitrary: printable }, { weight: 2, arbitrary: fc.constantFrom(...TOOL_PIECES) });
 /** A NodeDescription as the tools get it (64 printable bytes at most). */
@@ -37,18 +64,44 @@ const portNumber = fc.integer({ min: 1, max: 254 });
 const ext = fc.option(fc.integer({ min: 1, max: 99 }), { nil: undefined });
 
 const WIDTHS = ['1X', '4X', '8X', '12X', '2X'];
-const SPEEDS = ['2.5 Gbps', '5.0 Gbps', '10.0 Gbps', '10.0 Gbps (FDR10)', '14.0625 Gbps', '25.78125 Gbps', '53.125 Gbps', '106.25 Gbps', '212.5 Gbps'];
+const SPEEDS = [
+  '2.5 Gbps',
+  '5.0 Gbps',
+  '10.0 Gbps',
+  '10.0 Gbps (FDR10)',
+  '14.0625 Gbps',
+  '25.78125 Gbps',
+  '53.125 Gbps',
+  '106.25 Gbps',
+  '212.5 Gbps',
+];
 const UP_STATES = ['Initialize', 'Armed', 'Active', '?(5)'];
 const PHYSICAL_STATES = ['Sleep', 'Polling', 'Disabled', 'PortConfigurationTraining', 'LinkUp', 'LinkErrorRecovery', 'PhyTest'];
 const WIDTH_HINTS = ['', 'Could be 4X', 'Could be 12X'];
 const SPEED_HINTS = ['', 'Could be 53.125 Gbps', 'Could be FDR10', 'Could be FDR10 (Found link at QDR but expected speed is FDR10)'];
 
 const link = fc.oneof(
-  fc.record({ width: fc.constantFrom(...WIDTHS), speed: fc.constantFrom(...SPEEDS), state: fc.constantFrom(...UP_STATES), physicalState: fc.constantFrom(...PHYSICAL_STATES) }),
+  fc.record({
+    width: fc.constantFrom(...WIDTHS),
+    speed: fc.constantFrom(...SPEEDS),
+    state: fc.constantFrom(...UP_STATES),
+    physicalState: fc.constantFrom(...PHYSICAL_STATES),
+  }),
   fc.record({ state: fc.constant('Down'), physicalState: fc.constantFrom(...PHYSICAL_STATES) }),
 );
 const remote = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ portGuid: guid, lid, port: portNumber, ext, name, widthHint: fc.constantFrom(...WIDTH_HINTS), speedHint: fc.constantFrom(...SPEED_HINTS) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      portGuid: guid,
+      lid,
+      port: portNumber,
+      ext,
+      name,
+      widthHint: fc.constantFrom(...WIDTH_HINTS),
+      speedHint: fc.constantFrom(...SPEED_HINTS),
+    }),
+  },
   { weight: 1, arbitrary: fc.constantFrom('no link' as const, 'not available' as const) },
 );
 const linkinfoFields: fc.Arbitrary<LinkinfoLineFields> = fc.record({ portGuid: guid, name, lid, port: portNumber, ext, link, remote });
@@ -87,7 +140,8 @@ describe('iblinkinfo --line', () => {
       const text = linkinfoLine(decoy);
       const start = from % text.length;
       const forgery = cleanNodeDescription(text.slice(start, start + (length % 65)));
-      const fields: LinkinfoLineFields = local || typeof truth.remote === 'string' ? { ...truth, name: forgery } : { ...truth, remote: { ...truth.remote, name: forgery } };
+      const fields: LinkinfoLineFields =
+        local || typeof truth.remote === 'string' ? { ...truth, name: forgery } : { ...truth, remote: { ...truth.remote, name: forgery } };
       return fields;
     });
     fc.assert(
@@ -135,7 +189,14 @@ const ibnetdiscoverNode: fc.Arbitrary<IbnetdiscoverNodeFields> = fc
         port: portNumber,
         portGuid: guid,
         lid: fc.integer({ min: 1, max: 49151 }),
-        remote: fc.record({ type: nodeType, nodeGuid: guid, port: portNumber, portGuid: guid, lid: fc.integer({ min: 1, max: 49151 }), name }),
+        remote: fc.record({
+          type: nodeType,
+          nodeGuid: guid,
+          port: portNumber,
+          portGuid: guid,
+          lid: fc.integer({ min: 1, max: 49151 }),
+          name,
+        }),
         width: fc.constantFrom(...Object.keys(IBNETDISCOVER_WIDTHS)),
         speed: fc.constantFrom(...IBNETDISCOVER_SPEEDS),
       }),
@@ -151,7 +212,16 @@ describe('ibnetdiscover', () => {
       fc.property(fc.array(ibnetdiscoverNode, { minLength: 1, maxLength: 3 }), (nodes) => {
         const topology = parseIbnetdiscover(`#\n# Topology file: generated\n#\n${nodes.map(ibnetdiscoverRecord).join('')}`);
         expect(topology.unparsed.count).toBe(0);
-        expect(topology.nodes.map((node) => ({ guid: node.guid, type: node.type, description: node.description, portCount: node.portCount, lid: node.lid, portGuid: node.portGuid }))).toEqual(
+        expect(
+          topology.nodes.map((node) => ({
+            guid: node.guid,
+            type: node.type,
+            description: node.description,
+            portCount: node.portCount,
+            lid: node.lid,
+            portGuid: node.portGuid,
+          })),
+        ).toEqual(
           nodes.map((node) => ({
             guid: guidText(node.guid),
             type: node.type,
@@ -168,7 +238,12 @@ describe('ibnetdiscover', () => {
               port: port.port,
               portGuid: port.portGuid === undefined ? undefined : guidText(port.portGuid),
               lid: port.lid,
-              peer: { nodeGuid: guidText(port.remote.nodeGuid), type: port.remote.type, port: port.remote.port, portGuid: port.remote.type === 'switch' ? undefined : guidText(port.remote.portGuid!) },
+              peer: {
+                nodeGuid: guidText(port.remote.nodeGuid),
+                type: port.remote.type,
+                port: port.remote.port,
+                portGuid: port.remote.type === 'switch' ? undefined : guidText(port.remote.portGuid!),
+              },
               width: IBNETDISCOVER_WIDTHS[port.width],
               speed: port.speed === '???' ? undefined : port.speed,
             })),
@@ -190,13 +265,24 @@ describe('ibqueryerrors', () => {
     fc.assert(
       fc.property(fc.constantFrom('errors' as const, 'counters' as const), fc.array(node, { maxLength: 4 }), (mode, nodes) => {
         const text = nodes
-          .map((n) => [sweepHeader(mode, n.switch || mode === 'counters' ? n.guid : undefined, n.name), ...n.ports.map((p) => `   GUID 0x${p.guid.toString(16)} port ${p.port}: [SymbolErrorCounter == ${p.symbolErrors}]`)].join('\n'))
+          .map((n) =>
+            [
+              sweepHeader(mode, n.switch || mode === 'counters' ? n.guid : undefined, n.name),
+              ...n.ports.map((p) => `   GUID 0x${p.guid.toString(16)} port ${p.port}: [SymbolErrorCounter == ${p.symbolErrors}]`),
+            ].join('\n'),
+          )
           .join('\n');
         const reading = parseIbqueryerrors(`${text}\n\n## Summary: ${nodes.length} nodes checked, 0 bad nodes found\n`, '');
         expect(reading.unparsed.count).toBe(0);
         expect(reading.complete).toBe(true);
         expect(reading.ports).toEqual(
-          nodes.flatMap((n) => n.ports.map((p) => ({ guid: guidText(p.guid), port: p.port, values: new Map([['SymbolErrorCounter', { value: p.symbolErrors, suffixed: false }]]) }))),
+          nodes.flatMap((n) =>
+            n.ports.map((p) => ({
+              guid: guidText(p.guid),
+              port: p.port,
+              values: new Map([['SymbolErrorCounter', { value: p.symbolErrors, suffixed: false }]]),
+            })),
+          ),
         );
       }),
     );
@@ -206,7 +292,9 @@ describe('ibqueryerrors', () => {
     fc.assert(
       fc.property(fc.array(failure, { maxLength: 4 }), (failures) => {
         // IBWARN("%s query failed on %s, %s port %d", …) with portid2str's "Lid %u".
-        const stderr = failures.map((f) => `ibwarn: [4242] print_errors: IB_GSI_PORT_COUNTERS query failed on ${f.name}, Lid ${f.lid} port ${f.port}\n`).join('');
+        const stderr = failures
+          .map((f) => `ibwarn: [4242] print_errors: IB_GSI_PORT_COUNTERS query failed on ${f.name}, Lid ${f.lid} port ${f.port}\n`)
+          .join('');
         const reading = parseIbqueryerrors('## Summary: 0 nodes checked, 0 bad nodes found\n', stderr);
         expect(reading.failures.map(({ lid, port }) => ({ lid, port }))).toEqual(failures.map(({ lid, port }) => ({ lid, port })));
       }),

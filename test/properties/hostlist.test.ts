@@ -29,14 +29,22 @@ function bracket(members: readonly number[], width: number): string {
 // Padding applies only where the lower bound has a leading zero; generate only such cases, as Slurm prints.
 const consistent = numbered.filter(({ members, width }) => width === 0 || members.every((n) => pad(n, width).startsWith('0')));
 
-const expression = fc.record({ prefix: word, first: consistent, infix: fc.option(word, { nil: undefined }), second: fc.option(consistent, { nil: undefined }) });
+const expression = fc.record({
+  prefix: word,
+  first: consistent,
+  infix: fc.option(word, { nil: undefined }),
+  second: fc.option(consistent, { nil: undefined }),
+});
 
 describe('Slurm hostlists', () => {
   it('expand to every name of every bracket group, in order', () => {
     fc.assert(
       fc.property(fc.array(expression, { minLength: 1, maxLength: 3 }), (expressions) => {
         const text = expressions
-          .map(({ prefix, first, infix, second }) => `${prefix}${bracket(first.members, first.width)}${second ? `${infix ?? ''}${bracket(second.members, second.width)}` : ''}`)
+          .map(
+            ({ prefix, first, infix, second }) =>
+              `${prefix}${bracket(first.members, first.width)}${second ? `${infix ?? ''}${bracket(second.members, second.width)}` : ''}`,
+          )
           .join(',');
         const expected = expressions.flatMap(({ prefix, first, infix, second }) =>
           first.members.flatMap((a) => {

@@ -13,14 +13,18 @@ const widthLabel = fc.oneof(fc.constantFrom(...LINK_WIDTHS).map(String), numberi
 const speedLabel = fc.oneof(fc.constantFrom(...LINK_SPEEDS, 'ndr', 'XDR2', 'FDR10 ', ''), anyText);
 const rateText = fc.oneof(
   anyText,
-  fc.tuple(numberish, widthLabel, speedLabel, fc.constantFrom(' ', '', '  ', '\n')).map(([gbps, width, speed, pad]) => `${gbps}${pad}Gb/sec (${width}X ${speed})`),
+  fc
+    .tuple(numberish, widthLabel, speedLabel, fc.constantFrom(' ', '', '  ', '\n'))
+    .map(([gbps, width, speed, pad]) => `${gbps}${pad}Gb/sec (${width}X ${speed})`),
   fc.tuple(numberish, widthLabel).map(([gbps, width]) => `${gbps} Gb/sec (${width}X)`),
   numberish.map((gbps) => `${gbps} Gb/sec`),
 );
 
 const stateText = fc.oneof(
   anyText,
-  fc.tuple(numberish, fc.oneof(fc.constantFrom(...PORT_STATES, ...PHYSICAL_STATES, 'Phy Test', '<unknown>', 'UNKNOWN'), anyText)).map(([id, name]) => `${id}: ${name}`),
+  fc
+    .tuple(numberish, fc.oneof(fc.constantFrom(...PORT_STATES, ...PHYSICAL_STATES, 'Phy Test', '<unknown>', 'UNKNOWN'), anyText))
+    .map(([id, name]) => `${id}: ${name}`),
   numberish,
 );
 
@@ -99,17 +103,25 @@ describe('GUIDs', () => {
 describe('counter values', () => {
   it('are undefined or an unsigned 64-bit integer, and export as a finite non-negative number', () => {
     fc.assert(
-      fc.property(fc.oneof(numberish, anyText, numberish.map((n) => ` ${n} \n`)), fc.constantFrom(...PMA_COUNTERS), (text, counter) => {
-        expect(isNoPmaText(text) && parseCounterValue(text) !== undefined).toBe(false);
-        const value = parseCounterValue(text);
-        if (value === undefined) return;
-        expect(value >= 0n && value <= counterMaximum(64)).toBe(true);
-        for (const bits of [counter.bits, 32, 64]) {
-          const exported = exportCounter(counter, value, bits);
-          expect(Number.isFinite(exported.value) && exported.value >= 0).toBe(true);
-          expect(exported.saturated).toBe(value === counterMaximum(bits));
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          numberish,
+          anyText,
+          numberish.map((n) => ` ${n} \n`),
+        ),
+        fc.constantFrom(...PMA_COUNTERS),
+        (text, counter) => {
+          expect(isNoPmaText(text) && parseCounterValue(text) !== undefined).toBe(false);
+          const value = parseCounterValue(text);
+          if (value === undefined) return;
+          expect(value >= 0n && value <= counterMaximum(64)).toBe(true);
+          for (const bits of [counter.bits, 32, 64]) {
+            const exported = exportCounter(counter, value, bits);
+            expect(Number.isFinite(exported.value) && exported.value >= 0).toBe(true);
+            expect(exported.saturated).toBe(value === counterMaximum(bits));
+          }
+        },
+      ),
     );
   });
 

@@ -12,7 +12,9 @@ const part = fc.oneof(
   fc.nat({ max: 300 }).map(String),
 );
 const name = fc.oneof(
-  fc.tuple(fc.constantFrom('mlx5_', 'mlx4_', 'hfi1_', 'irdma', 'ib', 'rxe', 'i40iw', ''), fc.nat({ max: 300 })).map(([prefix, n]) => `${prefix}${n}`),
+  fc
+    .tuple(fc.constantFrom('mlx5_', 'mlx4_', 'hfi1_', 'irdma', 'ib', 'rxe', 'i40iw', ''), fc.nat({ max: 300 }))
+    .map(([prefix, n]) => `${prefix}${n}`),
   fc.array(part, { maxLength: 5 }).map((parts) => parts.join('')),
 );
 

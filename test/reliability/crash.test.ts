@@ -29,7 +29,9 @@ describe.each([
   it('ends the server with one log line and exit code 1', async () => {
     const preload = path.join(dir, `${fault}.mjs`);
     writeFileSync(preload, `${FAULTS[fault]}\n`);
-    const child = spawn(process.execPath, ['--import', preload, MAIN, '--path.sysfs', ZOO, '--web.listen-address=127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', preload, MAIN, '--path.sysfs', ZOO, '--web.listen-address=127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout.resume();
@@ -40,7 +42,11 @@ describe.each([
       process.kill(child.pid!, 'SIGUSR2');
       expect(await exited).toBe(1);
       // The collectors may log as they start; the crash is one line, the last.
-      const lines = stderr.split('\n').filter(Boolean).slice(before).map((line) => JSON.parse(line) as { level: string; msg: string; err?: { message: string } });
+      const lines = stderr
+        .split('\n')
+        .filter(Boolean)
+        .slice(before)
+        .map((line) => JSON.parse(line) as { level: string; msg: string; err?: { message: string } });
       expect(lines.filter((line) => line.level === 'fatal')).toHaveLength(1);
       expect(lines.at(-1)).toMatchObject({ level: 'fatal', msg: message, err: { message: 'injected fault' } });
     } finally {

@@ -46,7 +46,11 @@ const SCENARIOS: [string, string, { sminfo: number; smpquery: number; timeouts: 
     { sminfo: 1, smpquery: 0, timeouts: false },
   ],
   ['print binary garbage', 'echo $$ >> "$P"; head -c 65536 /dev/urandom; exit 0', { sminfo: 0, smpquery: 0, timeouts: false }],
-  ['print more than the output limit, then hang', 'echo $$ >> "$P"; head -c 3000000 /dev/zero | tr "\\0" x; sleep 60', { sminfo: 0, smpquery: 0, timeouts: false }],
+  [
+    'print more than the output limit, then hang',
+    'echo $$ >> "$P"; head -c 3000000 /dev/zero | tr "\\0" x; sleep 60',
+    { sminfo: 0, smpquery: 0, timeouts: false },
+  ],
   [
     'print counters that are negative, NaN, too large or not decimal',
     [
@@ -67,9 +71,19 @@ describe('diag tools misbehaving', () => {
   it.each(SCENARIOS)('tools that %s', async (_name, body, expected) => {
     const tool = await script(dir, 'tool', `P=${pids}\n${body}`);
     exporter = exporterFromFlags([
-      '--path.sysfs', root,
-      '--perfquery.path', tool, '--sminfo.path', tool, '--smpquery.path', tool,
-      '--diag.timeout', '400ms', '--diag.max-concurrent', '4', '--web.disable-exporter-metrics',
+      '--path.sysfs',
+      root,
+      '--perfquery.path',
+      tool,
+      '--sminfo.path',
+      tool,
+      '--smpquery.path',
+      tool,
+      '--diag.timeout',
+      '400ms',
+      '--diag.max-concurrent',
+      '4',
+      '--web.disable-exporter-metrics',
     ]);
     await exporter.collectOnce();
     for (const round of [1, 2]) {
@@ -97,10 +111,14 @@ describe('diag tools misbehaving', () => {
     // Every tool and every child it started is gone once its command is over.
     const started = await recordedPids();
     expect(started.length).toBeGreaterThanOrEqual(2);
-    await waitFor('every tool process to end', async () => {
-      const living = [];
-      for (const pid of started) if (await alive(pid)) living.push(pid);
-      return living.length === 0 ? true : undefined;
-    }, 5000);
+    await waitFor(
+      'every tool process to end',
+      async () => {
+        const living = [];
+        for (const pid of started) if (await alive(pid)) living.push(pid);
+        return living.length === 0 ? true : undefined;
+      },
+      5000,
+    );
   });
 });

@@ -42,7 +42,9 @@ async function peakGrowth<T>(work: () => Promise<T>): Promise<{ value: T; growth
 
 async function runAsIblinkinfo(body: string) {
   const tool = await script(dir, `tool-${Math.random().toString(36).slice(2)}`, body);
-  const paths = Object.fromEntries(['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].map((name) => [name, tool])) as Record<FabricCommand, string>;
+  const paths = Object.fromEntries(
+    ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'].map((name) => [name, tool]),
+  ) as Record<FabricCommand, string>;
   const runner = new ExecaRunner<FabricCommand>({ paths, timeoutMs: 20_000, maxConcurrent: 1, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES });
   const cycle = new FabricCycle({ runner, timeoutMs: 20_000 });
   const parser = new IblinkinfoParser();
@@ -76,7 +78,10 @@ describe('a tool that prints without end', () => {
   it('a long line under the limit is handed over cut to 64 KiB and counted as a read error', async () => {
     const tool = await script(dir, 'long-line', "head -c 1000000 /dev/zero | tr '\\0' x; echo; echo tail");
     const paths = { iblinkinfo: tool } as Record<FabricCommand, string>;
-    const cycle = new FabricCycle({ runner: new ExecaRunner<FabricCommand>({ paths, timeoutMs: 20_000, maxConcurrent: 1, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES }), timeoutMs: 20_000 });
+    const cycle = new FabricCycle({
+      runner: new ExecaRunner<FabricCommand>({ paths, timeoutMs: 20_000, maxConcurrent: 1, maxOutputBytes: FABRIC_MAX_OUTPUT_BYTES }),
+      timeoutMs: 20_000,
+    });
     const parser = new IblinkinfoParser();
     const result = await cycle.run('iblinkinfo', ['--switches-only'], undefined, parser);
     expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
@@ -100,19 +105,31 @@ describe('junk under the output limit, exit status 0', () => {
     expect(report.failed).toBe(true);
     // One entry, not one per line (60 MiB of `y\n` would be 30 M of them, about 240 MB, until the next cycle).
     expect(report.errors).toEqual([
-      { item: 'iblinkinfo --switches-only', message: 'output not understood: 1000000 lines skipped, the data they held is missing (first: "y")', count: 1_000_000 },
+      {
+        item: 'iblinkinfo --switches-only',
+        message: 'output not understood: 1000000 lines skipped, the data they held is missing (first: "y")',
+        count: 1_000_000,
+      },
     ]);
     expect(growthMiB).toBeLessThan(100);
 
     // Every consumer counts what the entry stands for: the counter, the collector's finding, check's JSON.
     const store = new SnapshotStore(new RecurringErrors(pino({ level: 'silent' })));
     store.enroll('fabric_ports');
-    store.report({ collector: 'fabric_ports', success: false, durationSeconds: 1, finishedAt: 0, errors: report.errors.map((error) => ({ collector: 'fabric_ports', ...error })) });
+    store.report({
+      collector: 'fabric_ports',
+      success: false,
+      durationSeconds: 1,
+      finishedAt: 0,
+      errors: report.errors.map((error) => ({ collector: 'fabric_ports', ...error })),
+    });
     const snapshot = store.publish();
     expect(snapshot.totals.readErrors.get('fabric_ports')).toBe(1_000_000);
     // (The ports collector explains its failure once a discovery found the fabric: here, always.)
     const [finding] = collectorFindings(snapshot, [{ ...FABRIC_PORTS, failure: PORTS_FAILURE }]);
-    expect(finding?.summary).toMatch(/^collector fabric_ports failed \(1000000 errors; first: iblinkinfo --switches-only: output not understood/);
+    expect(finding?.summary).toMatch(
+      /^collector fabric_ports failed \(1000000 errors; first: iblinkinfo --switches-only: output not understood/,
+    );
   }, 60_000);
 });
 

@@ -21,16 +21,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Run the built exporter to its exit (killed by PID after 15 s: a hang fails the test). */
 function run(args: string[]): Promise<{ status: number | null; stderr: string; stdout: string; ms: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, '--path.sysfs', ZOO, '--web.listen-address=127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, '--path.sysfs', ZOO, '--web.listen-address=127.0.0.1:0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const timer = setTimeout(() => process.kill(child.pid!, 'SIGKILL'), 15_000);
-  return new Promise((resolve) => child.once('close', (status) => {
-    clearTimeout(timer);
-    resolve({ status, stderr, stdout, ms: performance.now() - started });
-  }));
+  return new Promise((resolve) =>
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stderr, stdout, ms: performance.now() - started });
+    }),
+  );
 }
 
 const FLAGS = [
@@ -48,7 +52,9 @@ describe.each(FLAGS)('$flag', ({ flag, kind, extra }) => {
     execFileSync('mkfifo', [fifo]);
     const result = await run([...extra, `${flag}=${fifo}`]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^infiniband-exporter: .*${kind}.*${fifo.replace(/\./g, '\\.')}:? is a FIFO, not a regular file\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(`^infiniband-exporter: .*${kind}.*${fifo.replace(/\./g, '\\.')}:? is a FIFO, not a regular file\\n$`),
+    );
     expect(result.ms).toBeLessThan(10_000);
   });
 

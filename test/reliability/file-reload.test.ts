@@ -28,9 +28,21 @@ afterEach(async () => {
 
 function fabricExporter(flags: string[]) {
   const log = logLines();
-  const command = parseServeCommandLine(['--path.sysfs', NO_INFINIBAND, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s', ...flags]);
+  const command = parseServeCommandLine([
+    '--path.sysfs',
+    NO_INFINIBAND,
+    '--config.file',
+    path.join(FIXTURES, 'config/fabric.yml'),
+    '--diag.timeout',
+    '2s',
+    ...flags,
+  ]);
   if (command.action !== 'run') throw new Error('unexpected');
-  exporter = new Exporter({ settings: command.settings, logger: log.logger, runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy']) } });
+  exporter = new Exporter({
+    settings: command.settings,
+    logger: log.logger,
+    runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy']) },
+  });
   return { exporter, log };
 }
 
@@ -49,51 +61,61 @@ describe('the cabling plan read again', () => {
   it.each([
     ['a FIFO', mkfifo, /is a FIFO, not a regular file/],
     ['a 50 MB file', fifty, /is 47\.7 MiB, more than the 32\.0 MiB a cabling plan may have/],
-  ])('%s in its place on SIGHUP: one log line, the plan before stays in force, no freeze', async (_name, make, reason) => {
-    const plan = path.join(dir, 'plan.net');
-    copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), plan);
-    const { exporter, log } = fabricExporter(['--fabric.topology-file', plan]);
-    await exporter.collectFabricOnce();
-    expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
+  ])(
+    '%s in its place on SIGHUP: one log line, the plan before stays in force, no freeze',
+    async (_name, make, reason) => {
+      const plan = path.join(dir, 'plan.net');
+      copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), plan);
+      const { exporter, log } = fabricExporter(['--fabric.topology-file', plan]);
+      await exporter.collectFabricOnce();
+      expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
 
-    replaceWith(plan, make);
-    exporter.reload();
-    const started = performance.now();
-    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
-    expect(performance.now() - started).toBeLessThan(2_000);
-    const refused = log.lines.filter((line) => line.msg === 'the changed cabling plan is not usable; the plan read before stays in force');
-    expect(refused).toHaveLength(1);
-    expect(String(refused[0]!.error)).toMatch(reason);
-    const text = await scrape(exporter);
-    expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(0);
-    const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
-    expect(report.errors[0]!.message).toMatch(/the plan read before stays in force$/);
+      replaceWith(plan, make);
+      exporter.reload();
+      const started = performance.now();
+      await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      const refused = log.lines.filter(
+        (line) => line.msg === 'the changed cabling plan is not usable; the plan read before stays in force',
+      );
+      expect(refused).toHaveLength(1);
+      expect(String(refused[0]!.error)).toMatch(reason);
+      const text = await scrape(exporter);
+      expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(0);
+      const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
+      expect(report.errors[0]!.message).toMatch(/the plan read before stays in force$/);
 
-    replaceWith(plan, (file) => copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), file));
-    exporter.reload();
-    await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
-    expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
-  }, 30_000);
+      replaceWith(plan, (file) => copyFileSync(path.join(FIXTURES, 'fabric-recordings/healthy/ibnetdiscover.stdout'), file));
+      exporter.reload();
+      await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+      expect(value(await scrape(exporter), 'infiniband_exporter_collector_success{collector="fabric_cabling"}')).toBe(1);
+    },
+    30_000,
+  );
 });
 
 describe('the node-name-map read again at each discovery', () => {
   it.each([
     ['a FIFO', mkfifo, /is a FIFO, not a regular file/],
     ['a 50 MB file', fifty, /is 47\.7 MiB, more than the 16\.0 MiB a node-name-map may have/],
-  ])('%s in its place: a read error, the names read before stay', async (_name, make, reason) => {
-    const map = path.join(dir, 'node-name-map');
-    writeFileSync(map, readFileSync(path.join(FIXTURES, 'cabling/node-name-map')));
-    const { exporter } = fabricExporter(['--fabric.node-name-map', map]);
-    await exporter.collectFabricOnce();
-    replaceWith(map, make);
-    const started = performance.now();
-    await exporter.collectors.runCycle(DISCOVERY_CYCLE);
-    expect(performance.now() - started).toBeLessThan(2_000);
-    const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_discovery')!;
-    const error = report.errors.find((candidate) => candidate.item === map);
-    expect(error?.message).toMatch(reason);
-    expect(error?.message).toMatch(/keeping the names read before$/);
-  }, 30_000);
+  ])(
+    '%s in its place: a read error, the names read before stay',
+    async (_name, make, reason) => {
+      const map = path.join(dir, 'node-name-map');
+      writeFileSync(map, readFileSync(path.join(FIXTURES, 'cabling/node-name-map')));
+      const { exporter } = fabricExporter(['--fabric.node-name-map', map]);
+      await exporter.collectFabricOnce();
+      replaceWith(map, make);
+      const started = performance.now();
+      await exporter.collectors.runCycle(DISCOVERY_CYCLE);
+      expect(performance.now() - started).toBeLessThan(2_000);
+      const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_discovery')!;
+      const error = report.errors.find((candidate) => candidate.item === map);
+      expect(error?.message).toMatch(reason);
+      expect(error?.message).toMatch(/keeping the names read before$/);
+    },
+    30_000,
+  );
 });
 
 describe('a large node-name-map', () => {
@@ -101,7 +123,9 @@ describe('a large node-name-map', () => {
     const map = path.join(dir, 'node-name-map');
     const named = readFileSync(path.join(FIXTURES, 'cabling/node-name-map'), 'utf8');
     // About 12 MiB: names of nodes this fabric does not have, after those it has.
-    const others = Array.from({ length: 300_000 }, (_, i) => `0x${(0x7000000000000000 + i).toString(16)} "spare-node-${i} HCA-1"\n`).join('');
+    const others = Array.from({ length: 300_000 }, (_, i) => `0x${(0x7000000000000000 + i).toString(16)} "spare-node-${i} HCA-1"\n`).join(
+      '',
+    );
     writeFileSync(map, named + others);
     const { exporter } = fabricExporter(['--fabric.node-name-map', map]);
     let longest = 0;

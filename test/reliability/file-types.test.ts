@@ -120,9 +120,13 @@ describe('files changing type between cycles', () => {
     expect(broken.get('infiniband_exporter_collector_success{collector="sysfs"}')).toBe(1);
     expect(sysfsErrors(broken)).toBeGreaterThan(0);
     expect([...broken.keys()].filter((key) => key.includes('device="mlx5_1"'))).toEqual([]);
-    expect([...broken.keys()].filter((key) => key.includes('device="mlx5_0"')).length).toBe([...before.keys()].filter((key) => key.includes('device="mlx5_0"')).length);
+    expect([...broken.keys()].filter((key) => key.includes('device="mlx5_0"')).length).toBe(
+      [...before.keys()].filter((key) => key.includes('device="mlx5_0"')).length,
+    );
     await undo();
     const after = await scrape();
-    expect([...after.keys()].filter((key) => key.includes('device="mlx5_1"'))).toEqual([...before.keys()].filter((key) => key.includes('device="mlx5_1"')));
+    expect([...after.keys()].filter((key) => key.includes('device="mlx5_1"'))).toEqual(
+      [...before.keys()].filter((key) => key.includes('device="mlx5_1"')),
+    );
   });
 });

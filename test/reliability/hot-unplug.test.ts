@@ -75,7 +75,8 @@ async function cycle(): Promise<Map<string, number>> {
   return parseExposition(text);
 }
 
-const seriesOf = (series: Map<string, number>, name: string) => [...series.keys()].filter((key) => key.includes(`device="${name}"`) || key.includes(`interface="${name}"`));
+const seriesOf = (series: Map<string, number>, name: string) =>
+  [...series.keys()].filter((key) => key.includes(`device="${name}"`) || key.includes(`interface="${name}"`));
 
 describe('hot-unplug', () => {
   it.each([

@@ -33,18 +33,39 @@ describe('SIGTERM during a cycle', () => {
     const tool = await script(dir, `hang-${signal}`, `echo $$ >> ${pids}\nsleep 300 & echo $! >> ${pids}\nsleep 300`);
     const child = spawn(
       process.execPath,
-      [MAIN, '--web.listen-address=127.0.0.1:0', '--path.sysfs', path.join(dir, 'sys'), '--perfquery.path', tool, '--sminfo.path', tool, '--smpquery.path', tool, '--diag.timeout', '60s', '--log.level', 'error'],
+      [
+        MAIN,
+        '--web.listen-address=127.0.0.1:0',
+        '--path.sysfs',
+        path.join(dir, 'sys'),
+        '--perfquery.path',
+        tool,
+        '--sminfo.path',
+        tool,
+        '--smpquery.path',
+        tool,
+        '--diag.timeout',
+        '60s',
+        '--log.level',
+        'error',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
+    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.once('exit', (code, sig) => resolve({ code, signal: sig })),
+    );
     try {
       // 4 ports: sminfo and two smpquery per port start at once, up to --diag.max-concurrent (4).
-      const tools = await waitFor('the tools to hang', async () => {
-        const started = await pidsIn(pids);
-        return started.length >= 8 ? started : undefined;
-      }, 15_000);
+      const tools = await waitFor(
+        'the tools to hang',
+        async () => {
+          const started = await pidsIn(pids);
+          return started.length >= 8 ? started : undefined;
+        },
+        15_000,
+      );
       // The tools are the exporter's own children (their sleeps, its grandchildren).
       const before = await childrenOf(child.pid!);
       expect(tools.filter((pid) => before.includes(pid)).length).toBeGreaterThanOrEqual(4);
@@ -54,11 +75,15 @@ describe('SIGTERM during a cycle', () => {
       expect(code, stderr).toBe(0);
       expect(stderr).not.toMatch(/took too long/);
       const everyTool = await pidsIn(pids);
-      await waitFor('every tool process and its children to end', async () => {
-        const living = [];
-        for (const pid of everyTool) if (await alive(pid)) living.push(pid);
-        return living.length === 0 ? true : undefined;
-      }, 5000);
+      await waitFor(
+        'every tool process and its children to end',
+        async () => {
+          const living = [];
+          for (const pid of everyTool) if (await alive(pid)) living.push(pid);
+          return living.length === 0 ? true : undefined;
+        },
+        5000,
+      );
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const pid of await pidsIn(pids)) {

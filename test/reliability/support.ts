@@ -3,14 +3,16 @@
 import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?(?:\d+(?:\.\d+)?(?:e[+-]?\d+)?|Inf|NaN)|\+Inf)$/;
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (-?(?:\d+(?:\.\d+)?(?:e[+-]?\d+)?|Inf|NaN)|\+Inf)$/;
 
 /**
  * Parse a whole exposition: it must end with a newline, every line must be a comment or a sample,
  * and no series may appear twice. Returns series (name + labels) → value. Throws on anything else.
  */
 export function parseExposition(text: string): Map<string, number> {
-  if (text.length > 0 && !text.endsWith('\n')) throw new Error(`exposition does not end with a newline: …${JSON.stringify(text.slice(-80))}`);
+  if (text.length > 0 && !text.endsWith('\n'))
+    throw new Error(`exposition does not end with a newline: …${JSON.stringify(text.slice(-80))}`);
   const series = new Map<string, number>();
   for (const line of text.split('\n').slice(0, -1)) {
     // The format ignores empty lines; prom-client puts one between metric families.

@@ -186,7 +186,9 @@ function loadRuleTests(): RuleTestFile[] {
         });
       }
     }
-    const ruleFiles = list(document.rule_files, `${file} rule_files`).map((rule) => path.resolve(path.dirname(file), text(rule, `${file} rule_files`)));
+    const ruleFiles = list(document.rule_files, `${file} rule_files`).map((rule) =>
+      path.resolve(path.dirname(file), text(rule, `${file} rule_files`)),
+    );
     return { file, ruleFiles, cases };
   });
 }
@@ -259,7 +261,9 @@ describe('alert rules against the contract', () => {
   });
 
   it('names host, device, port and value in the description of every host port alert', () => {
-    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
+    const portAlerts = new Set(
+      cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname),
+    );
     expect(portAlerts.size).toBeGreaterThan(10);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       for (const needle of ['$labels.instance', '$labels.device', '$labels.port', '$value']) {
@@ -269,15 +273,20 @@ describe('alert rules against the contract', () => {
   });
 
   it('names host, device and value in the description of every alert on a whole adapter', () => {
-    const deviceAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && !('port' in alert.labels))).map((c) => c.alertname));
+    const deviceAlerts = new Set(
+      cases.filter((c) => c.expected.some((alert) => 'device' in alert.labels && !('port' in alert.labels))).map((c) => c.alertname),
+    );
     expect([...deviceAlerts].sort()).toEqual(['InfiniBandAdapterUnhealthy', 'InfiniBandPCIeLinkDegraded']);
     for (const rule of alerts.filter((r) => deviceAlerts.has(r.alert))) {
-      for (const needle of ['$labels.instance', '$labels.device', '$value']) expect(rule.annotations.description, rule.alert).toContain(needle);
+      for (const needle of ['$labels.instance', '$labels.device', '$value'])
+        expect(rule.annotations.description, rule.alert).toContain(needle);
     }
   });
 
   it('names the node (name from the node info, else its GUID), the port and the values in every fabric port alert', () => {
-    const portAlerts = new Set(cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname));
+    const portAlerts = new Set(
+      cases.filter((c) => c.expected.some((alert) => 'node_guid' in alert.labels && 'port' in alert.labels)).map((c) => c.alertname),
+    );
     expect(portAlerts.size).toBe(12);
     for (const rule of alerts.filter((r) => portAlerts.has(r.alert))) {
       const description = rule.annotations.description ?? '';
@@ -350,8 +359,11 @@ describe('deploy configs', () => {
     const fabric = jobs.find((j) => j.job_name === 'infiniband-fabric');
     expect(fabric?.scrape_interval).toBe('30s');
     const down = alerts.find((rule) => rule.alert === 'InfiniBandExporterDown')!;
-    for (const name of jobs.map((j) => text(j.job_name, 'job_name'))) expect(down.expr, name).toMatch(new RegExp(`job=~"([^"]*\\|)?${name}(\\|[^"]*)?"`));
-    const ruleFiles = list(config.rule_files, 'rule_files').map((file) => path.resolve(path.dirname(PROMETHEUS_CONFIG), text(file, 'rule_files')));
+    for (const name of jobs.map((j) => text(j.job_name, 'job_name')))
+      expect(down.expr, name).toMatch(new RegExp(`job=~"([^"]*\\|)?${name}(\\|[^"]*)?"`));
+    const ruleFiles = list(config.rule_files, 'rule_files').map((file) =>
+      path.resolve(path.dirname(PROMETHEUS_CONFIG), text(file, 'rule_files')),
+    );
     expect(ruleFiles.sort()).toEqual(yamlFiles(RULES_DIR));
     const alertmanagers = list(record(config.alerting, 'alerting').alertmanagers, 'alertmanagers');
     expect(JSON.stringify(alertmanagers)).toContain('"127.0.0.1:9093"');
@@ -417,8 +429,16 @@ describe.skipIf(tools.skipReason !== undefined)('rules and configs through promt
     async (name, severity) => {
       const receiver = RECEIVER[severity as Severity];
       const result = await run('amtool', [
-        'config', 'routes', 'test', `--config.file=${ALERTMANAGER_CONFIG}`, `--verify.receivers=${receiver}`,
-        `alertname=${name}`, `severity=${severity}`, 'instance=node1:10460', 'device=mlx5_0', 'port=1',
+        'config',
+        'routes',
+        'test',
+        `--config.file=${ALERTMANAGER_CONFIG}`,
+        `--verify.receivers=${receiver}`,
+        `alertname=${name}`,
+        `severity=${severity}`,
+        'instance=node1:10460',
+        'device=mlx5_0',
+        'port=1',
       ]);
       expect(result.exitCode, result.output).toBe(0);
     },

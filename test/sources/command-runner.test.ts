@@ -15,7 +15,10 @@ async function script(name: string, body: string): Promise<string> {
   return file;
 }
 
-function runnerFor(file: string, options: { timeoutMs?: number; maxConcurrent?: number; maxOutputBytes?: number } = {}): ExecaRunner<'perfquery' | 'sminfo' | 'smpquery'> {
+function runnerFor(
+  file: string,
+  options: { timeoutMs?: number; maxConcurrent?: number; maxOutputBytes?: number } = {},
+): ExecaRunner<'perfquery' | 'sminfo' | 'smpquery'> {
   return new ExecaRunner({
     paths: { perfquery: file, sminfo: file, smpquery: file },
     timeoutMs: options.timeoutMs ?? 5000,
@@ -43,7 +46,10 @@ afterAll(async () => {
 
 describe('ExecaRunner', () => {
   it('keeps exit code, stdout and stderr of a failing tool', async () => {
-    const file = await script('fails', 'echo "perfquery: iberror: failed: classportinfo query"; echo "ibwarn: [1] mad_rpc: _do_madrpc failed" >&2; exit 255');
+    const file = await script(
+      'fails',
+      'echo "perfquery: iberror: failed: classportinfo query"; echo "ibwarn: [1] mad_rpc: _do_madrpc failed" >&2; exit 255',
+    );
     const result = await runnerFor(file).run('perfquery', ['-x']);
     expect(result).toMatchObject({
       outcome: 'exited',
@@ -51,7 +57,9 @@ describe('ExecaRunner', () => {
       stdout: 'perfquery: iberror: failed: classportinfo query\n',
       stderr: 'ibwarn: [1] mad_rpc: _do_madrpc failed\n',
     });
-    expect(commandFailure(result)).toBe('exit code 255: perfquery: iberror: failed: classportinfo query | ibwarn: [1] mad_rpc: _do_madrpc failed');
+    expect(commandFailure(result)).toBe(
+      'exit code 255: perfquery: iberror: failed: classportinfo query | ibwarn: [1] mad_rpc: _do_madrpc failed',
+    );
   });
 
   it('passes arguments as an array, never through a shell', async () => {
@@ -162,7 +170,11 @@ describe('locateTools', () => {
     await writeFile(path.join(bin, 'sminfo'), '#!/bin/sh\n');
     await chmod(path.join(bin, 'sminfo'), 0o755);
     await writeFile(path.join(bin, 'smpquery'), 'not executable');
-    const lookup = locateTools(['perfquery', 'sminfo', 'smpquery'], { perfquery: path.join(bin, 'nope'), sminfo: undefined, smpquery: path.join(bin, 'smpquery') }, bin);
+    const lookup = locateTools(
+      ['perfquery', 'sminfo', 'smpquery'],
+      { perfquery: path.join(bin, 'nope'), sminfo: undefined, smpquery: path.join(bin, 'smpquery') },
+      bin,
+    );
     expect(lookup.found.sminfo).toBe(path.join(bin, 'sminfo'));
     expect(lookup.found.perfquery).toBeUndefined();
     expect(lookup.missing).toEqual([

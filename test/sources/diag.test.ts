@@ -27,7 +27,11 @@ describe('sminfo', () => {
   });
 
   it('tells "no SM answered" from other failures', () => {
-    for (const [scenario, stem] of [['no-sm', 'sminfo'], ['sm-killed', 'sminfo'], ['errors', 'sminfo-unreachable-lid']] as const) {
+    for (const [scenario, stem] of [
+      ['no-sm', 'sminfo'],
+      ['sm-killed', 'sminfo'],
+      ['errors', 'sminfo-unreachable-lid'],
+    ] as const) {
       const { stdout: out, exitCode } = recording('diag', scenario, stem);
       expect(out).toBe('sminfo: iberror: failed: query\n');
       expect(isSubnetManagerUnreachable(out, exitCode)).toBe(true);
@@ -103,9 +107,15 @@ describe('perfquery', () => {
 
   it('asks only for what sysfs lacks', () => {
     expect(missingCounters(new Set())).toEqual({ errors: true, traffic: true });
-    const all = countersFromPerfquery(parsePerfquery(stdout('sm-master', 'local-perfquery')), parsePerfquery(stdout('sm-master', 'local-perfquery-x')));
+    const all = countersFromPerfquery(
+      parsePerfquery(stdout('sm-master', 'local-perfquery')),
+      parsePerfquery(stdout('sm-master', 'local-perfquery-x')),
+    );
     expect(missingCounters(new Set(all.map((c) => c.name)))).toEqual({ errors: false, traffic: false });
-    expect(missingCounters(new Set(all.filter((c) => !c.name.startsWith('unicast')).map((c) => c.name)))).toEqual({ errors: false, traffic: true });
+    expect(missingCounters(new Set(all.filter((c) => !c.name.startsWith('unicast')).map((c) => c.name)))).toEqual({
+      errors: false,
+      traffic: true,
+    });
   });
 });
 
@@ -127,7 +137,13 @@ describe('smpquery', () => {
   });
 
   it('reads a port before any SM: Initialize, LID 0', () => {
-    expect(parsePortInfo(stdout('no-sm', 'local-portinfo'))).toMatchObject({ lid: 0, smLid: 0, linkState: 'Initialize', widthEnabled: [1, 4], widthActive: 4 });
+    expect(parsePortInfo(stdout('no-sm', 'local-portinfo'))).toMatchObject({
+      lid: 0,
+      smLid: 0,
+      linkState: 'Initialize',
+      widthEnabled: [1, 4],
+      widthActive: 4,
+    });
   });
 
   it('reads the LID of a switch from its port 0, not from its external port', () => {
@@ -147,7 +163,11 @@ describe('smpquery', () => {
       'LinkSpeedExtEnabled:.............14.0625 Gbps or 25.78125 Gbps',
       '',
     ].join('\n');
-    expect(parsePortInfo(text)).toMatchObject({ speedActive: 'EDR', speedEnabled: ['SDR', 'DDR', 'QDR', 'FDR', 'EDR'], speedSupported: ['FDR', 'EDR', 'HDR'] });
+    expect(parsePortInfo(text)).toMatchObject({
+      speedActive: 'EDR',
+      speedEnabled: ['SDR', 'DDR', 'QDR', 'FDR', 'EDR'],
+      speedSupported: ['FDR', 'EDR', 'HDR'],
+    });
   });
 
   it('reads the peer node through the direct route', () => {
@@ -167,7 +187,9 @@ describe('smpquery', () => {
     expect(bestCommonEnabled(local, peer)).toEqual({ width: 1, speed: 'QDR' });
     const healthy = parsePortInfo(stdout('no-sm', 'local-portinfo'))!;
     expect(bestCommonEnabled(healthy, parsePortInfo(stdout('no-sm', 'peer-portinfo'))!)).toEqual({ width: 4, speed: 'QDR' });
-    expect(bestCommonEnabled({ ...healthy, speedEnabled: ['SDR', 'FDR', 'EDR'] }, { ...healthy, speedEnabled: ['SDR', 'QDR', 'FDR'] })).toEqual({ width: 4, speed: 'FDR' });
+    expect(
+      bestCommonEnabled({ ...healthy, speedEnabled: ['SDR', 'FDR', 'EDR'] }, { ...healthy, speedEnabled: ['SDR', 'QDR', 'FDR'] }),
+    ).toEqual({ width: 4, speed: 'FDR' });
     expect(bestCommonEnabled({ ...healthy, widthEnabled: [2] }, { ...healthy, widthEnabled: [1, 4] }).width).toBeUndefined();
   });
 

@@ -6,7 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { hasTsoErratum } from '../../src/model/tso-erratum.js';
 import { ExecaRunner, type CommandResult, type CommandRunner } from '../../src/sources/command-runner.js';
-import { ETHTOOL_TIMEOUT_MS, parseOffloadFeatures, readTcpSegmentationOffload, tcpSegmentationOffload, type EthtoolCommand } from '../../src/sources/ethtool.js';
+import {
+  ETHTOOL_TIMEOUT_MS,
+  parseOffloadFeatures,
+  readTcpSegmentationOffload,
+  tcpSegmentationOffload,
+  type EthtoolCommand,
+} from '../../src/sources/ethtool.js';
 import { requireSystemTools } from '../support/system.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/ethtool/', import.meta.url));
@@ -89,14 +95,13 @@ describe('readTcpSegmentationOffload', () => {
     expect(runner.calls).toEqual(['ethtool -k ib0', 'ethtool -k ib0.8001', 'ethtool -k ib1', 'ethtool -k ib2', 'ethtool -k ib3']);
     expect(readings.get('ib0')).toEqual({ state: 'on', fixed: false });
     expect(readings.get('ib0.8001')).toEqual({ state: 'off', fixed: true });
-    expect(readings.get('ib1')).toEqual({ state: 'unknown', reason: 'ethtool -k ib1: exit code 1: netlink error: no device matches name (offset 24) | netlink error: No such device' });
+    expect(readings.get('ib1')).toEqual({
+      state: 'unknown',
+      reason: 'ethtool -k ib1: exit code 1: netlink error: no device matches name (offset 24) | netlink error: No such device',
+    });
     expect(readings.get('ib2')).toEqual({ state: 'unknown', reason: `ethtool -k ib2: killed after ${ETHTOOL_TIMEOUT_MS} ms time limit` });
     expect(readings.get('ib3')).toMatchObject({ state: 'unknown', reason: expect.stringContaining('no tcp-segmentation-offload line') });
-    expect(errors.map((error) => error.item)).toEqual([
-      'ethtool -k ib1',
-      'ethtool -k ib2',
-      'ethtool -k ib3',
-    ]);
+    expect(errors.map((error) => error.item)).toEqual(['ethtool -k ib1', 'ethtool -k ib2', 'ethtool -k ib3']);
   });
 
   it('says ethtool is not installed when there is no runner', async () => {
@@ -111,6 +116,9 @@ describe('readTcpSegmentationOffload', () => {
     const { readings } = await readTcpSegmentationOffload(runner, ['lo', 'ibx-no-such-interface']);
     // Whatever the loopback's setting on this host, it is read as a state, not an error.
     expect(['on', 'off']).toContain(readings.get('lo')?.state);
-    expect(readings.get('ibx-no-such-interface')).toMatchObject({ state: 'unknown', reason: expect.stringMatching(/^ethtool -k ibx-no-such-interface: exit code \d+/) });
+    expect(readings.get('ibx-no-such-interface')).toMatchObject({
+      state: 'unknown',
+      reason: expect.stringMatching(/^ethtool -k ibx-no-such-interface: exit code \d+/),
+    });
   });
 });

@@ -35,11 +35,20 @@ async function portsCycle(changed: Partial<typeof healthy>) {
   const outputs = { ...healthy, ...changed };
   const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
     if (command === 'iblinkinfo') return result(command, args, { stdout: outputs.scan });
-    if (command === 'ibqueryerrors') return result(command, args, { stdout: args.includes('--counters') ? outputs.counters : outputs.errors, exitCode: 1 });
+    if (command === 'ibqueryerrors')
+      return result(command, args, { stdout: args.includes('--counters') ? outputs.counters : outputs.errors, exitCode: 1 });
     return undefined;
   });
   const cycle = new FabricCycle({ runner, timeoutMs: 10_000 });
-  const reading = await readFabricPorts(cycle, { counterSource: 'sweep', unreachable: new Set(), topology, cache: undefined, covers: () => true, hcaPorts: false, scratch });
+  const reading = await readFabricPorts(cycle, {
+    counterSource: 'sweep',
+    unreachable: new Set(),
+    topology,
+    cache: undefined,
+    covers: () => true,
+    hcaPorts: false,
+    scratch,
+  });
   return { reading, report: cycle.report() };
 }
 
@@ -56,9 +65,17 @@ describe('the scan (iblinkinfo)', () => {
     // The same port again, down and without its cable, with the tool's widths.
     const down = `${LEAF3_PORT_1.slice(0, LEAF3_PORT_1.indexOf('==('))}==(                Down/ Polling)==>             [  ] "" ( )`;
     const { reading, report } = await portsCycle({ scan: `${healthy.scan}${down}\n` });
-    expect(reading.ports.get(fabricPortKey(LEAF3, 1))).toMatchObject({ state: { id: 4, name: 'ACTIVE' }, peer: { nodeGuid: '0x0002c90300a30010', port: 1 } });
+    expect(reading.ports.get(fabricPortKey(LEAF3, 1))).toMatchObject({
+      state: { id: 4, name: 'ACTIVE' },
+      peer: { nodeGuid: '0x0002c90300a30010', port: 1 },
+    });
     expect(report.failed).toBe(true);
-    expect(report.errors).toEqual([{ item: 'iblinkinfo --line --switches-only', message: `the output contradicts itself or the topology once: the same port printed more than once (first: ${LEAF3}/1); the first reading stands` }]);
+    expect(report.errors).toEqual([
+      {
+        item: 'iblinkinfo --line --switches-only',
+        message: `the output contradicts itself or the topology once: the same port printed more than once (first: ${LEAF3}/1); the first reading stands`,
+      },
+    ]);
   });
 
   it('port 999 of an 8-port switch is a read error, and no port of it', async () => {
@@ -73,7 +90,9 @@ describe('the scan (iblinkinfo)', () => {
 
   it('a switch discovery never saw is a read error (and asks for a new discovery)', async () => {
     const stranger = LEAF3_PORT_1.replace('0x0002c90200530000', '0x0002c902005f0000');
-    const { reading, report } = await portsCycle({ scan: `${healthy.scan}${stranger}\n${stranger.replace('    1[  ] ==(', '    2[  ] ==(')}\n` });
+    const { reading, report } = await portsCycle({
+      scan: `${healthy.scan}${stranger}\n${stranger.replace('    1[  ] ==(', '    2[  ] ==(')}\n`,
+    });
     expect(reading.stale).toBe(true);
     expect(report.failed).toBe(true);
     // One error per node, not per line.
@@ -84,7 +103,8 @@ describe('the scan (iblinkinfo)', () => {
 });
 
 describe('the counter sweeps (ibqueryerrors)', () => {
-  const counterLine = (port: number) => healthy.counters.split('\n').find((line) => line.startsWith(`   GUID 0x2c90200510000 port ${port}:`))!;
+  const counterLine = (port: number) =>
+    healthy.counters.split('\n').find((line) => line.startsWith(`   GUID 0x2c90200510000 port ${port}:`))!;
 
   it('a port listed twice: the first reading stands, the second is a read error', async () => {
     const second = counterLine(1).replace(/\[PortXmitData == \d+/, '[PortXmitData == 999999999');
@@ -92,17 +112,35 @@ describe('the counter sweeps (ibqueryerrors)', () => {
     const sent = reading.ports.get(fabricPortKey(LEAF1, 1))!.counters.find((counter) => counter.name === 'transmit_data_bytes');
     expect(sent?.value).toBe(33984 * 4);
     expect(report.failed).toBe(true);
-    expect(report.errors).toEqual([{ item: 'ibqueryerrors --skip-sl --counters --switch', message: `the output contradicts itself or the topology once: the same port printed more than once (first: ${LEAF1}/1); the first reading stands` }]);
+    expect(report.errors).toEqual([
+      {
+        item: 'ibqueryerrors --skip-sl --counters --switch',
+        message: `the output contradicts itself or the topology once: the same port printed more than once (first: ${LEAF1}/1); the first reading stands`,
+      },
+    ]);
   });
 
   it('a port beyond the port count and a node discovery never saw: one read error each', async () => {
     const beyond = counterLine(1).replace('port 1:', 'port 999:');
     const stranger = counterLine(1).replace('0x2c90200510000', '0x2c902005f0000');
-    const { report } = await portsCycle({ errors: healthy.errors.replace('## Summary', `Errors for 0x2c902005f0000 "x"\n${stranger.replace(/\[.*/, '[SymbolErrorCounter == 1]')}\n\n## Summary`), counters: healthy.counters.replace(counterLine(2), `${counterLine(2)}\n${beyond}`) });
+    const { report } = await portsCycle({
+      errors: healthy.errors.replace(
+        '## Summary',
+        `Errors for 0x2c902005f0000 "x"\n${stranger.replace(/\[.*/, '[SymbolErrorCounter == 1]')}\n\n## Summary`,
+      ),
+      counters: healthy.counters.replace(counterLine(2), `${counterLine(2)}\n${beyond}`),
+    });
     expect(report.failed).toBe(true);
     expect(report.errors).toEqual([
-      { item: 'ibqueryerrors --skip-sl --threshold-file /dev/null --switch', message: 'the output contradicts itself or the topology once: a node discovery never saw (first: 0x0002c902005f0000); not believed until a new discovery' },
-      { item: 'ibqueryerrors --skip-sl --counters --switch', message: `the output contradicts itself or the topology once: a port number beyond the node's port count (first: port 999 of ${LEAF1}, a node of 8 ports); not believed` },
+      {
+        item: 'ibqueryerrors --skip-sl --threshold-file /dev/null --switch',
+        message:
+          'the output contradicts itself or the topology once: a node discovery never saw (first: 0x0002c902005f0000); not believed until a new discovery',
+      },
+      {
+        item: 'ibqueryerrors --skip-sl --counters --switch',
+        message: `the output contradicts itself or the topology once: a port number beyond the node's port count (first: port 999 of ${LEAF1}, a node of 8 ports); not believed`,
+      },
     ]);
   });
 });

@@ -37,7 +37,9 @@ describe('iblinkinfo with a hostile description', () => {
   ])('reads %s as printed: Active/LinkUp, 4X QDR, its true peer', (_name, line, expected) => {
     const { ports, unparsed } = parseIblinkinfo(line);
     expect(unparsed.count).toBe(0);
-    expect(ports).toEqual([{ state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'QDR', lid: 2, ...expected }]);
+    expect(ports).toEqual([
+      { state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'QDR', lid: 2, ...expected },
+    ]);
   });
 
   it('does not guess between two places the middle fits (node-name-map names hold anything)', () => {
@@ -48,7 +50,7 @@ describe('iblinkinfo with a hostile description', () => {
     expect(unparsed).toMatchObject({ count: 1, examples: [unparsedExample(line)] });
   });
 
-  it('counts a line without the tool\'s widths as not understood, never half-believed', () => {
+  it("counts a line without the tool's widths as not understood, never half-believed", () => {
     const unpadded = `${SWITCH} "leaf-1" 2 1[ ] ==(4X 10.0 Gbps Active/LinkUp)==> ${HOST_PORT} 3 1[ ] "${HOSTILE}" ( )`;
     expect(parseIblinkinfo(unpadded)).toMatchObject({ ports: [], unparsed: { count: 1, examples: [unpadded] } });
   });
@@ -76,14 +78,16 @@ describe('ibnetdiscover with a hostile description', () => {
     const topology = parseIbnetdiscover(text);
     expect(topology.unparsed.count).toBe(0);
     expect(topology.nodes.map((node) => node.description)).toEqual(['leaf-1', `${HOSTILE}" base port 0 lid 7 lmc 0`]);
-    expect(topology.ports.map(({ nodeGuid, port, peer, width, speed }) => ({ nodeGuid, port, peer: peer.nodeGuid, width, speed }))).toEqual([
-      { nodeGuid: SWITCH, port: 1, peer: '0x0002c90300a10010', width: 4, speed: 'QDR' },
-      { nodeGuid: SWITCH, port: 2, peer: '0x0002c90300a10020', width: 4, speed: 'QDR' },
-      { nodeGuid: '0x0002c90300a10010', port: 1, peer: SWITCH, width: 4, speed: 'QDR' },
-    ]);
+    expect(topology.ports.map(({ nodeGuid, port, peer, width, speed }) => ({ nodeGuid, port, peer: peer.nodeGuid, width, speed }))).toEqual(
+      [
+        { nodeGuid: SWITCH, port: 1, peer: '0x0002c90300a10010', width: 4, speed: 'QDR' },
+        { nodeGuid: SWITCH, port: 2, peer: '0x0002c90300a10020', width: 4, speed: 'QDR' },
+        { nodeGuid: '0x0002c90300a10010', port: 1, peer: SWITCH, width: 4, speed: 'QDR' },
+      ],
+    );
   });
 
-  it('counts a port line whose tail is not the tool\'s as not understood', () => {
+  it("counts a port line whose tail is not the tool's as not understood", () => {
     const cut = text.replace('" lid 3 4xQDR', '" lid 3');
     expect(parseIbnetdiscover(cut).unparsed.examples).toEqual([`[1]\t"H-0002c90300a10010"[1](2c90300a10011) \t\t# "${HOSTILE}" lid 3`]);
   });
@@ -92,9 +96,16 @@ describe('ibnetdiscover with a hostile description', () => {
 describe('ibqueryerrors with a hostile description', () => {
   it('skips the node header whatever it holds and reads the port lines', () => {
     const header = `Errors for "${HOSTILE}   GUID 0x1 port 9: [SymbolErrorCounter == 5]"`;
-    const stdout = [header, '   GUID 0x2c90300a10011 port 1: [SymbolErrorCounter == 3]', '', '## Summary: 1 nodes checked, 1 bad nodes found'].join('\n');
+    const stdout = [
+      header,
+      '   GUID 0x2c90300a10011 port 1: [SymbolErrorCounter == 3]',
+      '',
+      '## Summary: 1 nodes checked, 1 bad nodes found',
+    ].join('\n');
     const reading = parseIbqueryerrors(stdout, '');
     expect(reading.unparsed.count).toBe(0);
-    expect(reading.ports).toEqual([{ guid: HOST_PORT, port: 1, values: new Map([['SymbolErrorCounter', { value: 3n, suffixed: false }]]) }]);
+    expect(reading.ports).toEqual([
+      { guid: HOST_PORT, port: 1, values: new Map([['SymbolErrorCounter', { value: 3n, suffixed: false }]]) },
+    ]);
   });
 });

@@ -24,9 +24,29 @@ import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../
 import { exporterFromFlags } from '../support/exporter.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import {
-  fakeFabricTools, fakeToolFlags, fixed3, gidText, generateFabric, humanReadable, ibnetdiscover, iblinkinfo, ibqueryerrorsCounters, ibqueryerrorsErrors, NDR_PROFILE,
-  perfquery, portCounters, saqueryGroups, saqueryMembers, saquerySmInfo, shapeSize, sminfo, writeScenario, discoveryCache, linkUp,
-  type GeneratedFabric, type Sink,
+  fakeFabricTools,
+  fakeToolFlags,
+  fixed3,
+  gidText,
+  generateFabric,
+  humanReadable,
+  ibnetdiscover,
+  iblinkinfo,
+  ibqueryerrorsCounters,
+  ibqueryerrorsErrors,
+  NDR_PROFILE,
+  perfquery,
+  portCounters,
+  saqueryGroups,
+  saqueryMembers,
+  saquerySmInfo,
+  shapeSize,
+  sminfo,
+  writeScenario,
+  discoveryCache,
+  linkUp,
+  type GeneratedFabric,
+  type Sink,
 } from '../../synthetic/fabric-generator/index.js';
 import { ReplayRunner, result } from '../support/replay.js';
 import { stdout } from '../support/fabric-recordings.js';
@@ -44,7 +64,9 @@ function text(render: (sink: Sink) => unknown): string {
 
 const FAULTS = { seed: 5, pulledHostCables: 2, pulledSwitchCables: 2, narrowLinks: 3, slowLinks: 3, erroringPorts: 8, congestedPorts: 5 };
 /** The PMA fields of the error counters served together (PortXmitWait is served on its own). */
-const ERROR_FIELDS = PMA_COUNTERS.filter((counter) => counter.error && counter.name !== 'transmit_wait').map((counter) => counter.perfqueryField);
+const ERROR_FIELDS = PMA_COUNTERS.filter((counter) => counter.error && counter.name !== 'transmit_wait').map(
+  (counter) => counter.perfqueryField,
+);
 const hexGuid = (guid: bigint): string => `0x${guid.toString(16).padStart(16, '0')}`;
 
 describe('the formats of the generated outputs', () => {
@@ -52,7 +74,8 @@ describe('the formats of the generated outputs', () => {
     const recorded = stdout('healthy', 'counters-all');
     const items = [...recorded.matchAll(/\[(\w+) == (\d+) \(([^)]*)\)\]/g)];
     expect(items.length).toBeGreaterThan(300);
-    for (const [, name, count, shown] of items) expect(`${name} ${humanReadable(Number(count), /Data$/.test(name!))}`).toBe(`${name} ${shown}`);
+    for (const [, name, count, shown] of items)
+      expect(`${name} ${humanReadable(Number(count), /Data$/.test(name!))}`).toBe(`${name} ${shown}`);
   });
 
   it('rounds to three decimals as glibc does: ties to even, the binary value exactly', () => {
@@ -136,25 +159,38 @@ function parsedOutputs(fabric: GeneratedFabric) {
     discovered,
     topology: buildTopology(discovered, cache, new Map(), 0),
     linkinfo: parseIblinkinfo(text((sink) => iblinkinfo(fabric, sink, { switchesOnly: false }))),
-    errors: parseIbqueryerrors(text((sink) => ibqueryerrorsErrors(fabric, sink, { switchesOnly: true })), ''),
-    counters: parseIbqueryerrors(text((sink) => ibqueryerrorsCounters(fabric, sink, { switchesOnly: false })), ''),
+    errors: parseIbqueryerrors(
+      text((sink) => ibqueryerrorsErrors(fabric, sink, { switchesOnly: true })),
+      '',
+    ),
+    counters: parseIbqueryerrors(
+      text((sink) => ibqueryerrorsCounters(fabric, sink, { switchesOnly: false })),
+      '',
+    ),
     sms: parseSmInfoRecords(text((sink) => saquerySmInfo(fabric, sink))),
     groups: parseMulticastGroups(text((sink) => saqueryGroups(fabric, sink))),
     members: parseMemberCounts(text((sink) => saqueryMembers(fabric, sink))),
   };
 }
 
-describe('the generated outputs, read by the exporter\'s parsers', () => {
+describe("the generated outputs, read by the exporter's parsers", () => {
   for (const [name, spec] of [
-    ['three tiers of 8-port QDR switches with every kind of fault', { shape: { tiers: 3, hosts: 128, radix: 8 }, faults: FAULTS, multicast: 'ipoib' }],
-    ['two tiers of NDR switches', { shape: { tiers: 2, spines: 4, leaves: 6, hostsPerLeaf: 5, spareLeafPorts: 1 }, profile: NDR_PROFILE, faults: FAULTS }],
+    [
+      'three tiers of 8-port QDR switches with every kind of fault',
+      { shape: { tiers: 3, hosts: 128, radix: 8 }, faults: FAULTS, multicast: 'ipoib' },
+    ],
+    [
+      'two tiers of NDR switches',
+      { shape: { tiers: 2, spines: 4, leaves: 6, hostsPerLeaf: 5, spareLeafPorts: 1 }, profile: NDR_PROFILE, faults: FAULTS },
+    ],
   ] as const) {
     it(`give back the fabric that was generated: ${name}`, () => {
       const fabric = generateFabric(spec);
       const parsed = parsedOutputs(fabric);
       const reachable = fabric.listed;
       const switchPorts = reachable.filter((node) => node.kind === 'switch').flatMap((node) => node.ports.slice(1).map((port) => port!));
-      for (const output of [parsed.discovered, parsed.linkinfo, parsed.errors, parsed.counters, parsed.sms, parsed.groups, parsed.members]) expect(output.unparsed.count).toBe(0);
+      for (const output of [parsed.discovered, parsed.linkinfo, parsed.errors, parsed.counters, parsed.sms, parsed.groups, parsed.members])
+        expect(output.unparsed.count).toBe(0);
 
       // Topology: every reachable node with its LID, every plugged cable from both ends, what each port enables.
       expect(parsed.topology.nodes.size).toBe(reachable.length);
@@ -165,7 +201,9 @@ describe('the generated outputs, read by the exporter\'s parsers', () => {
       for (const port of switchPorts) {
         const discovered = parsed.topology.ports.get(`${hexGuid(port.node.guid)}/${port.number}`);
         expect(discovered?.peer?.nodeGuid).toBe(linkUp(port) ? hexGuid(port.cable!.node.guid) : undefined);
-        expect(discovered?.enabled?.widthEnabled).toEqual(port.widthEnabled === 1 ? [1] : fabric.profile.name === 'ndr' ? [1, 4, 2] : [1, 4]);
+        expect(discovered?.enabled?.widthEnabled).toEqual(
+          port.widthEnabled === 1 ? [1] : fabric.profile.name === 'ndr' ? [1, 4, 2] : [1, 4],
+        );
       }
 
       // States, widths and speeds of every port, down ones included.
@@ -181,10 +219,14 @@ describe('the generated outputs, read by the exporter\'s parsers', () => {
       // Counters: the error sweep prints exactly the ports with errors; the data sweep every port of every node.
       const withErrors = switchPorts.filter((port) => port.errors !== undefined);
       expect(parsed.errors.complete).toBe(true);
-      expect(parsed.errors.ports.map((port) => `${port.guid}/${port.port}`).sort()).toEqual(withErrors.map((port) => `${hexGuid(port.guid)}/${port.number}`).sort());
+      expect(parsed.errors.ports.map((port) => `${port.guid}/${port.port}`).sort()).toEqual(
+        withErrors.map((port) => `${hexGuid(port.guid)}/${port.number}`).sort(),
+      );
       for (const port of withErrors) {
         const sweep = parsed.errors.ports.find((p) => p.guid === hexGuid(port.guid) && p.port === port.number)!;
-        expect(Object.fromEntries([...sweep.values].map(([field, v]) => [field, Number(v.value)]))).toEqual(Object.fromEntries(port.errors!));
+        expect(Object.fromEntries([...sweep.values].map(([field, v]) => [field, Number(v.value)]))).toEqual(
+          Object.fromEntries(port.errors!),
+        );
       }
       expect(parsed.counters.ports).toHaveLength(switchPorts.length + reachable.filter((node) => node.kind === 'ca').length);
       const sample = switchPorts[7]!;
@@ -193,7 +235,9 @@ describe('the generated outputs, read by the exporter\'s parsers', () => {
       expect(values.get('PortMulticastRcvPkts')?.value).toBe(BigInt(portCounters(sample).PortMulticastRcvPkts));
 
       // The SA: both SMs; the groups and their members.
-      expect(parsed.sms.subnetManagers.map((sm) => [sm.guid, sm.lid, sm.state])).toEqual(fabric.subnetManagers.map((sm) => [hexGuid(sm.port.guid), sm.port.node.lid, sm.recordState === 3 ? 'MASTER' : 'STANDBY']));
+      expect(parsed.sms.subnetManagers.map((sm) => [sm.guid, sm.lid, sm.state])).toEqual(
+        fabric.subnetManagers.map((sm) => [hexGuid(sm.port.guid), sm.port.node.lid, sm.recordState === 3 ? 'MASTER' : 'STANDBY']),
+      );
       for (const [lid, line] of sminfo(fabric)) expect(parseSminfo(line)?.lid ?? lid).toBe(lid);
       expect(parsed.groups.groups).toHaveLength(fabric.multicastGroups.length);
       for (const group of fabric.multicastGroups) expect(parsed.members.members.get(gidText(group.mgid))).toBe(group.members.length);
@@ -227,11 +271,22 @@ describe('a generated fabric replayed', () => {
   }
 
   it('by ReplayRunner inside the test, counters read switch by switch with perfquery when the sweeps cannot run', async () => {
-    const { fabric, scenario: dir } = await scenario({ shape: { tiers: 2, spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 }, faults: FAULTS });
-    const runner = new ReplayRunner<FabricCommand>('fabric', [dir], (command, args) => (command === 'ibqueryerrors' ? result(command, args, { outcome: 'spawn-error', exitCode: undefined, stderr: 'spawn ibqueryerrors ENOENT' }) : undefined));
+    const { fabric, scenario: dir } = await scenario({
+      shape: { tiers: 2, spines: 3, leaves: 4, hostsPerLeaf: 4, spareLeafPorts: 2 },
+      faults: FAULTS,
+    });
+    const runner = new ReplayRunner<FabricCommand>('fabric', [dir], (command, args) =>
+      command === 'ibqueryerrors'
+        ? result(command, args, { outcome: 'spawn-error', exitCode: undefined, stderr: 'spawn ibqueryerrors ENOENT' })
+        : undefined,
+    );
     const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner } });
+    const exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed', fabric: runner },
+    });
     try {
       await exporter.collectFabricOnce();
       const exposition = await scrape(exporter);
@@ -244,7 +299,9 @@ describe('a generated fabric replayed', () => {
         const values = portCounters(port);
         // A port's error counters are served once one of them is non-zero.
         const erroring = ERROR_FIELDS.some((field) => (values as Record<string, number>)[field]! > 0);
-        expect(value(exposition, `infiniband_fabric_port_symbol_errors_total{${labels}}`)).toBe(erroring ? values.SymbolErrorCounter : undefined);
+        expect(value(exposition, `infiniband_fabric_port_symbol_errors_total{${labels}}`)).toBe(
+          erroring ? values.SymbolErrorCounter : undefined,
+        );
         expect(value(exposition, `infiniband_fabric_port_transmit_data_bytes_total{${labels}}`)).toBe(values.PortXmitData * 4);
       }
     } finally {
@@ -257,13 +314,33 @@ describe('a generated fabric replayed', () => {
     // ports erroring, 2 % congested, pulled, narrow and slow links).
     const { fabric, scenario: dir } = await scenario({
       shape: { tiers: 3, hosts: 1024, radix: 16 },
-      faults: { seed: 26, pulledHostCables: 2, pulledSwitchCables: 1, narrowLinks: 2, slowLinks: 2, erroringPorts: 10, congestedPorts: 100 },
+      faults: {
+        seed: 26,
+        pulledHostCables: 2,
+        pulledSwitchCables: 1,
+        narrowLinks: 2,
+        slowLinks: 2,
+        erroringPorts: 10,
+        congestedPorts: 100,
+      },
       multicast: 'ipoib',
     });
     const runner = new ReplayRunner<FabricCommand>('fabric', [dir]);
-    const command = parseCommandLine(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.shard', '1/4', '--web.disable-exporter-metrics']);
+    const command = parseCommandLine([
+      '--path.sysfs',
+      '/nonexistent',
+      '--no-collector.diag',
+      '--collector.fabric',
+      '--fabric.shard',
+      '1/4',
+      '--web.disable-exporter-metrics',
+    ]);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner } });
+    const exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed', fabric: runner },
+    });
     try {
       await exporter.collectFabricOnce();
       const exposition = await scrape(exporter);
@@ -281,7 +358,9 @@ describe('a generated fabric replayed', () => {
           const labels = `node_guid="${hexGuid(port!.node.guid)}",port="${port!.number}"`;
           const erroring = ERROR_FIELDS.some((field) => values[field]! > 0);
           for (const counter of PMA_COUNTERS.filter((c) => c.error && c.name !== 'transmit_wait')) {
-            expect(byName.get(`infiniband_fabric_port_${counter.name}_total{${labels}}`)).toBe(erroring ? values[counter.perfqueryField] : undefined);
+            expect(byName.get(`infiniband_fabric_port_${counter.name}_total{${labels}}`)).toBe(
+              erroring ? values[counter.perfqueryField] : undefined,
+            );
           }
         }
       }
@@ -290,14 +369,26 @@ describe('a generated fabric replayed', () => {
     }
   }, 60_000);
 
-  it('by fake tools through the exporter\'s real command runner, whole and in shards whose sweeps hold only their own switches', async () => {
-    const { fabric, dir, scenario: scenarioDir } = await scenario({ shape: { tiers: 3, hosts: 128, radix: 8 }, faults: FAULTS, multicast: 'ipoib' });
+  it("by fake tools through the exporter's real command runner, whole and in shards whose sweeps hold only their own switches", async () => {
+    const {
+      fabric,
+      dir,
+      scenario: scenarioDir,
+    } = await scenario({ shape: { tiers: 3, hosts: 128, radix: 8 }, faults: FAULTS, multicast: 'ipoib' });
     const log = path.join(dir, 'tools.log');
     const tools = await fakeFabricTools(scenarioDir, path.join(dir, 'bin'), { log });
     const switches = fabric.listed.filter((node) => node.kind === 'switch');
     const shards: string[][] = [];
     for (const shard of ['1/1', '1/4', '2/4']) {
-      const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.shard', shard, ...fakeToolFlags(tools)]);
+      const exporter = exporterFromFlags([
+        '--path.sysfs',
+        '/nonexistent',
+        '--no-collector.diag',
+        '--collector.fabric',
+        '--fabric.shard',
+        shard,
+        ...fakeToolFlags(tools),
+      ]);
       try {
         await exporter.collectFabricOnce();
         const exposition = await scrape(exporter);
@@ -306,15 +397,20 @@ describe('a generated fabric replayed', () => {
         const states = series(exposition, 'infiniband_fabric_port_state_id');
         expect(states).toHaveLength(mine.length * 8);
         expect(value(exposition, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(0);
-        for (const collector of ['fabric_discovery', 'fabric_ports']) expect(value(exposition, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
+        for (const collector of ['fabric_discovery', 'fabric_ports'])
+          expect(value(exposition, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
         // The subnet's records: read and served by shard 1 alone.
         expect(value(exposition, 'infiniband_exporter_collector_success{collector="fabric_sa"}')).toBe(index === 1 ? 1 : undefined);
         for (const port of mine.flatMap((node) => node.ports.slice(1))) {
           const labels = `node_guid="${hexGuid(port!.node.guid)}",port="${port!.number}"`;
           expect(value(exposition, `infiniband_fabric_port_state_id{${labels}}`)).toBe(linkUp(port!) ? 4 : 1);
-          expect(value(exposition, `infiniband_fabric_port_transmit_wait_total{${labels}}`)).toBe(portCounters(port!).PortXmitWait || undefined);
+          expect(value(exposition, `infiniband_fabric_port_transmit_wait_total{${labels}}`)).toBe(
+            portCounters(port!).PortXmitWait || undefined,
+          );
         }
-        expect(series(exposition, 'infiniband_fabric_multicast_group_members')).toHaveLength(index === 1 ? fabric.multicastGroups.length : 0);
+        expect(series(exposition, 'infiniband_fabric_multicast_group_members')).toHaveLength(
+          index === 1 ? fabric.multicastGroups.length : 0,
+        );
         shards.push(states);
       } finally {
         await exporter.stop();
@@ -324,10 +420,17 @@ describe('a generated fabric replayed', () => {
     expect(shards[1]!.filter((line) => shards[2]!.includes(line))).toEqual([]);
     for (const line of [...shards[1]!, ...shards[2]!]) expect(shards[0]).toContain(line);
     // Each shard's sweeps printed only its own switches (the fake tool read the pruned cache it was given).
-    const sweeps = (await readFile(log, 'utf8')).split('\n').filter((line) => line.includes('\tibqueryerrors ')).map((line) => Number(/nodes=(\d+)/.exec(line)?.[1]));
-    expect(sweeps).toEqual([switches.length, switches.length, ...[1, 2].flatMap((index) => {
-      const mine = switches.filter((node) => inShard(hexGuid(node.guid), { index, count: 4 })).length;
-      return [mine, mine];
-    })]);
+    const sweeps = (await readFile(log, 'utf8'))
+      .split('\n')
+      .filter((line) => line.includes('\tibqueryerrors '))
+      .map((line) => Number(/nodes=(\d+)/.exec(line)?.[1]));
+    expect(sweeps).toEqual([
+      switches.length,
+      switches.length,
+      ...[1, 2].flatMap((index) => {
+        const mine = switches.filter((node) => inShard(hexGuid(node.guid), { index, count: 4 })).length;
+        return [mine, mine];
+      }),
+    ]);
   }, 60_000);
 });

@@ -45,7 +45,7 @@ describe('ibnetdiscover', () => {
     }
   });
 
-  it('the issue\'s case: cut after the switches, every CA gone, is named', () => {
+  it("the issue's case: cut after the switches, every CA gone, is named", () => {
     const afterSwitches = healthy.slice(0, healthy.indexOf('devid=0x1003') - 'vendid=0x2c9\n'.length);
     const text = parseIbnetdiscover(afterSwitches);
     expect(text.nodes).toHaveLength(5);
@@ -72,11 +72,17 @@ describe('ibnetdiscover', () => {
 });
 
 describe('iblinkinfo --line', () => {
-  const topology = buildTopology(parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')), parseDiscoveryCache(recordedCache()), new Map(), 0);
+  const topology = buildTopology(
+    parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')),
+    parseDiscoveryCache(recordedCache()),
+    new Map(),
+    0,
+  );
   const nodeOfPort = nodesByPortGuid(topology);
-  const gaps = (text: string, hcaPorts = false) => scanGaps(parseIblinkinfo(text).ports, { topology, covers: () => true, hcaPorts }, nodeOfPort);
+  const gaps = (text: string, hcaPorts = false) =>
+    scanGaps(parseIblinkinfo(text).ports, { topology, covers: () => true, hcaPorts }, nodeOfPort);
 
-  it('the whole scan has no gap; the pulled cables\' scan neither (ports down are still printed)', () => {
+  it("the whole scan has no gap; the pulled cables' scan neither (ports down are still printed)", () => {
     expect(gaps(stdout('healthy', 'iblinkinfo-switches'))).toEqual({ cutShort: [], missingSwitches: [] });
     expect(gaps(stdout('healthy', 'iblinkinfo-all'), true)).toEqual({ cutShort: [], missingSwitches: [] });
     expect(gaps(stdout('pulled', 'iblinkinfo-switches'))).toEqual({ cutShort: [], missingSwitches: [] });
@@ -105,8 +111,14 @@ describe('iblinkinfo --line', () => {
   });
 
   it('a switch that left the fabric, its cables down at the other ends, is missing but no sign of a cut', () => {
-    const lines = stdout('healthy', 'iblinkinfo-switches').split('\n').filter((line) => line !== '' && !line.startsWith(SPINE2));
-    const withoutSpine2 = lines.map((line) => (line.includes(`==>  ${SPINE2} `) ? line.replace(/==\(.*$/, '==(                Down/ Polling)==>             [  ] "" ( )') : line)).join('\n');
+    const lines = stdout('healthy', 'iblinkinfo-switches')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith(SPINE2));
+    const withoutSpine2 = lines
+      .map((line) =>
+        line.includes(`==>  ${SPINE2} `) ? line.replace(/==\(.*$/, '==(                Down/ Polling)==>             [  ] "" ( )') : line,
+      )
+      .join('\n');
     const found = gaps(withoutSpine2);
     expect(found.cutShort).toEqual([]);
     expect(found.missingSwitches.map((node) => node.guid)).toEqual([SPINE2]);
@@ -117,28 +129,43 @@ describe('iblinkinfo --line', () => {
   });
 
   it('a shard reports only its own switches missing', () => {
-    const without = stdout('healthy', 'iblinkinfo-switches').split('\n').filter((line) => !line.startsWith(LEAF1)).join('\n');
-    const others = scanGaps(parseIblinkinfo(without).ports, { topology, covers: (node) => node.guid !== LEAF1, hcaPorts: false }, nodeOfPort);
+    const without = stdout('healthy', 'iblinkinfo-switches')
+      .split('\n')
+      .filter((line) => !line.startsWith(LEAF1))
+      .join('\n');
+    const others = scanGaps(
+      parseIblinkinfo(without).ports,
+      { topology, covers: (node) => node.guid !== LEAF1, hcaPorts: false },
+      nodeOfPort,
+    );
     expect(others.missingSwitches).toEqual([]);
     expect(others.cutShort).not.toEqual([]);
   });
 });
 
 describe('ibqueryerrors', () => {
-  it.each(['errors-switches', 'counters-switches', 'errors-all', 'counters-all'])('%s: whole, it is complete; cut short at any line before its summary, or in the middle of one, it is not', (stem) => {
-    const whole = stdout('healthy', stem);
-    expect(parseIbqueryerrors(whole, '')).toMatchObject({ complete: true, unparsed: { count: 0 } });
-    const summary = whole.split('\n').findIndex((line) => line.startsWith('## Summary:'));
-    for (const n of lineCuts(whole).filter((cut) => cut <= summary)) expect(parseIbqueryerrors(firstLines(whole, n), '').complete, `cut after line ${n}`).toBe(false);
-    for (const n of nonBlankLines(whole).filter((i) => i < summary)) expect(parseIbqueryerrors(midLine(whole, n), '').complete, `cut in line ${n}`).toBe(false);
-  });
+  it.each(['errors-switches', 'counters-switches', 'errors-all', 'counters-all'])(
+    '%s: whole, it is complete; cut short at any line before its summary, or in the middle of one, it is not',
+    (stem) => {
+      const whole = stdout('healthy', stem);
+      expect(parseIbqueryerrors(whole, '')).toMatchObject({ complete: true, unparsed: { count: 0 } });
+      const summary = whole.split('\n').findIndex((line) => line.startsWith('## Summary:'));
+      for (const n of lineCuts(whole).filter((cut) => cut <= summary))
+        expect(parseIbqueryerrors(firstLines(whole, n), '').complete, `cut after line ${n}`).toBe(false);
+      for (const n of nonBlankLines(whole).filter((i) => i < summary))
+        expect(parseIbqueryerrors(midLine(whole, n), '').complete, `cut in line ${n}`).toBe(false);
+    },
+  );
 
   it('a port line cut or garbled half-way, the summary there: the line is not understood', () => {
     const whole = stdout('healthy', 'counters-switches');
     const lines = whole.split('\n');
     for (const n of nonBlankLines(whole).filter((i) => lines[i]!.includes(' port '))) {
       const damaged = [...lines.slice(0, n), lines[n]!.slice(0, Math.floor(lines[n]!.length / 2)), ...lines.slice(n + 1)].join('\n');
-      expect(parseIbqueryerrors(damaged, ''), `line ${n}`).toMatchObject({ complete: true, unparsed: { count: 1, examples: [expect.any(String)] } });
+      expect(parseIbqueryerrors(damaged, ''), `line ${n}`).toMatchObject({
+        complete: true,
+        unparsed: { count: 1, examples: [expect.any(String)] },
+      });
     }
     expect(parseIbqueryerrors(garbled(whole), '').unparsed.count).toBeGreaterThan(5);
   });
@@ -191,7 +218,8 @@ describe('perfquery -l (counters switch by switch, where ibqueryerrors cannot ru
       // What is kept is whole once there are two blocks to compare (a cut in the first leaves the
       // other ports missing, which fails the cycle).
       if (cut.readings.size < 2) continue;
-      for (const [port, reading] of cut.readings) expect(reading.values, `cut after line ${n}, port ${port}`).toEqual(all.readings.get(port)!.values);
+      for (const [port, reading] of cut.readings)
+        expect(reading.values, `cut after line ${n}, port ${port}`).toEqual(all.readings.get(port)!.values);
     }
   });
 });
@@ -201,7 +229,8 @@ describe('sminfo', () => {
     const whole = stdout('healthy', 'sminfo-1');
     expect(parseSminfo(whole)).toMatchObject({ lid: 1, state: 'MASTER' });
     const line = whole.trim();
-    for (let end = 1; end < line.indexOf(' state ') + ' state '.length; end++) expect(parseSminfo(line.slice(0, end)), line.slice(0, end)).toBeUndefined();
+    for (let end = 1; end < line.indexOf(' state ') + ' state '.length; end++)
+      expect(parseSminfo(line.slice(0, end)), line.slice(0, end)).toBeUndefined();
     expect(parseSminfo('Segmentation fault\n\u0001\u0002 this is not sminfo output\n')).toBeUndefined();
   });
 });

@@ -16,7 +16,12 @@ describe('topology', () => {
     expect(topology.nodes.get(SPINE1)).toMatchObject({ name: 'spine-1', lid: 2, portCount: 4 });
     expect(topology.nodes.get(HOST11)).toMatchObject({ name: undefined, lid: 1 });
     expect(topology.ports.get(`${LEAF3}/8`)).toEqual({
-      nodeGuid: LEAF3, port: 8, portGuid: LEAF3, lid: undefined, peer: undefined, enabled: { widthEnabled: [1, 4], speedEnabled: ['SDR', 'DDR', 'QDR'] },
+      nodeGuid: LEAF3,
+      port: 8,
+      portGuid: LEAF3,
+      lid: undefined,
+      peer: undefined,
+      enabled: { widthEnabled: [1, 4], speedEnabled: ['SDR', 'DDR', 'QDR'] },
     });
     expect(topology.ports.get(`${LEAF1}/1`)).toMatchObject({ portGuid: LEAF1, peer: { nodeGuid: HOST11, port: 1 } });
     expect(topology.ports.get(`${HOST11}/1`)).toMatchObject({ portGuid: '0x0002c90300a10011', lid: 1, peer: { nodeGuid: LEAF1, port: 1 } });
@@ -36,7 +41,12 @@ describe('topology', () => {
     const lids = buildTopology(parseIbnetdiscover(text.replace(/lid 12 lmc 0/, 'lid 1 lmc 0')), undefined, new Map(), 0);
     expect(lids.duplicateLids).toBe(1);
     // leaf-1 port 3 reaching host 11 (a second device with its GUID) as port 1 does
-    const claims = buildTopology(parseIbnetdiscover(text.replace('[3]\t"H-0002c90300a10030"[1](2c90300a10031)', '[3]\t"H-0002c90300a10010"[1](2c90300a10011)')), undefined, new Map(), 0);
+    const claims = buildTopology(
+      parseIbnetdiscover(text.replace('[3]\t"H-0002c90300a10030"[1](2c90300a10031)', '[3]\t"H-0002c90300a10010"[1](2c90300a10011)')),
+      undefined,
+      new Map(),
+      0,
+    );
     expect(claims.duplicateGuids).toBe(1);
   });
 });

@@ -19,18 +19,59 @@ describe('ibnetdiscover', () => {
     expect(topology.nodes.filter((node) => node.type === 'switch')).toHaveLength(5);
     expect(topology.nodes.filter((node) => node.type === 'ca')).toHaveLength(9);
     expect(topology.nodes.find((node) => node.guid === SPINE1)).toEqual({
-      guid: SPINE1, type: 'switch', description: 'MF0;spine-1:SX6036/U1', portCount: 4, portGuid: SPINE1, lid: 2, vendorId: 0x2c9, deviceId: 0xc738,
+      guid: SPINE1,
+      type: 'switch',
+      description: 'MF0;spine-1:SX6036/U1',
+      portCount: 4,
+      portGuid: SPINE1,
+      lid: 2,
+      vendorId: 0x2c9,
+      deviceId: 0xc738,
     });
     expect(topology.nodes.find((node) => node.guid === HOST11)).toEqual({
-      guid: HOST11, type: 'ca', description: 'node11 HCA-1', portCount: 1, portGuid: undefined, lid: undefined, vendorId: 0x2c9, deviceId: 0x1003,
+      guid: HOST11,
+      type: 'ca',
+      description: 'node11 HCA-1',
+      portCount: 1,
+      portGuid: undefined,
+      lid: undefined,
+      vendorId: 0x2c9,
+      deviceId: 0x1003,
     });
   });
 
   it('lists every cable from both ends, with CA port GUIDs and LIDs, the line and the rate it trained at', () => {
     expect(topology.ports).toHaveLength(2 * (6 + 9));
-    expect(topology.ports).toContainEqual({ nodeGuid: SPINE1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: LEAF1, type: 'switch', port: 4, portGuid: undefined }, line: 42, width: 1, speed: 'QDR' });
-    expect(topology.ports).toContainEqual({ nodeGuid: LEAF1, port: 1, portGuid: undefined, lid: undefined, peer: { nodeGuid: HOST11, type: 'ca', port: 1, portGuid: '0x0002c90300a10011' }, line: 22, width: 4, speed: 'QDR' });
-    expect(topology.ports).toContainEqual({ nodeGuid: HOST11, port: 1, portGuid: '0x0002c90300a10011', lid: 1, peer: { nodeGuid: LEAF1, type: 'switch', port: 1, portGuid: undefined }, line: expect.any(Number), width: 4, speed: 'QDR' });
+    expect(topology.ports).toContainEqual({
+      nodeGuid: SPINE1,
+      port: 1,
+      portGuid: undefined,
+      lid: undefined,
+      peer: { nodeGuid: LEAF1, type: 'switch', port: 4, portGuid: undefined },
+      line: 42,
+      width: 1,
+      speed: 'QDR',
+    });
+    expect(topology.ports).toContainEqual({
+      nodeGuid: LEAF1,
+      port: 1,
+      portGuid: undefined,
+      lid: undefined,
+      peer: { nodeGuid: HOST11, type: 'ca', port: 1, portGuid: '0x0002c90300a10011' },
+      line: 22,
+      width: 4,
+      speed: 'QDR',
+    });
+    expect(topology.ports).toContainEqual({
+      nodeGuid: HOST11,
+      port: 1,
+      portGuid: '0x0002c90300a10011',
+      lid: 1,
+      peer: { nodeGuid: LEAF1, type: 'switch', port: 1, portGuid: undefined },
+      line: expect.any(Number),
+      width: 4,
+      speed: 'QDR',
+    });
   });
 
   it('after a host cable was pulled the host is gone and the switch lists one cable fewer', () => {
@@ -40,9 +81,21 @@ describe('ibnetdiscover', () => {
   });
 
   it.each([
-    ['a router record', 'rtguid=0x2c9000000000a\nRt\t2 "R-0002c9000000000a"\t\t# "gw-1"\n[1](2c9000000000b) \t"S-0002c90200410000"[4]\t\t# lid 20 lmc 0 "sw" lid 2 4xEDR\n', { nodes: 1, ports: 1, unparsed: 0 }],
-    ['an enhanced port 0 and external port numbers', 'switchguid=0x1(1)\nSwitch\t36 "S-0000000000000001"\t\t# "core" enhanced port 0 lid 7 lmc 0\n[1][ext 1]\t"S-0000000000000002"[3][ext 3]\t\t# "edge" lid 9 4xHDR\n', { nodes: 1, ports: 1, unparsed: 0 }],
-    ['a description with quotes and hashes', 'caguid=0x3\nCa\t1 "H-0000000000000003"\t\t# "node "7" # rack 2"\n', { nodes: 1, ports: 0, unparsed: 0 }],
+    [
+      'a router record',
+      'rtguid=0x2c9000000000a\nRt\t2 "R-0002c9000000000a"\t\t# "gw-1"\n[1](2c9000000000b) \t"S-0002c90200410000"[4]\t\t# lid 20 lmc 0 "sw" lid 2 4xEDR\n',
+      { nodes: 1, ports: 1, unparsed: 0 },
+    ],
+    [
+      'an enhanced port 0 and external port numbers',
+      'switchguid=0x1(1)\nSwitch\t36 "S-0000000000000001"\t\t# "core" enhanced port 0 lid 7 lmc 0\n[1][ext 1]\t"S-0000000000000002"[3][ext 3]\t\t# "edge" lid 9 4xHDR\n',
+      { nodes: 1, ports: 1, unparsed: 0 },
+    ],
+    [
+      'a description with quotes and hashes',
+      'caguid=0x3\nCa\t1 "H-0000000000000003"\t\t# "node "7" # rack 2"\n',
+      { nodes: 1, ports: 0, unparsed: 0 },
+    ],
     ['a chassis line (with -g)', '\nChassis 1 (guid 0x2c902004a0f0f)\n', { nodes: 0, ports: 0, unparsed: 0 }],
     ['garbage between records', 'vendid=0x2c9\nthis is not ibnetdiscover\n\x00\x01binary\n', { nodes: 0, ports: 0, unparsed: 2 }],
     ['a port line outside any record', '[1]\t"S-0000000000000002"[3]\t\t# "edge" lid 9 4xHDR\n', { nodes: 0, ports: 0, unparsed: 1 }],
@@ -62,7 +115,9 @@ describe('ibnetdiscover', () => {
   });
 
   it('reads a description with quotes to its end', () => {
-    expect(parseIbnetdiscover('caguid=0x3\nCa\t1 "H-0000000000000003"\t\t# "node "7" # rack 2"\n').nodes[0]!.description).toBe('node "7" # rack 2');
+    expect(parseIbnetdiscover('caguid=0x3\nCa\t1 "H-0000000000000003"\t\t# "node "7" # rack 2"\n').nodes[0]!.description).toBe(
+      'node "7" # rack 2',
+    );
   });
 });
 
@@ -94,16 +149,30 @@ describe('ibnetdiscover cache', () => {
     bytes[info + 56] = 0b001; // LinkSpeedExtEnabled2: XDR
     bytes[info + 29] = 0b10010; // LinkWidthEnabled: 4X, 2X
     expect(parseDiscoveryCache(bytes).ports.find((p) => p.nodeGuid === SPINE2 && p.port === 1)?.enabled).toEqual({
-      widthEnabled: [4, 2], speedEnabled: ['SDR', 'DDR', 'QDR', 'EDR', 'HDR', 'XDR'],
+      widthEnabled: [4, 2],
+      speedEnabled: ['SDR', 'DDR', 'QDR', 'EDR', 'HDR', 'XDR'],
     });
     bytes[info + 63] = 30; // "Extended link speeds disabled"
-    expect(parseDiscoveryCache(bytes).ports.find((p) => p.nodeGuid === SPINE2 && p.port === 1)?.enabled?.speedEnabled).toEqual(['SDR', 'DDR', 'QDR', 'XDR']);
+    expect(parseDiscoveryCache(bytes).ports.find((p) => p.nodeGuid === SPINE2 && p.port === 1)?.enabled?.speedEnabled).toEqual([
+      'SDR',
+      'DDR',
+      'QDR',
+      'XDR',
+    ]);
   });
 
   it.each([
     ['an empty file', new Uint8Array(0), /truncated at byte 0/],
     ['another file', new TextEncoder().encode('#\n# Topology file: generated on Mon Nov 23\n'), /not an ibnetdiscover cache \(magic/],
-    ['a future version', (() => { const b = recordedCache().slice(); b[4] = 2; return b; })(), /unknown ibnetdiscover cache version 2/],
+    [
+      'a future version',
+      (() => {
+        const b = recordedCache().slice();
+        b[4] = 2;
+        return b;
+      })(),
+      /unknown ibnetdiscover cache version 2/,
+    ],
     ['a truncated file', recordedCache().slice(0, 5000), /truncated at byte/],
     ['trailing bytes', new Uint8Array([...recordedCache(), 0]), /1 bytes after the last port record/],
   ])('rejects %s with a reason', (_name, bytes, reason) => {
@@ -126,25 +195,53 @@ describe('iblinkinfo --line', () => {
     expect(unparsed.count).toBe(0);
     expect(ports).toHaveLength(4 + 4 + 8 + 8 + 8);
     expect(ports.find((p) => p.portGuid === SPINE1 && p.port === 1)).toEqual({
-      portGuid: SPINE1, lid: 2, port: 1, state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 1, speed: 'QDR', peer: { portGuid: LEAF1, port: 4 },
+      portGuid: SPINE1,
+      lid: 2,
+      port: 1,
+      state: { id: 4, name: 'ACTIVE' },
+      physicalState: { id: 5, name: 'LinkUp' },
+      width: 1,
+      speed: 'QDR',
+      peer: { portGuid: LEAF1, port: 4 },
     });
     expect(ports.find((p) => p.portGuid === LEAF1 && p.port === 1)?.peer).toEqual({ portGuid: '0x0002c90300a10011', port: 1 });
     expect(ports.find((p) => p.portGuid === LEAF3 && p.port === 8)).toEqual({
-      portGuid: LEAF3, lid: 6, port: 8, state: { id: 1, name: 'DOWN' }, physicalState: { id: 2, name: 'Polling' }, width: undefined, speed: undefined, peer: undefined,
+      portGuid: LEAF3,
+      lid: 6,
+      port: 8,
+      state: { id: 1, name: 'DOWN' },
+      physicalState: { id: 2, name: 'Polling' },
+      width: undefined,
+      speed: undefined,
+      peer: undefined,
     });
   });
 
-  it('shows pulled cables as Down/Polling on both switch ends of an ISL and on the host cable\'s switch port', () => {
+  it("shows pulled cables as Down/Polling on both switch ends of an ISL and on the host cable's switch port", () => {
     const { ports } = parseIblinkinfo(stdout('pulled', 'iblinkinfo-switches'));
-    for (const [guid, port] of [[LEAF1, 2], [LEAF3, 5], [SPINE2, 3]] as const) {
-      expect(ports.find((p) => p.portGuid === guid && p.port === port)).toMatchObject({ state: { id: 1 }, physicalState: { id: 2 }, peer: undefined });
+    for (const [guid, port] of [
+      [LEAF1, 2],
+      [LEAF3, 5],
+      [SPINE2, 3],
+    ] as const) {
+      expect(ports.find((p) => p.portGuid === guid && p.port === port)).toMatchObject({
+        state: { id: 1 },
+        physicalState: { id: 2 },
+        peer: undefined,
+      });
     }
   });
 
   it('reads CA ports when run without --switches-only', () => {
     const { ports, unparsed } = parseIblinkinfo(stdout('healthy', 'iblinkinfo-all'));
     expect(unparsed.count).toBe(0);
-    expect(ports.find((p) => p.portGuid === '0x0002c90300a10011')).toMatchObject({ lid: 1, port: 1, width: 4, speed: 'QDR', peer: { portGuid: LEAF1, port: 1 } });
+    expect(ports.find((p) => p.portGuid === '0x0002c90300a10011')).toMatchObject({
+      lid: 1,
+      port: 1,
+      width: 4,
+      speed: 'QDR',
+      peer: { portGuid: LEAF1, port: 1 },
+    });
   });
 
   const line = (link: string, remote = '0x0002c90300a10011      1    1[  ] "node11 HCA-1" ( )') =>
@@ -153,13 +250,25 @@ describe('iblinkinfo --line', () => {
     ['FDR10', line(' 4X  10.0 Gbps (FDR10) Active/  LinkUp'), { width: 4, speed: 'FDR10', state: { id: 4, name: 'ACTIVE' } }],
     ['EDR', line(' 4X      25.78125 Gbps Active/  LinkUp'), { width: 4, speed: 'EDR' }],
     ['NDR on 2X', line(' 2X        106.25 Gbps Active/  LinkUp'), { width: 2, speed: 'NDR' }],
-    ['INIT with LinkUp (no SM)', line(' 4X          10.0 Gbps Initialize/  LinkUp'), { state: { id: 2, name: 'INIT' }, physicalState: { id: 5, name: 'LinkUp' } }],
+    [
+      'INIT with LinkUp (no SM)',
+      line(' 4X          10.0 Gbps Initialize/  LinkUp'),
+      { state: { id: 2, name: 'INIT' }, physicalState: { id: 5, name: 'LinkUp' } },
+    ],
     ['Armed', line(' 4X          10.0 Gbps  Armed/  LinkUp'), { state: { id: 3, name: 'ARMED' } }],
-    ['a disabled port', line('                Down/Disabled', '           [  ] "" ( )'), { state: { id: 1 }, physicalState: { id: 3, name: 'Disabled' }, width: undefined }],
+    [
+      'a disabled port',
+      line('                Down/Disabled', '           [  ] "" ( )'),
+      { state: { id: 1 }, physicalState: { id: 3, name: 'Disabled' }, width: undefined },
+    ],
     ['an unnamed state number', line(' 4X          10.0 Gbps   ?(5)/  LinkUp'), { state: { id: 5, name: 'ACTIVE_DEFER' } }],
     ['an unknown speed', line(` 4X ${'999.0 Gbps'.padStart(18)} Active/  LinkUp`), { width: 4, speed: undefined }],
     ['"Port not available"', line(' 4X          10.0 Gbps Active/  LinkUp', '    "Port not available"'), { peer: undefined }],
-    ['a name with quotes', `0x0002c90200510000 "${'rack "7" sw'.padStart(30)}"      4    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>  0x0002c90300a10011      1    1[  ] "node "11"" ( )`, { peer: { portGuid: '0x0002c90300a10011', port: 1 } }],
+    [
+      'a name with quotes',
+      `0x0002c90200510000 "${'rack "7" sw'.padStart(30)}"      4    1[  ] ==( 4X          10.0 Gbps Active/  LinkUp)==>  0x0002c90300a10011      1    1[  ] "node "11"" ( )`,
+      { peer: { portGuid: '0x0002c90300a10011', port: 1 } },
+    ],
   ])('reads %s', (_name, text, expected) => {
     const { ports, unparsed } = parseIblinkinfo(text);
     expect(unparsed.count).toBe(0);
@@ -167,7 +276,10 @@ describe('iblinkinfo --line', () => {
   });
 
   it.each([
-    ['the non-line format', 'Switch: 0x0002c90200510000 leaf-1:\n           4    1[  ] ==( 4X 10.0 Gbps Active/  LinkUp)==>  1 1[  ] "x" ( )'],
+    [
+      'the non-line format',
+      'Switch: 0x0002c90200510000 leaf-1:\n           4    1[  ] ==( 4X 10.0 Gbps Active/  LinkUp)==>  1 1[  ] "x" ( )',
+    ],
     ['an unknown state', line(' 4X          10.0 Gbps Sleeping/  LinkUp')],
     ['a cut line', line(' 4X          10.0 Gbps Active/  LinkUp').slice(0, 90)],
     ['an unknown remote part', line(' 4X          10.0 Gbps Active/  LinkUp', 'somewhere')],
@@ -182,7 +294,10 @@ describe('ibqueryerrors', () => {
   it('errors sweep: only ports with a non-zero counter, with their values; the all-ports line is not a port', () => {
     const sweep = parseIbqueryerrors(recorded('fabric', 'healthy', 'errors-switches').stdout, '');
     expect(sweep).toMatchObject({ complete: true, failures: [], unparsed: { count: 0 } });
-    expect(sweep.ports.map((p) => [p.guid, p.port])).toEqual([[SPINE1, 2], [LEAF2, 1]]);
+    expect(sweep.ports.map((p) => [p.guid, p.port])).toEqual([
+      [SPINE1, 2],
+      [LEAF2, 1],
+    ]);
     expect(Object.fromEntries(sweep.ports[0]!.values)).toEqual({
       SymbolErrorCounter: { value: 65535n, suffixed: false },
       LinkDownedCounter: { value: 3n, suffixed: false },
@@ -195,7 +310,14 @@ describe('ibqueryerrors', () => {
     expect(sweep).toMatchObject({ complete: true, failures: [], unparsed: { count: 0 } });
     expect(sweep.ports).toHaveLength(32);
     expect([...sweep.ports.find((p) => p.guid === LEAF3 && p.port === 1)!.values.keys()]).toEqual([
-      'PortXmitData', 'PortRcvData', 'PortXmitPkts', 'PortRcvPkts', 'PortUnicastXmitPkts', 'PortUnicastRcvPkts', 'PortMulticastXmitPkts', 'PortMulticastRcvPkts',
+      'PortXmitData',
+      'PortRcvData',
+      'PortXmitPkts',
+      'PortRcvPkts',
+      'PortUnicastXmitPkts',
+      'PortUnicastRcvPkts',
+      'PortMulticastXmitPkts',
+      'PortMulticastRcvPkts',
     ]);
   });
 
@@ -224,9 +346,21 @@ describe('ibqueryerrors', () => {
   });
 
   it.each([
-    ['64-bit error counters (CapMask2 0x2) with their suffix', 'Errors for 0x1 "sw"\n   GUID 0x1 port 3: [SymbolErrorCounter == 70000 (68.359K)]\n', { SymbolErrorCounter: { value: 70000n, suffixed: true } }],
-    ['a CA header without GUID', 'Errors for "node1 HCA-1"\n   GUID 0x2c90300a10011 port 1: [PortRcvErrors == 2]\n', { PortRcvErrors: { value: 2n, suffixed: false } }],
-    ['a port line with link info', 'Errors for 0x1 "sw"\n   GUID 0x1 port 3: [VL15Dropped == 1]\n       Link info:      2   3[  ] ==( 4X 10.0 Gbps Active/  LinkUp)==>  0x01 5 4[  ] "x" ( )\n', { VL15Dropped: { value: 1n, suffixed: false } }],
+    [
+      '64-bit error counters (CapMask2 0x2) with their suffix',
+      'Errors for 0x1 "sw"\n   GUID 0x1 port 3: [SymbolErrorCounter == 70000 (68.359K)]\n',
+      { SymbolErrorCounter: { value: 70000n, suffixed: true } },
+    ],
+    [
+      'a CA header without GUID',
+      'Errors for "node1 HCA-1"\n   GUID 0x2c90300a10011 port 1: [PortRcvErrors == 2]\n',
+      { PortRcvErrors: { value: 2n, suffixed: false } },
+    ],
+    [
+      'a port line with link info',
+      'Errors for 0x1 "sw"\n   GUID 0x1 port 3: [VL15Dropped == 1]\n       Link info:      2   3[  ] ==( 4X 10.0 Gbps Active/  LinkUp)==>  0x01 5 4[  ] "x" ( )\n',
+      { VL15Dropped: { value: 1n, suffixed: false } },
+    ],
   ])('reads %s', (_name, text, values) => {
     const sweep = parseIbqueryerrors(text, '');
     expect(sweep.unparsed.count).toBe(0);
@@ -234,7 +368,10 @@ describe('ibqueryerrors', () => {
   });
 
   it('counts garbage as unparsed and skips it', () => {
-    const sweep = parseIbqueryerrors('Errors for 0x1 "sw"\n   GUID 0x1 port 3: [SymbolErrorCounter == 1]\nSegmentation fault\n   GUID zz port 1:\n', '');
+    const sweep = parseIbqueryerrors(
+      'Errors for 0x1 "sw"\n   GUID 0x1 port 3: [SymbolErrorCounter == 1]\nSegmentation fault\n   GUID zz port 1:\n',
+      '',
+    );
     expect(sweep.ports).toHaveLength(1);
     expect(sweep.unparsed).toMatchObject({ count: 2, examples: ['Segmentation fault', '   GUID zz port 1:'] });
   });
@@ -256,7 +393,10 @@ describe('perfquery -l (counters switch by switch)', () => {
     const partial = parsePerfqueryLoop(recorded('fabric', 'per-switch', 'bad-port').stdout);
     expect([...partial.readings.keys()]).toEqual([1, 2, 3, 4]);
     expect(partial.unparsed.count).toBe(0);
-    expect(parsePerfqueryLoop('# Port counters: Lid x\ngarbage\n').unparsed).toMatchObject({ count: 1, examples: ['# Port counters: Lid x'] });
+    expect(parsePerfqueryLoop('# Port counters: Lid x\ngarbage\n').unparsed).toMatchObject({
+      count: 1,
+      examples: ['# Port counters: Lid x'],
+    });
   });
 });
 
@@ -280,13 +420,22 @@ describe('saquery', () => {
 
   it('-m: the record of a group nobody joined (PortGid ::) is no member', () => {
     expect(parseMemberCounts(stdout('healthy', 'members')).members).toEqual(new Map([['ff12:401b:ffff::ffff:ffff', 0]]));
-    const joined = 'MCMemberRecord member dump:\n\t\tMGID....................ff12:401b:ffff::1\n\t\tPortGid.................fe80::2:c903:a1:11\n'.repeat(2);
+    const joined =
+      'MCMemberRecord member dump:\n\t\tMGID....................ff12:401b:ffff::1\n\t\tPortGid.................fe80::2:c903:a1:11\n'.repeat(
+        2,
+      );
     expect(parseMemberCounts(joined).members).toEqual(new Map([['ff12:401b:ffff::1', 2]]));
   });
 
   it.each([
-    ['an SM record without a GUID', parseSmInfoRecords('SMInfoRecord dump:\n\t\tLID...................1\n\t\tSMState...............3\n').unparsed],
-    ['a group with a bad MGID', parseMulticastGroups('MCMemberRecord group dump:\n\t\tMGID....................<gone>\n\t\tpkey....................0xFFFF\n').unparsed],
+    [
+      'an SM record without a GUID',
+      parseSmInfoRecords('SMInfoRecord dump:\n\t\tLID...................1\n\t\tSMState...............3\n').unparsed,
+    ],
+    [
+      'a group with a bad MGID',
+      parseMulticastGroups('MCMemberRecord group dump:\n\t\tMGID....................<gone>\n\t\tpkey....................0xFFFF\n').unparsed,
+    ],
     ['text outside records', parseSmInfoRecords('Query SA failed: Connection timed out\n').unparsed],
   ])('counts %s as unparsed', (_name, unparsed) => {
     expect(unparsed.count).toBe(1);
@@ -307,6 +456,9 @@ describe('node-name-map', () => {
   it('skips comments and blank lines, keeps the first name of a GUID, reports bad lines with their number', () => {
     const map = parseNodeNameMap('# switches\n\n0x1 "a"\n0x1 "b"\nspine-1 0x2\n0x3\n0xzz "c"\n');
     expect(map.names).toEqual(new Map([['0x0000000000000001', 'a']]));
-    expect(map.errors).toEqual([{ line: 5, text: 'spine-1 0x2' }, { line: 7, text: '0xzz "c"' }]);
+    expect(map.errors).toEqual([
+      { line: 5, text: 'spine-1 0x2' },
+      { line: 7, text: '0xzz "c"' },
+    ]);
   });
 });

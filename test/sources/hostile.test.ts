@@ -90,7 +90,12 @@ describe('hostile sysfs trees', () => {
     const { devices } = await readInfinibandClass(files, NO_DEVICE_FILTER);
     const reading = await readIpoib(files, devices);
     expect(reading.errors.map((e) => e.item).sort()).toEqual(['class/net/ib0/mode', 'class/net/ib0/mtu']);
-    expect(reading.interfaces.find((i) => i.name === 'ib0')).toMatchObject({ mode: undefined, mtu: undefined, device: 'mlx5_0', carrier: 1 });
+    expect(reading.interfaces.find((i) => i.name === 'ib0')).toMatchObject({
+      mode: undefined,
+      mtu: undefined,
+      device: 'mlx5_0',
+      carrier: 1,
+    });
     expect(reading.interfaces).toHaveLength(5);
   });
 

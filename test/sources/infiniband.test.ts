@@ -26,7 +26,19 @@ describe('sysfs source on the zoo host', () => {
     expect(reading.failure).toBeUndefined();
     expect(reading.errors).toEqual([]);
     expect(reading.devices.map((d) => d.name)).toEqual([
-      'hfi1_0', 'i40iw0', 'irdma0', 'mlx4_0', 'mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4', 'mlx5_5', 'mlx5_6', 'mlx5_7', 'qib0',
+      'hfi1_0',
+      'i40iw0',
+      'irdma0',
+      'mlx4_0',
+      'mlx5_0',
+      'mlx5_1',
+      'mlx5_2',
+      'mlx5_3',
+      'mlx5_4',
+      'mlx5_5',
+      'mlx5_6',
+      'mlx5_7',
+      'qib0',
     ]);
   });
 
@@ -52,7 +64,14 @@ describe('sysfs source on the zoo host', () => {
       lid: 0,
       smLid: 0,
     });
-    expect(port(devices, 'mlx5_0')).toMatchObject({ lid: 0x1a, smLid: 1, smSl: 0, lmc: 0, capabilityMask: 0x2659e848, linkLayer: 'InfiniBand' });
+    expect(port(devices, 'mlx5_0')).toMatchObject({
+      lid: 0x1a,
+      smLid: 1,
+      smSl: 0,
+      lmc: 0,
+      capabilityMask: 0x2659e848,
+      linkLayer: 'InfiniBand',
+    });
     expect(port(devices, 'mlx5_1').linkLayer).toBe('Ethernet');
     expect(port(devices, 'mlx4_0').capabilityMask! & 0x2).toBe(2);
     expect(port(devices, 'qib0')).toMatchObject({ rateGbps: 2.5, width: 1, speed: 'SDR' });
@@ -70,17 +89,28 @@ describe('sysfs source on the zoo host', () => {
 
   it('multiplies data words by 4 and keeps 64-bit magnitudes', async () => {
     const { devices } = await readZoo();
-    expect(counter(port(devices, 'mlx5_4'), 'transmit_data_bytes')).toEqual({ name: 'transmit_data_bytes', value: 4294967295 * 4, saturated: true });
+    expect(counter(port(devices, 'mlx5_4'), 'transmit_data_bytes')).toEqual({
+      name: 'transmit_data_bytes',
+      value: 4294967295 * 4,
+      saturated: true,
+    });
     expect(counter(port(devices, 'mlx5_0'), 'transmit_data_bytes')!.value).toBe(Number(126879741729912844n));
     const xdr = port(devices, 'mlx5_6');
-    expect(counter(xdr, 'transmit_data_bytes')).toEqual({ name: 'transmit_data_bytes', value: Number(18446744073709551615n) * 4, saturated: true });
+    expect(counter(xdr, 'transmit_data_bytes')).toEqual({
+      name: 'transmit_data_bytes',
+      value: Number(18446744073709551615n) * 4,
+      saturated: true,
+    });
     expect(counter(xdr, 'receive_data_bytes')).toEqual({ name: 'receive_data_bytes', value: Number(36028797018963972n), saturated: false });
   });
 
   it('flags saturation by counter width on the basic table', async () => {
     const { devices } = await readZoo();
     const sdr = port(devices, 'mlx5_4');
-    const saturated = sdr.counters.filter((c) => c.saturated).map((c) => c.name).sort();
+    const saturated = sdr.counters
+      .filter((c) => c.saturated)
+      .map((c) => c.name)
+      .sort();
     expect(saturated).toEqual(['link_downed', 'local_link_integrity_errors', 'symbol_errors', 'transmit_data_bytes']);
     expect(sdr.counters.some((c) => c.name.startsWith('unicast'))).toBe(false);
     // Nothing at a 4/8/16-bit max on the healthy port; its data counters are 64-bit.

@@ -58,9 +58,12 @@ describe('parseSqueue', () => {
 });
 
 describe('jobs file', () => {
-  it('reads the demo fabric\'s jobs', () => {
+  it("reads the demo fabric's jobs", () => {
     const jobs = readJobsFile(path.join(import.meta.dirname, '../../demo/fabric/jobs.yaml'), '--jobs.file');
-    expect(jobs.map((job) => [job.id, job.hosts.length])).toEqual([['48213', 4], ['48220', 4]]);
+    expect(jobs.map((job) => [job.id, job.hosts.length])).toEqual([
+      ['48213', 4],
+      ['48220', 4],
+    ]);
   });
 
   it('takes JSON, numeric ids and hostlists', () => {

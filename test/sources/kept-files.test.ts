@@ -145,13 +145,15 @@ describe('files kept open between passes', () => {
     // What a kernfs file does when its device goes away (ENODEV), done here by closing the
     // descriptor behind the reader's back (EBADF).
     const target = path.join(dir, COUNTERS, 'symbol_error');
-    const fd = readdirSync('/proc/self/fd').map(Number).find((candidate) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${candidate}`) === target;
-      } catch {
-        return false;
-      }
-    });
+    const fd = readdirSync('/proc/self/fd')
+      .map(Number)
+      .find((candidate) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${candidate}`) === target;
+        } catch {
+          return false;
+        }
+      });
     expect(fd).toBeDefined();
     closeSync(fd!);
     files.beginPass();
@@ -223,9 +225,23 @@ describe('an exporter short of file descriptors', () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     // Node.js raises its soft limit to the hard one; 40 descriptors is the hard limit here, room for
     // Node.js itself and a few kept files, far fewer than the tree's.
-    const child = spawn('bash', ['-c', `ulimit -n 40 && exec "$0" "$@"`, process.execPath, MAIN, '--path.sysfs', tree.root, '--no-collector.diag', '--collection.interval=1s', `--web.listen-address=127.0.0.1:${port}`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'bash',
+      [
+        '-c',
+        `ulimit -n 40 && exec "$0" "$@"`,
+        process.execPath,
+        MAIN,
+        '--path.sysfs',
+        tree.root,
+        '--no-collector.diag',
+        '--collection.interval=1s',
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let log = '';
     child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -234,7 +250,10 @@ describe('an exporter short of file descriptors', () => {
       // run every second at most, whenever a scrape finds the last one older than that.
       for (let attempt = 0; attempt < 100 && !log.includes('no longer keeping'); attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        await fetch(`http://127.0.0.1:${port}/metrics`).then((response) => response.text(), () => '');
+        await fetch(`http://127.0.0.1:${port}/metrics`).then(
+          (response) => response.text(),
+          () => '',
+        );
       }
       const second = await fetch(`http://127.0.0.1:${port}/metrics`).then((response) => response.text());
       await new Promise((resolve) => setTimeout(resolve, 1_100));

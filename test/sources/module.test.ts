@@ -51,10 +51,12 @@ describe('mlxlink text and JSON output', () => {
     expect([...sections.keys()]).toEqual(['Operational Info', 'Supported Info', 'Troubleshooting Info', 'Tool Information', 'Module Info']);
     expect(sections.get('Operational Info')!.get('FEC')).toBe('Ethernet_Consortium_LL_50G_RS_FEC_PLR -(272,257+1)');
     expect(sections.get('Module Info')!.get('Attenuation (5g,7g,12g,25g)[dB]')).toBe('0,0,0,0');
-    expect(parseMlxlinkText('\x1b[32mModule Info\x1b[0m\n-----------\nVendor Name : \x1b[32mFS\x1b[0m\n').get('Module Info')!.get('Vendor Name')).toBe('FS');
+    expect(
+      parseMlxlinkText('\x1b[32mModule Info\x1b[0m\n-----------\nVendor Name : \x1b[32mFS\x1b[0m\n').get('Module Info')!.get('Vendor Name'),
+    ).toBe('FS');
   });
 
-  it('finds no sections in the tool\'s error output, and no JSON document in it', () => {
+  it("finds no sections in the tool's error output, and no JSON document in it", () => {
     expect(parseMlxlinkText(fixture('mstlink-4.21-no-device.stdout')).size).toBe(0);
     expect(parseMlxlinkJson(fixture('mstlink-4.21-no-device.stdout'))).toBeUndefined();
     expect(parseMlxlinkJson(fixture(BF3_COPPER))).toBeUndefined();
@@ -76,7 +78,14 @@ describe('mlxlink text and JSON output', () => {
 describe('interpretation of recorded outputs', () => {
   it('ConnectX-7 NDR over OSFP passive copper: identity, and no diagnostics from its all-zero sensors', () => {
     expect(interpretMlxlink(parseMlxlinkText(fixture(NDR_COPPER)))).toEqual({
-      identity: { identifier: 'OSFP', vendor: 'FS', partNumber: 'OSFPFL-400G-PC01', serial: 'C2604279049-2', cableType: 'Passive copper cable', lengthMeters: 1 },
+      identity: {
+        identifier: 'OSFP',
+        vendor: 'FS',
+        partNumber: 'OSFPFL-400G-PC01',
+        serial: 'C2604279049-2',
+        cableType: 'Passive copper cable',
+        lengthMeters: 1,
+      },
       temperatureCelsius: undefined,
       voltageVolts: undefined,
       rxPowerDbm: [],
@@ -104,7 +113,9 @@ describe('interpretation of recorded outputs', () => {
   });
 
   it('a lane flag line of a broken module: an unreadable lane is not reported, too many lanes are refused', () => {
-    const text = fixture(NDR_COPPER).replace('Rx LOS [per lane]                  : 1,0,1,1', 'Rx LOS [per lane]                  : 1,,x,0').replace('Tx Fault [per lane]                : 0,0,0,0', `Tx Fault [per lane]                : ${Array(1000).fill('1').join(',')}`);
+    const text = fixture(NDR_COPPER)
+      .replace('Rx LOS [per lane]                  : 1,0,1,1', 'Rx LOS [per lane]                  : 1,,x,0')
+      .replace('Tx Fault [per lane]                : 0,0,0,0', `Tx Fault [per lane]                : ${Array(1000).fill('1').join(',')}`);
     const problems: string[] = [];
     const facts = interpretMlxlink(parseMlxlinkText(text), problems);
     expect(facts.laneFaults?.rx_los).toEqual([true, undefined, undefined, false]);
@@ -114,7 +125,14 @@ describe('interpretation of recorded outputs', () => {
 
   it('BlueField-3 over QSFP28 passive copper: no diagnostics (N/A), the BER and time since the counters were cleared', () => {
     const facts = interpretMlxlink(parseMlxlinkText(fixture(BF3_COPPER)));
-    expect(facts.identity).toEqual({ identifier: 'QSFP28', vendor: 'FS', partNumber: 'Q28-PC03', serial: 'S2202655321-1', cableType: 'Passive copper cable', lengthMeters: 3 });
+    expect(facts.identity).toEqual({
+      identifier: 'QSFP28',
+      vendor: 'FS',
+      partNumber: 'Q28-PC03',
+      serial: 'S2202655321-1',
+      cableType: 'Passive copper cable',
+      lengthMeters: 3,
+    });
     expect(facts.ber).toEqual({ raw: 15e-255, effective: 15e-255 });
     expect(facts.minutesSinceClear).toBe(25074.8);
     expect(facts.temperatureCelsius).toBeUndefined();
@@ -125,7 +143,14 @@ describe('interpretation of recorded outputs', () => {
   it('an OSFP optical transceiver: temperature, voltage in volts, per-lane power and bias in amperes, with its alarm thresholds', () => {
     const facts = interpretMlxlink(parseMlxlinkText(fixture(OPTICAL)));
     expect(facts).toMatchObject({
-      identity: { identifier: 'OSFP', vendor: 'CLT', partNumber: 'T-F4GS-BV0', serial: 'CWJH05025502589', cableType: undefined, lengthMeters: undefined },
+      identity: {
+        identifier: 'OSFP',
+        vendor: 'CLT',
+        partNumber: 'T-F4GS-BV0',
+        serial: 'CWJH05025502589',
+        cableType: undefined,
+        lengthMeters: undefined,
+      },
       temperatureCelsius: 54,
       voltageVolts: 3.2612,
       rxPowerDbm: [1.886, 1.989, 2.281, 1.976],
@@ -168,10 +193,34 @@ describe('values a broken or hostile module reports', () => {
     ['every lane empty', 'Rx Power Current [dBm]', ',,,', { rxPowerDbm: [] }, []],
     ['every lane N/A', 'Rx Power Current [dBm]', 'N/A,N/A,N/A,N/A [-10.41..6]', { rxPowerDbm: [], thresholds: {} }, []],
     ['8 lanes (OSFP)', 'Rx Power Current [dBm]', '1,2,3,4,5,6,7,8', { rxPowerDbm: [1, 2, 3, 4, 5, 6, 7, 8] }, []],
-    ['9 lanes', 'Rx Power Current [dBm]', '1,2,3,4,5,6,7,8,9 [-10..6]', { rxPowerDbm: [], thresholds: {} }, ['Rx Power Current [dBm]: 9 lanes, more than a module has (8); refused']],
-    ['1 000 lanes', 'Tx Power Current [dBm]', Array(1000).fill('1.5').join(','), { txPowerDbm: [] }, ['Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused']],
-    ['low alarm above high alarm', 'Temperature [C]', '54 [75..-5]', { temperatureCelsius: 54, thresholds: {} }, ['Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped']],
-    ['low alarm at high alarm', 'Voltage [mV]', '3300 [3300..3300]', { voltageVolts: 3.3, thresholds: {} }, ['Voltage [mV]: thresholds out of order (low alarm 3.3, high alarm 3.3); dropped']],
+    [
+      '9 lanes',
+      'Rx Power Current [dBm]',
+      '1,2,3,4,5,6,7,8,9 [-10..6]',
+      { rxPowerDbm: [], thresholds: {} },
+      ['Rx Power Current [dBm]: 9 lanes, more than a module has (8); refused'],
+    ],
+    [
+      '1 000 lanes',
+      'Tx Power Current [dBm]',
+      Array(1000).fill('1.5').join(','),
+      { txPowerDbm: [] },
+      ['Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused'],
+    ],
+    [
+      'low alarm above high alarm',
+      'Temperature [C]',
+      '54 [75..-5]',
+      { temperatureCelsius: 54, thresholds: {} },
+      ['Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped'],
+    ],
+    [
+      'low alarm at high alarm',
+      'Voltage [mV]',
+      '3300 [3300..3300]',
+      { voltageVolts: 3.3, thresholds: {} },
+      ['Voltage [mV]: thresholds out of order (low alarm 3.3, high alarm 3.3); dropped'],
+    ],
   ])('%s', (_name, key, value, expected, problems) => {
     const read_ = read(key, value);
     expect(read_.facts).toMatchObject(expected);
@@ -191,7 +240,14 @@ describe('values a broken or hostile module reports', () => {
     const long = 'x'.repeat(1000);
     const text = `Troubleshooting Info\n--------------------\nStatus Opcode : 23\nRecommendation : ${long}\nModule Info\n-----------\nIdentifier : ${long}\nVendor Part Number : ${long}\nVendor Serial Number : ${long}\nCable Type : ${long}\n`;
     const facts = interpretMlxlink(parseMlxlinkText(text));
-    expect(facts.identity).toEqual({ identifier: 'x'.repeat(64), vendor: undefined, partNumber: 'x'.repeat(64), serial: 'x'.repeat(64), cableType: 'x'.repeat(64), lengthMeters: undefined });
+    expect(facts.identity).toEqual({
+      identifier: 'x'.repeat(64),
+      vendor: undefined,
+      partNumber: 'x'.repeat(64),
+      serial: 'x'.repeat(64),
+      cableType: 'x'.repeat(64),
+      lengthMeters: undefined,
+    });
     expect(facts.linkDownReason).toEqual({ opcode: 23, reason: 'x'.repeat(256) });
   });
 
@@ -226,14 +282,32 @@ describe('values a broken or hostile module reports', () => {
 });
 
 const reading = (facts: Partial<ModuleReading>): ModuleReading => ({
-  device: 'mlx5_0', port: 1, identity: undefined, temperatureCelsius: undefined, voltageVolts: undefined, rxPowerDbm: [], txPowerDbm: [], txBiasAmperes: [],
-  thresholds: {}, ber: {}, symbolErrors: undefined, minutesSinceClear: undefined, linkDownReason: undefined, ...facts,
+  device: 'mlx5_0',
+  port: 1,
+  identity: undefined,
+  temperatureCelsius: undefined,
+  voltageVolts: undefined,
+  rxPowerDbm: [],
+  txPowerDbm: [],
+  txBiasAmperes: [],
+  thresholds: {},
+  ber: {},
+  symbolErrors: undefined,
+  minutesSinceClear: undefined,
+  linkDownReason: undefined,
+  ...facts,
 });
 
-describe('judged at the module\'s own thresholds', () => {
+describe("judged at the module's own thresholds", () => {
   it('is too hot at its high warning threshold, else at its alarm threshold, never without one', () => {
-    expect(moduleTooHot(reading({ temperatureCelsius: 72, thresholds: { temperature: { high_warning: 70, high_alarm: 75 } } }))).toEqual({ celsius: 72, threshold: { level: 'high_warning', value: 70 } });
-    expect(moduleTooHot(reading({ temperatureCelsius: 76, thresholds: { temperature: { high_alarm: 75, low_alarm: -5 } } }))).toEqual({ celsius: 76, threshold: { level: 'high_alarm', value: 75 } });
+    expect(moduleTooHot(reading({ temperatureCelsius: 72, thresholds: { temperature: { high_warning: 70, high_alarm: 75 } } }))).toEqual({
+      celsius: 72,
+      threshold: { level: 'high_warning', value: 70 },
+    });
+    expect(moduleTooHot(reading({ temperatureCelsius: 76, thresholds: { temperature: { high_alarm: 75, low_alarm: -5 } } }))).toEqual({
+      celsius: 76,
+      threshold: { level: 'high_alarm', value: 75 },
+    });
     expect(moduleTooHot(reading({ temperatureCelsius: 54, thresholds: { temperature: { high_alarm: 75 } } }))).toBeUndefined();
     expect(moduleTooHot(reading({ temperatureCelsius: 90 }))).toBeUndefined();
   });
@@ -242,7 +316,11 @@ describe('judged at the module\'s own thresholds', () => {
     const optical = interpretMlxlink(parseMlxlinkText(fixture(OPTICAL)));
     expect(lanesWithLowRxPower(reading(optical))).toBeUndefined();
     expect(lanesWithLowRxPower(reading({ ...optical, rxPowerDbm: [1.886, -12.5, 2.281, -40] }))).toEqual({
-      lanes: [{ lane: 2, dbm: -12.5 }, { lane: 4, dbm: -40 }], threshold: { level: 'low_alarm', value: -10.41 },
+      lanes: [
+        { lane: 2, dbm: -12.5 },
+        { lane: 4, dbm: -40 },
+      ],
+      threshold: { level: 'low_alarm', value: -10.41 },
     });
     expect(lanesWithLowRxPower(reading({ rxPowerDbm: [-30] }))).toBeUndefined(); // no thresholds
   });
@@ -254,7 +332,8 @@ describe('module source through the real command runner and a fake mstlink', () 
     await tool?.remove();
     tool = undefined;
   });
-  const runner = (file: string, timeoutMs = 10_000) => new ExecaRunner<ModuleTool>({ paths: { mstlink: file, mlxlink: file }, timeoutMs, maxConcurrent: 2 });
+  const runner = (file: string, timeoutMs = 10_000) =>
+    new ExecaRunner<ModuleTool>({ paths: { mstlink: file, mlxlink: file }, timeoutMs, maxConcurrent: 2 });
 
   it('reads every port it was given: copper, optical, JSON, an empty cage; a port without a device is one error', async () => {
     tool = await fakeModuleTool({
@@ -266,7 +345,10 @@ describe('module source through the real command runner and a fake mstlink', () 
     const targets = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_9'].map((device) => ({ device, port: 1 }));
     const result = await readModules(runner(tool.path), 'mstlink', targets);
     expect(result.readings.map((r) => [r.device, r.identity?.partNumber])).toEqual([
-      ['mlx5_0', 'OSFPFL-400G-PC01'], ['mlx5_1', 'Q28-PC03'], ['mlx5_2', 'T-F4GS-BV0'], ['mlx5_3', undefined],
+      ['mlx5_0', 'OSFPFL-400G-PC01'],
+      ['mlx5_1', 'Q28-PC03'],
+      ['mlx5_2', 'T-F4GS-BV0'],
+      ['mlx5_3', undefined],
     ]);
     expect(result.readings[2]!.temperatureCelsius).toBe(54);
     expect(result.errors).toEqual([{ item: 'mstlink -d mlx5_9 -p 1 -m -c --json', message: expect.stringContaining('exit code 1') }]);
@@ -276,7 +358,9 @@ describe('module source through the real command runner and a fake mstlink', () 
   });
 
   it('says access is denied when the tool runs without root', async () => {
-    tool = await fakeModuleTool({ mlx5_0: { stdout: 'mstlink-4.21-not-root.stdout', stderr: 'mstlink-4.21-not-root.stderr', exitCode: 1 } });
+    tool = await fakeModuleTool({
+      mlx5_0: { stdout: 'mstlink-4.21-not-root.stdout', stderr: 'mstlink-4.21-not-root.stderr', exitCode: 1 },
+    });
     const result = await readModules(runner(tool.path), 'mstlink', [{ device: 'mlx5_0', port: 1 }]);
     expect(result).toMatchObject({ readings: [], accessDenied: true, timeouts: 0 });
     expect(result.errors[0]!.message).toContain('Permission denied');
@@ -284,7 +368,10 @@ describe('module source through the real command runner and a fake mstlink', () 
 
   it('counts a tool that hangs past the time limit, and reads the other ports', async () => {
     tool = await fakeModuleTool({ mlx5_0: { sleepSeconds: 30, stdout: OPTICAL }, mlx5_1: { stdout: NDR_COPPER } });
-    const result = await readModules(runner(tool.path, 500), 'mstlink', [{ device: 'mlx5_0', port: 1 }, { device: 'mlx5_1', port: 1 }]);
+    const result = await readModules(runner(tool.path, 500), 'mstlink', [
+      { device: 'mlx5_0', port: 1 },
+      { device: 'mlx5_1', port: 1 },
+    ]);
     expect(result.readings.map((r) => r.device)).toEqual(['mlx5_1']);
     expect(result).toMatchObject({ timeouts: 1, accessDenied: false });
     expect(result.errors[0]!.message).toContain('time limit');
@@ -292,24 +379,41 @@ describe('module source through the real command runner and a fake mstlink', () 
 
   it('reports what it refused in a reading as read errors of the port, and keeps the reading', async () => {
     tool = await fakeModuleTool({ mlx5_0: { stdout: HOSTILE }, mlx5_1: { stdout: OPTICAL } });
-    const result = await readModules(runner(tool.path), 'mstlink', [{ device: 'mlx5_0', port: 1 }, { device: 'mlx5_1', port: 1 }]);
+    const result = await readModules(runner(tool.path), 'mstlink', [
+      { device: 'mlx5_0', port: 1 },
+      { device: 'mlx5_1', port: 1 },
+    ]);
     expect(result.readings.map((r) => r.device)).toEqual(['mlx5_0', 'mlx5_1']);
     expect(result.errors).toEqual([
-      { item: 'mstlink -d mlx5_0 -p 1 -m -c --json', message: 'Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped' },
+      {
+        item: 'mstlink -d mlx5_0 -p 1 -m -c --json',
+        message: 'Temperature [C]: thresholds out of order (low alarm 75, high alarm -5); dropped',
+      },
       { item: 'mstlink -d mlx5_0 -p 1 -m -c --json', message: 'Tx Power Current [dBm]: 1000 lanes, more than a module has (8); refused' },
     ]);
   });
 
-  it('runs mlxlink with the same arguments where NVIDIA\'s MFT is installed', async () => {
+  it("runs mlxlink with the same arguments where NVIDIA's MFT is installed", async () => {
     tool = await fakeModuleTool({ mlx5_0: { stdout: NDR_COPPER } }, 'mlxlink');
     const result = await readModules(runner(tool.path), 'mlxlink', [{ device: 'mlx5_0', port: 1 }]);
     expect(result.readings[0]!.identity?.vendor).toBe('FS');
   });
 
   it('judges output it cannot read, and a JSON status that is not OK, as errors', () => {
-    const base = { command: 'mstlink' as const, args: ['-d', 'mlx5_0'], outcome: 'exited' as const, exitCode: 0, stderr: '', durationMs: 5 };
+    const base = {
+      command: 'mstlink' as const,
+      args: ['-d', 'mlx5_0'],
+      outcome: 'exited' as const,
+      exitCode: 0,
+      stderr: '',
+      durationMs: 5,
+    };
     const target = { device: 'mlx5_0', port: 1 };
-    expect(judgeModuleResult(target, { ...base, stdout: 'Segmentation fault\n' })).toMatchObject({ error: { message: expect.stringContaining('no module or counters section') } });
-    expect(judgeModuleResult(target, { ...base, stdout: '{"result": {"output": {}}, "status": {"code": 1, "message": "Permission denied"}}' })).toMatchObject({ accessDenied: true, error: { message: 'status 1: Permission denied' } });
+    expect(judgeModuleResult(target, { ...base, stdout: 'Segmentation fault\n' })).toMatchObject({
+      error: { message: expect.stringContaining('no module or counters section') },
+    });
+    expect(
+      judgeModuleResult(target, { ...base, stdout: '{"result": {"output": {}}, "status": {"code": 1, "message": "Permission denied"}}' }),
+    ).toMatchObject({ accessDenied: true, error: { message: 'status 1: Permission denied' } });
   });
 });

@@ -19,7 +19,8 @@ function cut(bytes: Buffer, cuts: readonly number[]): Buffer[] {
   return at.slice(1).map((end, i) => bytes.subarray(at[i], end));
 }
 
-const TEXT = 'Switch\t36 "S-0002c90200410000"\t\t# "MF0;spine-1:SX6036/U1" base port 0 lid 2 lmc 0\n[1]\t"S-…"[4]\n\nnœud «é» ✓\nlast line without newline';
+const TEXT =
+  'Switch\t36 "S-0002c90200410000"\t\t# "MF0;spine-1:SX6036/U1" base port 0 lid 2 lmc 0\n[1]\t"S-…"[4]\n\nnœud «é» ✓\nlast line without newline';
 
 describe('OutputLines', () => {
   it('hands over the lines of text.split, however the bytes are cut, multi-byte characters included', async () => {
@@ -27,7 +28,14 @@ describe('OutputLines', () => {
     const expected = TEXT.split('\n');
     expect(await linesOf([bytes])).toEqual(expected);
     for (let at = 1; at < bytes.length; at++) expect(await linesOf(cut(bytes, [at])), `cut at byte ${at}`).toEqual(expected);
-    expect(await linesOf(cut(bytes, Array.from({ length: bytes.length }, (_, i) => i)))).toEqual(expected);
+    expect(
+      await linesOf(
+        cut(
+          bytes,
+          Array.from({ length: bytes.length }, (_, i) => i),
+        ),
+      ),
+    ).toEqual(expected);
     expect(await linesOf([`${TEXT}\n`])).toEqual([...expected, '']);
     expect(await linesOf([])).toEqual(['']);
   });
@@ -45,7 +53,7 @@ describe('OutputLines', () => {
     // A parser that takes at least 1 ms per 1 000 lines: at least 100 ms in all, ten slices or more.
     const output = new OutputLines(() => {
       handed += 1;
-      if (handed % 1000 === 0) for (const until = performance.now() + 1; performance.now() < until;);
+      if (handed % 1000 === 0) for (const until = performance.now() + 1; performance.now() < until; );
     });
     output.write(text);
     await output.end();

@@ -40,6 +40,8 @@ describe('64-device host', () => {
     }
     expect([devices, ports, interfaces]).toEqual([64, 128, 128]);
     const sorted = [...times].sort((a, b) => a - b);
-    process.stdout.write(`64 devices / 128 ports: cycle median ${sorted[2]!.toFixed(0)} ms (min ${sorted[0]!.toFixed(0)}, max ${sorted[4]!.toFixed(0)})\n`);
+    process.stdout.write(
+      `64 devices / 128 ports: cycle median ${sorted[2]!.toFixed(0)} ms (min ${sorted[0]!.toFixed(0)}, max ${sorted[4]!.toFixed(0)})\n`,
+    );
   });
 });

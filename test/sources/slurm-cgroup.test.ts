@@ -15,17 +15,31 @@ function tree(directories: string[]): string {
 
 describe('SlurmCgroupReader', () => {
   it('reads cgroup v2: system.slice/slurmstepd.scope/job_<id>', () => {
-    const root = tree(['system.slice/slurmstepd.scope/job_48213/step_0', 'system.slice/slurmstepd.scope/job_7/step_batch', 'system.slice/slurmstepd.scope/system', 'system.slice/ssh.service']);
+    const root = tree([
+      'system.slice/slurmstepd.scope/job_48213/step_0',
+      'system.slice/slurmstepd.scope/job_7/step_batch',
+      'system.slice/slurmstepd.scope/system',
+      'system.slice/ssh.service',
+    ]);
     expect(new SlurmCgroupReader(root).read().jobs).toEqual(['7', '48213']);
   });
 
   it('reads cgroup v2 where one host runs several slurmd: <node>_slurmstepd.scope', () => {
-    const root = tree(['system.slice/node11_slurmstepd.scope/job_1', 'system.slice/node13_slurmstepd.scope/job_1', 'system.slice/node13_slurmstepd.scope/job_2']);
+    const root = tree([
+      'system.slice/node11_slurmstepd.scope/job_1',
+      'system.slice/node13_slurmstepd.scope/job_1',
+      'system.slice/node13_slurmstepd.scope/job_2',
+    ]);
     expect(new SlurmCgroupReader(root).read().jobs).toEqual(['1', '2']);
   });
 
   it('reads cgroup v1: <controller>/slurm*/uid_<uid>/job_<id>', () => {
-    const root = tree(['freezer/slurm/uid_0/job_3/step_0', 'freezer/slurm/uid_1000/job_5', 'memory/slurm/uid_0/job_3', 'cpu,cpuacct/user.slice']);
+    const root = tree([
+      'freezer/slurm/uid_0/job_3/step_0',
+      'freezer/slurm/uid_1000/job_5',
+      'memory/slurm/uid_0/job_3',
+      'cpu,cpuacct/user.slice',
+    ]);
     expect(new SlurmCgroupReader(root).read().jobs).toEqual(['3', '5']);
   });
 

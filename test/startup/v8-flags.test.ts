@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { asksForFabricMode, chooseV8Flags, MEMORY_REDUCER_ONE_GC } from '../../src/startup/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
-  const ALL = ['--no-opt', '--no-sparkplug', '--semi-space-growth-factor=1', MEMORY_REDUCER_ONE_GC, '--optimize-for-size', '--liftoff-only'];
+  const ALL = [
+    '--no-opt',
+    '--no-sparkplug',
+    '--semi-space-growth-factor=1',
+    MEMORY_REDUCER_ONE_GC,
+    '--optimize-for-size',
+    '--liftoff-only',
+  ];
 
   it('turns the compilers off, keeps the young generation small, the memory reducer to one collection, the old generation close to what is live and WebAssembly on its baseline compiler', () => {
     expect(chooseV8Flags([])).toEqual(ALL);
@@ -16,7 +23,13 @@ describe('the V8 flags the exporter sets for itself', () => {
   });
 
   it('leaves the memory reducer to a user who chose', () => {
-    for (const choice of ['--no-memory-reducer', '--memory-reducer', '--no-memory-reducer-single-gc', '--memory-reducer-gc-count=2', '--memory-reducer-for-small-heaps']) {
+    for (const choice of [
+      '--no-memory-reducer',
+      '--memory-reducer',
+      '--no-memory-reducer-single-gc',
+      '--memory-reducer-gc-count=2',
+      '--memory-reducer-for-small-heaps',
+    ]) {
       expect(chooseV8Flags([choice])).toEqual(ALL.filter((flag) => flag !== MEMORY_REDUCER_ONE_GC));
     }
   });
@@ -27,8 +40,15 @@ describe('the V8 flags the exporter sets for itself', () => {
     }
   });
 
-  it('leaves WebAssembly\'s compilers to a user who chose', () => {
-    for (const choice of ['--liftoff', '--no-liftoff', '--liftoff-only', '--no-liftoff-only', '--wasm-tier-up', '--no-wasm-dynamic-tiering']) {
+  it("leaves WebAssembly's compilers to a user who chose", () => {
+    for (const choice of [
+      '--liftoff',
+      '--no-liftoff',
+      '--liftoff-only',
+      '--no-liftoff-only',
+      '--wasm-tier-up',
+      '--no-wasm-dynamic-tiering',
+    ]) {
       expect(chooseV8Flags([choice])).toEqual(ALL.slice(0, 5));
     }
   });
@@ -41,7 +61,10 @@ describe('the V8 flags the exporter sets for itself', () => {
 });
 
 describe('whether the arguments ask for fabric mode', () => {
-  const config = (file: string): unknown => ({ 'on.yml': { fabric: { enabled: true } }, 'off.yml': { fabric: { enabled: false } }, 'host.yml': { diag: {} }, 'empty.yml': null })[file];
+  const config = (file: string): unknown =>
+    ({ 'on.yml': { fabric: { enabled: true } }, 'off.yml': { fabric: { enabled: false } }, 'host.yml': { diag: {} }, 'empty.yml': null })[
+      file
+    ];
   const unreadable = (): unknown => {
     throw new Error('ENOENT');
   };

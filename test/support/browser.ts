@@ -3,7 +3,15 @@
 // home; Playwright gives it a fresh profile of its own), stopped by its PID.
 import { chromium, type Browser, type BrowserServer } from 'playwright-core';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface HeadlessBrowser {
   browser: Browser;
@@ -11,7 +19,13 @@ export interface HeadlessBrowser {
 }
 
 export async function startBrowser(executablePath: string): Promise<HeadlessBrowser> {
-  const server: BrowserServer = await chromium.launchServer({ executablePath, headless: true, args: CHROMIUM_ARGS, host: '127.0.0.1', port: 0 });
+  const server: BrowserServer = await chromium.launchServer({
+    executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    host: '127.0.0.1',
+    port: 0,
+  });
   const browser = await chromium.connect(server.wsEndpoint());
   return {
     browser,

@@ -11,7 +11,9 @@ let built = false;
 
 export function buildOnce(): void {
   if (built) return;
-  execFileSync(process.execPath, [`${PROJECT}node_modules/typescript/bin/tsc`, '-p', `${PROJECT}tsconfig.build.json`], { stdio: 'inherit' });
+  execFileSync(process.execPath, [`${PROJECT}node_modules/typescript/bin/tsc`, '-p', `${PROJECT}tsconfig.build.json`], {
+    stdio: 'inherit',
+  });
   execFileSync(process.execPath, [`${PROJECT}scripts/bundle.mjs`, '--no-code-cache'], { stdio: 'inherit' });
   built = true;
 }

@@ -66,7 +66,12 @@ export interface RecordedFabric {
  * `discoveredIn`, the topology comes from another scenario (a discovery older than the cable move).
  */
 export function recordedRailTree(scenario: string, discoveredIn = scenario, iblinkinfo = 'iblinkinfo-switches'): RecordedFabric {
-  const topology = buildTopology(parseIbnetdiscover(cablingFixture(discoveredIn, 'ibnetdiscover.stdout')), undefined, railTreeNames(), 1000);
+  const topology = buildTopology(
+    parseIbnetdiscover(cablingFixture(discoveredIn, 'ibnetdiscover.stdout')),
+    undefined,
+    railTreeNames(),
+    1000,
+  );
   return { topology, readings: readingsFromIblinkinfo(cablingFixture(scenario, `${iblinkinfo}.stdout`), topology) };
 }
 
@@ -89,13 +94,17 @@ export function resolved(text: string, topology: FabricTopology, names: Readonly
  * else a CA whose NodeDescription is the name), GUIDs numbered in order of first appearance; every
  * cable is up at `rate` (4X HDR unless the line says otherwise). The readings are those of every port.
  */
-export function fabricFromPlan(text: string, isSwitch: (name: string) => boolean = (name) => /^(leaf|spine|core|rail)/.test(name)): RecordedFabric & { guidOf: (name: string) => string } {
+export function fabricFromPlan(
+  text: string,
+  isSwitch: (name: string) => boolean = (name) => /^(leaf|spine|core|rail)/.test(name),
+): RecordedFabric & { guidOf: (name: string) => string } {
   const cables = plan(text).cables;
   const guids = new Map<string, string>();
   const ports = new Map<string, number>();
   const guidOf = (name: string): string => {
     let guid = guids.get(name);
-    if (guid === undefined) guids.set(name, (guid = `0x${(0x0002c90300000000n + BigInt(guids.size + 1) * 0x100n).toString(16).padStart(16, '0')}`));
+    if (guid === undefined)
+      guids.set(name, (guid = `0x${(0x0002c90300000000n + BigInt(guids.size + 1) * 0x100n).toString(16).padStart(16, '0')}`));
     return guid;
   };
   for (const cable of cables) for (const end of cable.ends) ports.set(end.node.text, Math.max(ports.get(end.node.text) ?? 0, end.port));
@@ -103,7 +112,16 @@ export function fabricFromPlan(text: string, isSwitch: (name: string) => boolean
   for (const [name, count] of ports) {
     const guid = guidOf(name);
     const type = isSwitch(name) ? 'switch' : 'ca';
-    nodes.set(guid, { guid, type, description: name, name: undefined, lid: undefined, portCount: type === 'switch' ? Math.max(count, 40) : count, vendorId: undefined, deviceId: undefined });
+    nodes.set(guid, {
+      guid,
+      type,
+      description: name,
+      name: undefined,
+      lid: undefined,
+      portCount: type === 'switch' ? Math.max(count, 40) : count,
+      vendorId: undefined,
+      deviceId: undefined,
+    });
   }
   const topologyPorts = new Map<string, FabricTopology['ports'] extends ReadonlyMap<string, infer P> ? P : never>();
   const readings = new Map<string, FabricPortReading>();
@@ -111,10 +129,21 @@ export function fabricFromPlan(text: string, isSwitch: (name: string) => boolean
   const linkUp = { id: 5, name: 'LinkUp' } as const;
   for (const cable of cables) {
     const [a, b] = cable.ends.map((end) => ({ nodeGuid: guidOf(end.node.text), port: end.port }));
-    for (const [self, peer] of [[a!, b!], [b!, a!]] as const) {
+    for (const [self, peer] of [
+      [a!, b!],
+      [b!, a!],
+    ] as const) {
       const key = fabricPortKey(self.nodeGuid, self.port);
       topologyPorts.set(key, { ...self, portGuid: undefined, lid: undefined, peer, enabled: undefined });
-      readings.set(key, { ...self, state: up, physicalState: linkUp, width: cable.width ?? 4, speed: cable.speed ?? 'HDR', peer, counters: [] });
+      readings.set(key, {
+        ...self,
+        state: up,
+        physicalState: linkUp,
+        width: cable.width ?? 4,
+        speed: cable.speed ?? 'HDR',
+        peer,
+        counters: [],
+      });
     }
   }
   const topology: FabricTopology = { nodes, ports: topologyPorts, duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 };
@@ -136,11 +165,28 @@ export function railTreeMapInput(): FabricMapInput {
   const spine1 = (port: number): string => fabricPortKey('0x0002c90200600001', port);
   for (const end of [key(6, 4), spine1(6)]) readings.set(end, { ...readings.get(end)!, width: 1 });
   readings.set(key(4, 3), { ...readings.get(key(4, 3))!, state: { id: 2, name: 'INIT' } });
-  const expectations = new Map<string, LinkExpectation>([...readings.keys()].map((end) => [end, { width: 4, speed: 'QDR', source: 'config' }]));
+  const expectations = new Map<string, LinkExpectation>(
+    [...readings.keys()].map((end) => [end, { width: 4, speed: 'QDR', source: 'config' }]),
+  );
   const planned = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings), 'plan.txt'), topology, railTreeNames());
-  const cabling: CablingReport = { conformance: judgeConformance(planned, topology, readings), rails: judgeRails(topology, currentCabling(topology, readings), undefined) };
+  const cabling: CablingReport = {
+    conformance: judgeConformance(planned, topology, readings),
+    rails: judgeRails(topology, currentCabling(topology, readings), undefined),
+  };
   const fabric = composeFabric(topology, { ports: readings, expectations }, undefined, { index: 1, count: 1 });
   const explained = explainedByCabling(cabling);
-  const findings = [...cablingFindings(cabling, topology), ...[...portFindings(fabric), ...addressConflictFindings(fabric)].filter((finding) => !explained(finding))].sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
-  return { topology, readings, expectations, cabling, findings, risingErrors: new Set([key(2, 5)]), berOverThreshold: new Set([key(3, 4)]), takenAt: Date.parse('2026-11-24T12:00:00Z') };
+  const findings = [
+    ...cablingFindings(cabling, topology),
+    ...[...portFindings(fabric), ...addressConflictFindings(fabric)].filter((finding) => !explained(finding)),
+  ].sort((a, b) => severityRank(a.severity) - severityRank(b.severity));
+  return {
+    topology,
+    readings,
+    expectations,
+    cabling,
+    findings,
+    risingErrors: new Set([key(2, 5)]),
+    berOverThreshold: new Set([key(3, 4)]),
+    takenAt: Date.parse('2026-11-24T12:00:00Z'),
+  };
 }

@@ -23,7 +23,10 @@ export function midLine(text: string, n: number): string {
 
 /** Every third line replaced by noise. */
 export function garbled(text: string): string {
-  return text.split('\n').map((line, i) => (i % 3 === 2 && line !== '' ? `\u0001${line.slice(3, 20)}\u0002` : line)).join('\n');
+  return text
+    .split('\n')
+    .map((line, i) => (i % 3 === 2 && line !== '' ? `\u0001${line.slice(3, 20)}\u0002` : line))
+    .join('\n');
 }
 
 /** The indexes of the lines that are not blank. */

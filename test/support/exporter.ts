@@ -24,7 +24,17 @@ export const NO_MODULE_TOOL = { module: 'not-installed' } as const;
  */
 export const NO_KERNEL_LOG = ['--path.kmsg', '/dev/null'] as const;
 
-export function exporterFromFlags(flags: string[], now?: () => number, options: Omit<ExporterOptions, 'settings' | 'logger' | 'now'> = {}): Exporter {
+export function exporterFromFlags(
+  flags: string[],
+  now?: () => number,
+  options: Omit<ExporterOptions, 'settings' | 'logger' | 'now'> = {},
+): Exporter {
   const kmsg = flags.some((flag) => flag.startsWith('--path.kmsg')) ? [] : NO_KERNEL_LOG;
-  return new Exporter({ settings: settingsFromFlags([...kmsg, ...flags], options.collectors), logger: pino({ level: 'silent' }), ...(now ? { now } : {}), ...options, runners: { ...NO_MODULE_TOOL, ...options.runners } });
+  return new Exporter({
+    settings: settingsFromFlags([...kmsg, ...flags], options.collectors),
+    logger: pino({ level: 'silent' }),
+    ...(now ? { now } : {}),
+    ...options,
+    runners: { ...NO_MODULE_TOOL, ...options.runners },
+  });
 }

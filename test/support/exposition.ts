@@ -31,18 +31,26 @@ export function samplesOf(text: string, name: string): string[] {
  * A snapshot's exposition as the exporter renders it (its collectors' families and its own),
  * without the process's metrics; `others`: the HTTP server's part, as `serve` adds it.
  */
-export function renderExposition(snapshot: Snapshot, settings: Settings, collectors: readonly Collector[] = COLLECTORS, others: readonly EncodedPart[] = []): string {
+export function renderExposition(
+  snapshot: Snapshot,
+  settings: Settings,
+  collectors: readonly Collector[] = COLLECTORS,
+  others: readonly EncodedPart[] = [],
+): string {
   return exposition(collectors, settings, buildInfo(), snapshot, others);
 }
 
 /** The host collectors (sysfs, ipoib, tso) of the registry, as one program runs them, on a sysfs tree. */
 export function hostCollectors(settings: Settings, options: { files?: SysfsFiles; now?: () => number; logger?: Logger } = {}): Collectors {
-  return new Collectors(COLLECTORS.filter((collector) => collector.schedule.cycle === HOST_READING), {
-    settings,
-    logger: options.logger ?? pino({ level: 'silent' }),
-    mode: 'serve',
-    runners: { module: 'not-installed', ethtool: 'not-installed' },
-    ...(options.now && { now: options.now }),
-    ...(options.files && { provided: new Map([[SYSFS_FILES, options.files]]) }),
-  });
+  return new Collectors(
+    COLLECTORS.filter((collector) => collector.schedule.cycle === HOST_READING),
+    {
+      settings,
+      logger: options.logger ?? pino({ level: 'silent' }),
+      mode: 'serve',
+      runners: { module: 'not-installed', ethtool: 'not-installed' },
+      ...(options.now && { now: options.now }),
+      ...(options.files && { provided: new Map([[SYSFS_FILES, options.files]]) }),
+    },
+  );
 }

@@ -20,10 +20,20 @@ export async function cleanUpFabricExporters(): Promise<void> {
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 }
 
-export function fabricExporter(runner: ReplayRunner<FabricCommand>, flags: string[] = [], now?: () => number, logger: Logger = pino({ level: 'silent' })): Exporter {
+export function fabricExporter(
+  runner: ReplayRunner<FabricCommand>,
+  flags: string[] = [],
+  now?: () => number,
+  logger: Logger = pino({ level: 'silent' }),
+): Exporter {
   const command = parseCommandLine(['--path.sysfs', NO_INFINIBAND, '--config.file', CONFIG, '--diag.timeout', '2s', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger, runners: { module: 'not-installed', fabric: runner }, ...(now && { now }) });
+  const exporter = new Exporter({
+    settings: command.settings,
+    logger,
+    runners: { module: 'not-installed', fabric: runner },
+    ...(now && { now }),
+  });
   exporters.push(exporter);
   return exporter;
 }
@@ -36,5 +46,7 @@ export async function cycle(exporter: Exporter): Promise<string> {
 
 export const port = (guid: string, number: number): string => `node_guid="${guid}",port="${number}"`;
 export const healthyText = (stem: string): string => recorded('fabric', 'healthy', stem).stdout;
-export const discoveries = (runner: ReplayRunner<FabricCommand>): number => runner.calls.filter((call) => call.startsWith('ibnetdiscover')).length;
-export const success = (text: string, collector: string): number | undefined => value(text, `infiniband_exporter_collector_success{collector="${collector}"}`);
+export const discoveries = (runner: ReplayRunner<FabricCommand>): number =>
+  runner.calls.filter((call) => call.startsWith('ibnetdiscover')).length;
+export const success = (text: string, collector: string): number | undefined =>
+  value(text, `infiniband_exporter_collector_success{collector="${collector}"}`);

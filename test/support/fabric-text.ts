@@ -57,7 +57,8 @@ export function linkinfoLine(fields: LinkinfoLineFields): string {
   let remoteText: string;
   if (remote === 'no link') remoteText = '           [  ] "" ( )';
   else if (remote === 'not available') remoteText = '    "Port not available"';
-  else remoteText = `${hex16(remote.portGuid)} ${right(remote.lid, 6)} ${right(remote.port, 4)}[${extText(remote.ext)}] "${remote.name}" (${remote.widthHint} ${remote.speedHint})`;
+  else
+    remoteText = `${hex16(remote.portGuid)} ${right(remote.lid, 6)} ${right(remote.port, 4)}[${extText(remote.ext)}] "${remote.name}" (${remote.widthHint} ${remote.speedHint})`;
   return `${hex16(fields.portGuid)} "${right(fields.name, 30)}" ${right(fields.lid, 6)} ${right(fields.port, 4)}[${extText(fields.ext)}] ==${linkText}==>  ${remoteText}`;
 }
 
@@ -103,7 +104,8 @@ export function ibnetdiscoverRecord(node: IbnetdiscoverNodeFields): string {
   }
   for (const port of node.ports) {
     const { remote } = port;
-    const remoteGuid = remote.type === 'switch' ? '' : node.type === 'switch' ? `(${bare(remote.portGuid ?? 0n)}) ` : ` (${bare(remote.portGuid ?? 0n)}) `;
+    const remoteGuid =
+      remote.type === 'switch' ? '' : node.type === 'switch' ? `(${bare(remote.portGuid ?? 0n)}) ` : ` (${bare(remote.portGuid ?? 0n)}) `;
     if (node.type === 'switch') {
       text += `[${port.port}]\t${nodeId(remote.type, remote.nodeGuid)}[${remote.port}]${remoteGuid}\t\t# "${remote.name}" lid ${remote.lid} ${port.width}${port.speed}\n`;
     } else {

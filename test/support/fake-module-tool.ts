@@ -31,24 +31,31 @@ export async function fakeModuleTool(answers: Record<string, Answer>, name = 'ms
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-module-tool-'));
   const log = path.join(dir, 'calls');
   const file = path.join(dir, name);
-  const cases = Object.entries(answers).map(([device, answer]) => [
-    `  ${quote(device)})`,
-    answer.sleepSeconds ? `    sleep ${answer.sleepSeconds}` : '',
-    answer.stdout ? `    cat ${quote(path.join(MODULE_FIXTURES, answer.stdout))}` : '',
-    answer.stderr ? `    cat ${quote(path.join(MODULE_FIXTURES, answer.stderr))} >&2` : '',
-    `    exit ${answer.exitCode ?? 0} ;;`,
-  ].filter(Boolean).join('\n'));
-  await writeFile(file, [
-    '#!/bin/sh',
-    `echo "$*" >> ${quote(log)}`,
-    'device=""',
-    'while [ $# -gt 0 ]; do case "$1" in -d) device="$2"; shift 2 ;; *) shift ;; esac; done',
-    'case "$device" in',
-    ...cases,
-    `  *) cat ${quote(path.join(MODULE_FIXTURES, 'mstlink-4.21-no-device.stdout'))}; cat ${quote(path.join(MODULE_FIXTURES, 'mstlink-4.21-no-device.stderr'))} >&2; exit 1 ;;`,
-    'esac',
-    '',
-  ].join('\n'));
+  const cases = Object.entries(answers).map(([device, answer]) =>
+    [
+      `  ${quote(device)})`,
+      answer.sleepSeconds ? `    sleep ${answer.sleepSeconds}` : '',
+      answer.stdout ? `    cat ${quote(path.join(MODULE_FIXTURES, answer.stdout))}` : '',
+      answer.stderr ? `    cat ${quote(path.join(MODULE_FIXTURES, answer.stderr))} >&2` : '',
+      `    exit ${answer.exitCode ?? 0} ;;`,
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+  await writeFile(
+    file,
+    [
+      '#!/bin/sh',
+      `echo "$*" >> ${quote(log)}`,
+      'device=""',
+      'while [ $# -gt 0 ]; do case "$1" in -d) device="$2"; shift 2 ;; *) shift ;; esac; done',
+      'case "$device" in',
+      ...cases,
+      `  *) cat ${quote(path.join(MODULE_FIXTURES, 'mstlink-4.21-no-device.stdout'))}; cat ${quote(path.join(MODULE_FIXTURES, 'mstlink-4.21-no-device.stderr'))} >&2; exit 1 ;;`,
+      'esac',
+      '',
+    ].join('\n'),
+  );
   await chmod(file, 0o755);
   return {
     path: file,

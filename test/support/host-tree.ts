@@ -82,7 +82,12 @@ async function file(root: string, relative: string, content: string): Promise<vo
 }
 
 /** Write `devices` and `interfaces` under `root` (the sysfs root); `umad` adds class/infiniband_mad. */
-export async function writeHost(root: string, devices: readonly DeviceSpec[], interfaces: readonly InterfaceSpec[] = [], umad = false): Promise<void> {
+export async function writeHost(
+  root: string,
+  devices: readonly DeviceSpec[],
+  interfaces: readonly InterfaceSpec[] = [],
+  umad = false,
+): Promise<void> {
   const pciOf = new Map(devices.map((device, index) => [device.name, pciDirectory(device, index)]));
   for (const [index, device] of devices.entries()) {
     const base = `class/infiniband/${device.name}`;
@@ -128,7 +133,10 @@ export async function writeHost(root: string, devices: readonly DeviceSpec[], in
 /** The hostile host of issue 14's check: stuck INIT without SM, 1X against a configured 4X, a pulled cable, RoCE, IPoIB datagram/2044 on a P_Key child. */
 export const HOSTILE_DEVICES: DeviceSpec[] = [
   { name: 'mlx5_0', ports: [{ state: '2: INIT', phys: '5: LinkUp', rate: '200 Gb/sec (4X HDR)' }] },
-  { name: 'mlx5_1', ports: [{ state: '4: ACTIVE', phys: '5: LinkUp', rate: '50 Gb/sec (1X HDR)', lid: 5, smLid: 1, counters: { symbol_error: 41 } }] },
+  {
+    name: 'mlx5_1',
+    ports: [{ state: '4: ACTIVE', phys: '5: LinkUp', rate: '50 Gb/sec (1X HDR)', lid: 5, smLid: 1, counters: { symbol_error: 41 } }],
+  },
   { name: 'mlx5_2', ports: [{ state: '1: DOWN', phys: '2: Polling', rate: '40 Gb/sec (4X QDR)', counters: { link_downed: 1 } }] },
   { name: 'mlx5_3', ports: [{ state: '4: ACTIVE', phys: '5: LinkUp', rate: '100 Gb/sec (4X EDR)', linkLayer: 'Ethernet' }] },
 ];
@@ -140,10 +148,41 @@ export const HOSTILE_CONFIG = 'diag: {enabled: false}\nexpectations:\n  - {devic
 
 /** AER statistics as Linux 5.x+ prints them (aer.c's short names), with the given totals. */
 export function aerFiles(correctable: number, nonfatal: number, fatal: number, rxErr = correctable): Record<string, string> {
-  const uncorrectable = ['Undefined', 'DLP', 'SDES', 'TLP', 'FCP', 'CmpltTO', 'CmpltAbrt', 'UnxCmplt', 'RxOF', 'MalfTLP', 'ECRC', 'UnsupReq', 'ACSViol', 'UncorrIntErr', 'BlockedTLP', 'AtomicOpBlocked', 'TLPBlockedErr', 'PoisonTLPBlocked'];
+  const uncorrectable = [
+    'Undefined',
+    'DLP',
+    'SDES',
+    'TLP',
+    'FCP',
+    'CmpltTO',
+    'CmpltAbrt',
+    'UnxCmplt',
+    'RxOF',
+    'MalfTLP',
+    'ECRC',
+    'UnsupReq',
+    'ACSViol',
+    'UncorrIntErr',
+    'BlockedTLP',
+    'AtomicOpBlocked',
+    'TLPBlockedErr',
+    'PoisonTLPBlocked',
+  ];
   return {
-    aer_dev_correctable: [`RxErr ${rxErr}`, `BadTLP ${correctable - rxErr}`, 'BadDLLP 0', 'Rollover 0', 'Timeout 0', 'NonFatalErr 0', 'CorrIntErr 0', 'HeaderOF 0', `TOTAL_ERR_COR ${correctable}`].join('\n'),
-    aer_dev_nonfatal: [...uncorrectable.map((name) => `${name} ${name === 'DLP' ? nonfatal : 0}`), `TOTAL_ERR_NONFATAL ${nonfatal}`].join('\n'),
+    aer_dev_correctable: [
+      `RxErr ${rxErr}`,
+      `BadTLP ${correctable - rxErr}`,
+      'BadDLLP 0',
+      'Rollover 0',
+      'Timeout 0',
+      'NonFatalErr 0',
+      'CorrIntErr 0',
+      'HeaderOF 0',
+      `TOTAL_ERR_COR ${correctable}`,
+    ].join('\n'),
+    aer_dev_nonfatal: [...uncorrectable.map((name) => `${name} ${name === 'DLP' ? nonfatal : 0}`), `TOTAL_ERR_NONFATAL ${nonfatal}`].join(
+      '\n',
+    ),
     aer_dev_fatal: [...uncorrectable.map((name) => `${name} ${name === 'DLP' ? fatal : 0}`), `TOTAL_ERR_FATAL ${fatal}`].join('\n'),
   };
 }
@@ -159,22 +198,53 @@ const NDR_PORT: PortSpec = { state: '4: ACTIVE', phys: '5: LinkUp', rate: '400 G
  */
 export const PCIE_DEVICES: DeviceSpec[] = [
   {
-    name: 'mlx5_0', hcaType: 'MT4129', fwVer: '28.39.1002',
-    pcie: { address: '0000:17:00.0', bridge: { address: '0000:16:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '32.0 GT/s PCIe', currentWidth: '16', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16', aer: aerFiles(0, 0, 0) },
+    name: 'mlx5_0',
+    hcaType: 'MT4129',
+    fwVer: '28.39.1002',
+    pcie: {
+      address: '0000:17:00.0',
+      bridge: { address: '0000:16:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' },
+      currentSpeed: '32.0 GT/s PCIe',
+      currentWidth: '16',
+      maxSpeed: '32.0 GT/s PCIe',
+      maxWidth: '16',
+      aer: aerFiles(0, 0, 0),
+    },
     ports: [{ ...NDR_PORT, lid: 0x11 }],
   },
   {
-    name: 'mlx5_1', hcaType: 'MT4129', fwVer: '28.39.1002',
-    pcie: { address: '0000:3b:00.0', bridge: { address: '0000:3a:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '32.0 GT/s PCIe', currentWidth: '8', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16', aer: aerFiles(17, 0, 0, 12) },
+    name: 'mlx5_1',
+    hcaType: 'MT4129',
+    fwVer: '28.39.1002',
+    pcie: {
+      address: '0000:3b:00.0',
+      bridge: { address: '0000:3a:01.0', maxSpeed: '32.0 GT/s PCIe', maxWidth: '16' },
+      currentSpeed: '32.0 GT/s PCIe',
+      currentWidth: '8',
+      maxSpeed: '32.0 GT/s PCIe',
+      maxWidth: '16',
+      aer: aerFiles(17, 0, 0, 12),
+    },
     ports: [{ ...NDR_PORT, lid: 0x12 }],
   },
   {
-    name: 'mlx5_2', hcaType: 'MT4123', fwVer: '20.39.1002',
-    pcie: { address: '0000:5e:00.0', bridge: { address: '0000:5d:02.0', maxSpeed: '8.0 GT/s PCIe', maxWidth: '16' }, currentSpeed: '8.0 GT/s PCIe', currentWidth: '16', maxSpeed: '16.0 GT/s PCIe', maxWidth: '16' },
+    name: 'mlx5_2',
+    hcaType: 'MT4123',
+    fwVer: '20.39.1002',
+    pcie: {
+      address: '0000:5e:00.0',
+      bridge: { address: '0000:5d:02.0', maxSpeed: '8.0 GT/s PCIe', maxWidth: '16' },
+      currentSpeed: '8.0 GT/s PCIe',
+      currentWidth: '16',
+      maxSpeed: '16.0 GT/s PCIe',
+      maxWidth: '16',
+    },
     ports: [{ state: '4: ACTIVE', phys: '5: LinkUp', rate: '200 Gb/sec (4X HDR)', lid: 0x13, smLid: 1 }],
   },
   {
-    name: 'mlx5_3', hcaType: 'MT4129', fwVer: '28.39.1002',
+    name: 'mlx5_3',
+    hcaType: 'MT4129',
+    fwVer: '28.39.1002',
     pcie: { address: '0000:86:00.0' },
     ports: [{ ...NDR_PORT, lid: 0x14 }],
   },
@@ -188,7 +258,12 @@ export interface HostDir {
   remove(): Promise<void>;
 }
 
-export async function hostDir(devices: readonly DeviceSpec[], interfaces: readonly InterfaceSpec[] = [], config = '', umad = false): Promise<HostDir> {
+export async function hostDir(
+  devices: readonly DeviceSpec[],
+  interfaces: readonly InterfaceSpec[] = [],
+  config = '',
+  umad = false,
+): Promise<HostDir> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-host-'));
   const root = path.join(dir, 'sys');
   await writeHost(root, devices, interfaces, umad);

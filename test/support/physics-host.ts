@@ -39,8 +39,12 @@ export interface PhysicsHost {
 }
 
 /** The host written to a temporary directory; `cables` replaces the answers of PHYSICS_CABLES for some devices. */
-export async function physicsHost(options: { symbolErrors?: Readonly<Record<string, number>>; cables?: Readonly<Record<string, Answer>> } = {}): Promise<PhysicsHost> {
-  const host = await hostDir(physicsDevices(options.symbolErrors), [{ name: 'ib0', device: 'mlx5_0', port: 1, mode: 'datagram', mtu: 4092, carrier: 1, pkey: '0xffff' }]);
+export async function physicsHost(
+  options: { symbolErrors?: Readonly<Record<string, number>>; cables?: Readonly<Record<string, Answer>> } = {},
+): Promise<PhysicsHost> {
+  const host = await hostDir(physicsDevices(options.symbolErrors), [
+    { name: 'ib0', device: 'mlx5_0', port: 1, mode: 'datagram', mtu: 4092, carrier: 1, pkey: '0xffff' },
+  ]);
   const tool = await fakeModuleTool({ ...PHYSICS_CABLES, ...options.cables });
   return {
     root: host.root,

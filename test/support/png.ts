@@ -31,7 +31,8 @@ export function decodePng(png: Buffer): Image {
       width = body.readUInt32BE(0);
       height = body.readUInt32BE(4);
       const [depth, colourType, , , interlace] = [body[8], body[9], body[10], body[11], body[12]];
-      if (depth !== 8 || (colourType !== 2 && colourType !== 6) || interlace !== 0) throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+      if (depth !== 8 || (colourType !== 2 && colourType !== 6) || interlace !== 0)
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
       channels = colourType === 6 ? 4 : 3;
     } else if (type === 'IDAT') {
       data.push(body);

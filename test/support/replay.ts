@@ -24,10 +24,15 @@ export function recording(tools: Recorded, scenario: string, stem: string): Reco
 /** The recorded command lines of a scenario: line → stem. */
 export function recordedCommands(tools: Recorded, scenario: string): Map<string, string> {
   const table = readFileSync(path.join(FIXTURES, FOLDER[tools], scenario, 'commands.tsv'), 'utf8');
-  return new Map(table.split('\n').filter(Boolean).map((line) => {
-    const [stem, command] = line.split('\t');
-    return [command!, stem!];
-  }));
+  return new Map(
+    table
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [stem, command] = line.split('\t');
+        return [command!, stem!];
+      }),
+  );
 }
 
 /** A command line as recorded: `-t N` left out, cache paths as `<cache>`. */
@@ -41,7 +46,11 @@ export function recordedLine(command: string, args: readonly string[]): string {
   return words.join(' ');
 }
 
-export function result<Tool extends string>(command: Tool, args: readonly string[], fields: Partial<CommandResult<Tool>>): CommandResult<Tool> {
+export function result<Tool extends string>(
+  command: Tool,
+  args: readonly string[],
+  fields: Partial<CommandResult<Tool>>,
+): CommandResult<Tool> {
   return { command, args, outcome: 'exited', exitCode: 0, stdout: '', stderr: '', durationMs: 1, ...fields };
 }
 
@@ -83,8 +92,13 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
     if (this.tools === 'fabric') {
       // Recorded or generated fabrics (a name under fixtures/fabric-recordings, or an absolute path), as the
       // fake tools replay them: a sweep given a shard's pruned cache prints that shard's nodes.
-      const replayed = replay(this.scenarios.map((scenario) => path.resolve(FIXTURES, 'fabric-recordings', scenario)), command, args);
-      if (replayed) return result(command, args, { stdout: replayed.stdout.toString('utf8'), stderr: replayed.stderr, exitCode: replayed.exitCode });
+      const replayed = replay(
+        this.scenarios.map((scenario) => path.resolve(FIXTURES, 'fabric-recordings', scenario)),
+        command,
+        args,
+      );
+      if (replayed)
+        return result(command, args, { stdout: replayed.stdout.toString('utf8'), stderr: replayed.stderr, exitCode: replayed.exitCode });
     }
     for (const scenario of this.tools === 'fabric' ? [] : this.scenarios) {
       const stem = recordedCommands(this.tools, scenario).get(line);
@@ -93,7 +107,11 @@ export class ReplayRunner<Tool extends string> implements CommandRunner<Tool> {
     // ibsim, where the diag recordings were made, does not implement PortSamplesControl: a
     // `perfquery -c` nobody recorded answers as it does there.
     if (command === 'perfquery' && args.includes('-c')) {
-      return result(command, args, { stdout: '', stderr: 'ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid 1)\nperfquery: iberror: failed: sampctlquery\n', exitCode: 255 });
+      return result(command, args, {
+        stdout: '',
+        stderr: 'ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid 1)\nperfquery: iberror: failed: sampctlquery\n',
+        exitCode: 255,
+      });
     }
     throw new Error(`no recording of "${line}" in ${this.scenarios.join(', ')}`);
   }

@@ -43,7 +43,11 @@ async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise
  * Start munged, slurmctld and a slurmd per node; `tools` are their absolute paths. `cgroupV1`:
  * proctrack/cgroup with cgroup/v1, so that each job gets its cgroups under /sys/fs/cgroup.
  */
-export async function startSlurm(nodes: readonly string[], tools: Record<string, string>, options: { cgroupV1?: boolean } = {}): Promise<SlurmCluster> {
+export async function startSlurm(
+  nodes: readonly string[],
+  tools: Record<string, string>,
+  options: { cgroupV1?: boolean } = {},
+): Promise<SlurmCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ibexp-slurm-'));
   chmodSync(dir, 0o755);
   const uid = Number(execFileSync('id', ['-u', 'munge'], { encoding: 'utf8' }).trim());
@@ -57,48 +61,76 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
   chownSync(key, uid, gid);
   const socket = path.join(mungeDir, 'munge.sock');
   const pids: string[] = [];
-  const munged = spawnSync(tools.runuser!, ['-u', 'munge', '--', tools.munged!, `--socket=${socket}`, `--key-file=${key}`, `--pid-file=${mungeDir}/munged.pid`, `--log-file=${mungeDir}/munged.log`, `--seed-file=${mungeDir}/munge.seed`], { encoding: 'utf8' });
+  const munged = spawnSync(
+    tools.runuser!,
+    [
+      '-u',
+      'munge',
+      '--',
+      tools.munged!,
+      `--socket=${socket}`,
+      `--key-file=${key}`,
+      `--pid-file=${mungeDir}/munged.pid`,
+      `--log-file=${mungeDir}/munged.log`,
+      `--seed-file=${mungeDir}/munge.seed`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (munged.status !== 0) throw new Error(`munged: ${munged.stderr}`);
   pids.push(path.join(mungeDir, 'munged.pid'));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const host = hostname();
   const conf = path.join(dir, 'slurm.conf');
   mkdirSync(path.join(dir, 'state'));
-  writeFileSync(conf, [
-    'ClusterName=ibexp',
-    `SlurmctldHost=${host}(127.0.0.1)`,
-    `SlurmctldPort=${port}`,
-    'SlurmUser=root',
-    'SlurmdUser=root',
-    'AuthType=auth/munge',
-    'CredType=cred/munge',
-    `AuthInfo=socket=${socket}`,
-    `StateSaveLocation=${dir}/state`,
-    `SlurmdSpoolDir=${dir}/spool-%n`,
-    `SlurmctldPidFile=${dir}/slurmctld.pid`,
-    `SlurmdPidFile=${dir}/slurmd-%n.pid`,
-    `SlurmctldLogFile=${dir}/slurmctld.log`,
-    `SlurmdLogFile=${dir}/slurmd-%n.log`,
-    options.cgroupV1 ? 'ProctrackType=proctrack/cgroup' : 'ProctrackType=proctrack/linuxproc',
-    'TaskPlugin=task/none',
-    'MpiDefault=none',
-    'ReturnToService=2',
-    'SchedulerType=sched/builtin',
-    'SelectType=select/linear',
-    'JobCompType=jobcomp/none',
-    'JobAcctGatherType=jobacct_gather/none',
-    ...nodes.map((node, i) => `NodeName=${node} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${port + 1 + i} CPUs=1 State=UNKNOWN`),
-    'PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
-    '',
-  ].join('\n'));
-  if (options.cgroupV1) writeFileSync(path.join(dir, 'cgroup.conf'), 'CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n');
+  writeFileSync(
+    conf,
+    [
+      'ClusterName=ibexp',
+      `SlurmctldHost=${host}(127.0.0.1)`,
+      `SlurmctldPort=${port}`,
+      'SlurmUser=root',
+      'SlurmdUser=root',
+      'AuthType=auth/munge',
+      'CredType=cred/munge',
+      `AuthInfo=socket=${socket}`,
+      `StateSaveLocation=${dir}/state`,
+      `SlurmdSpoolDir=${dir}/spool-%n`,
+      `SlurmctldPidFile=${dir}/slurmctld.pid`,
+      `SlurmdPidFile=${dir}/slurmd-%n.pid`,
+      `SlurmctldLogFile=${dir}/slurmctld.log`,
+      `SlurmdLogFile=${dir}/slurmd-%n.log`,
+      options.cgroupV1 ? 'ProctrackType=proctrack/cgroup' : 'ProctrackType=proctrack/linuxproc',
+      'TaskPlugin=task/none',
+      'MpiDefault=none',
+      'ReturnToService=2',
+      'SchedulerType=sched/builtin',
+      'SelectType=select/linear',
+      'JobCompType=jobcomp/none',
+      'JobAcctGatherType=jobacct_gather/none',
+      ...nodes.map((node, i) => `NodeName=${node} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${port + 1 + i} CPUs=1 State=UNKNOWN`),
+      'PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
+      '',
+    ].join('\n'),
+  );
+  if (options.cgroupV1)
+    writeFileSync(
+      path.join(dir, 'cgroup.conf'),
+      'CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=no\nConstrainRAMSpace=no\nConstrainDevices=no\n',
+    );
   const env = { ...process.env, SLURM_CONF: conf };
   const run = (tool: string, args: string[]) => spawnSync(tools[tool]!, args, { env, encoding: 'utf8' });
   const squeue = (args: string[]) => run('squeue', ['--noheader', ...args]);
   const stop = async () => {
     const jobs = squeue(['--format=%i']).stdout?.trim();
     if (jobs) run('scancel', jobs.split('\n'));
-    await waitFor('squeue to empty', () => { const out = squeue(['--format=%i']); return out.status !== 0 || out.stdout.trim() === ''; }, 30_000).catch(() => undefined);
+    await waitFor(
+      'squeue to empty',
+      () => {
+        const out = squeue(['--format=%i']);
+        return out.status !== 0 || out.stdout.trim() === '';
+      },
+      30_000,
+    ).catch(() => undefined);
     for (const file of [...nodes.map((node) => path.join(dir, `slurmd-${node}.pid`)), path.join(dir, 'slurmctld.pid'), ...pids]) {
       const pid = pidOf(file);
       if (pid === undefined) continue;
@@ -107,8 +139,23 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
       } catch {
         // already gone
       }
-      await waitFor(`PID ${pid} to stop`, () => { try { process.kill(pid, 0); return false; } catch { return true; } }, 10_000).catch(() => {
-        try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      await waitFor(
+        `PID ${pid} to stop`,
+        () => {
+          try {
+            process.kill(pid, 0);
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        10_000,
+      ).catch(() => {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       });
     }
     rmSync(dir, { recursive: true, force: true });
@@ -132,11 +179,27 @@ export async function startSlurm(nodes: readonly string[], tools: Record<string,
     conf,
     env,
     submit(name, on) {
-      const out = run('sbatch', ['--parsable', '--output', path.join(dir, 'job-%j.out'), '-J', name, '-w', on.join(','), '-N', String(on.length), '--wrap', 'sleep 600']);
+      const out = run('sbatch', [
+        '--parsable',
+        '--output',
+        path.join(dir, 'job-%j.out'),
+        '-J',
+        name,
+        '-w',
+        on.join(','),
+        '-N',
+        String(on.length),
+        '--wrap',
+        'sleep 600',
+      ]);
       if (out.status !== 0) throw new Error(`sbatch: ${out.stderr}`);
       return out.stdout.trim().split(';')[0]!;
     },
-    waitRunning: (count) => waitFor(`${count} running jobs`, () => squeue(['--states=RUNNING', '--format=%i']).stdout.trim().split('\n').filter(Boolean).length === count),
+    waitRunning: (count) =>
+      waitFor(
+        `${count} running jobs`,
+        () => squeue(['--states=RUNNING', '--format=%i']).stdout.trim().split('\n').filter(Boolean).length === count,
+      ),
     stop,
   };
 }

@@ -8,7 +8,6 @@ export { findExecutable };
 
 export const systemTestsRequired = process.env.REQUIRE_SYSTEM_TESTS === '1';
 
-
 export interface SystemTools {
   /** Paths of every tool asked for, when all were found. */
   paths: Record<string, string>;

@@ -13,12 +13,37 @@ import type { CollectorContext, Cycle, Off, Reader, ToolGroup } from '../../coll
 import { HOST_READING, SYSFS_PATH, sysfsFiles } from '../host/host-reading.js';
 import { DIAG_TIMEOUT, PERFQUERY_PATH, SMINFO_PATH, SMPQUERY_PATH } from '../infiniband-diags.js';
 
-export const DIAG_SWITCH = collectorSwitch('diag', 'diag', true, 'Query perfquery, sminfo and smpquery (--no-collector.diag turns it off).');
-export const DIAG_INTERVAL = flag(DURATION, { name: 'diag.interval', key: 'diag.interval', default: '30s', help: 'How often the infiniband-diags tools run.' });
-export const DIAG_MAX_CONCURRENT = flag(COUNT, { name: 'diag.max-concurrent', key: 'diag.max_concurrent', default: '4', help: 'infiniband-diags commands run at once.', check: true });
+export const DIAG_SWITCH = collectorSwitch(
+  'diag',
+  'diag',
+  true,
+  'Query perfquery, sminfo and smpquery (--no-collector.diag turns it off).',
+);
+export const DIAG_INTERVAL = flag(DURATION, {
+  name: 'diag.interval',
+  key: 'diag.interval',
+  default: '30s',
+  help: 'How often the infiniband-diags tools run.',
+});
+export const DIAG_MAX_CONCURRENT = flag(COUNT, {
+  name: 'diag.max-concurrent',
+  key: 'diag.max_concurrent',
+  default: '4',
+  help: 'infiniband-diags commands run at once.',
+  check: true,
+});
 
 /** Every flag the diag collectors read. */
-export const DIAG_FLAGS = [DIAG_SWITCH, DIAG_INTERVAL, DIAG_TIMEOUT, DIAG_MAX_CONCURRENT, PERFQUERY_PATH, SMINFO_PATH, SMPQUERY_PATH, SYSFS_PATH];
+export const DIAG_FLAGS = [
+  DIAG_SWITCH,
+  DIAG_INTERVAL,
+  DIAG_TIMEOUT,
+  DIAG_MAX_CONCURRENT,
+  PERFQUERY_PATH,
+  SMINFO_PATH,
+  SMPQUERY_PATH,
+  SYSFS_PATH,
+];
 
 /** What the diag collectors let `check` judge (they are off, or cannot run, together). */
 export const DIAG_CHECKS = 'subnet manager reachability and link peers';
@@ -30,7 +55,8 @@ export const DIAG_CYCLE: Cycle = {
   interval: (settings) => settings.get(DIAG_INTERVAL),
   // Up to three commands in a row per port (node info, then the peer's port info, then its
   // counters), each bounded by the time limit; a single run (check) has no interval to fill.
-  deadline: (settings, once) => (once ? 4 * settings.get(DIAG_TIMEOUT) : Math.max(settings.get(DIAG_INTERVAL), 4 * settings.get(DIAG_TIMEOUT))),
+  deadline: (settings, once) =>
+    once ? 4 * settings.get(DIAG_TIMEOUT) : Math.max(settings.get(DIAG_INTERVAL), 4 * settings.get(DIAG_TIMEOUT)),
   // Which ports are linked, and their LIDs, come from the host reading.
   after: { cycle: HOST_READING, fresh: true },
 };
@@ -70,7 +96,10 @@ export class DiagTools {
     if (summary !== this.announcedSkips) {
       this.announcedSkips = summary;
       if (skipped.length > 0) {
-        this.context.logger.info({ ports: skipped, reason: umad.reason }, 'diag collector skips these linked ports: they have no umad device, so infiniband-diags cannot reach the fabric through them');
+        this.context.logger.info(
+          { ports: skipped, reason: umad.reason },
+          'diag collector skips these linked ports: they have no umad device, so infiniband-diags cannot reach the fabric through them',
+        );
       } else if (targets.length > 0) {
         this.context.logger.info('diag collector queries every linked InfiniBand port');
       }
@@ -89,12 +118,21 @@ function setUpTools(context: CollectorContext): DiagTools | Off {
   // Without the user-MAD interface every command fails to open its port: `check` says so once
   // instead of reporting each tool as a failing collector. (A fixture tree has none either.)
   if (context.mode === 'check' && !existsSync(path.join(settings.get(SYSFS_PATH), UMAD_ABI_VERSION))) {
-    return { off: `the kernel's user-MAD interface is not loaded (no ${path.join(settings.get(SYSFS_PATH), UMAD_ABI_VERSION)}; modprobe ib_umad)` };
+    return {
+      off: `the kernel's user-MAD interface is not loaded (no ${path.join(settings.get(SYSFS_PATH), UMAD_ABI_VERSION)}; modprobe ib_umad)`,
+    };
   }
-  const { found, missing } = locateTools(DIAG_COMMANDS, { perfquery: settings.get(PERFQUERY_PATH), sminfo: settings.get(SMINFO_PATH), smpquery: settings.get(SMPQUERY_PATH) });
+  const { found, missing } = locateTools(DIAG_COMMANDS, {
+    perfquery: settings.get(PERFQUERY_PATH),
+    sminfo: settings.get(SMINFO_PATH),
+    smpquery: settings.get(SMPQUERY_PATH),
+  });
   const tools = new Set(DIAG_COMMANDS.filter((tool) => found[tool] !== undefined));
   if (tools.size === 0) {
-    logger.warn({ missing }, 'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)');
+    logger.warn(
+      { missing },
+      'diag collector off: infiniband-diags tools not found (install infiniband-diags or set --perfquery.path, --sminfo.path, --smpquery.path; --no-collector.diag silences this)',
+    );
     return { off: `infiniband-diags tools not found: ${missing.join('; ')}` };
   }
   if (missing.length > 0) logger.warn({ missing }, `diag collector partly off: ${missing.join('; ')}`);
@@ -138,4 +176,3 @@ export function diagReader<T>(
     },
   };
 }
-

@@ -18,12 +18,19 @@ import { PERFQUERY_PART, SMPQUERY_PART } from '../parts.js';
 export const PEER_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
   PMA_COUNTERS.filter((c) => c.error).map((c) => [
     c.name,
-    counter(`infiniband_port_peer_${c.name}_total`, ['device', 'port'], `At the link peer (the switch port at the other end of this port's cable): ${c.help} Saturation shows as infiniband_port_pma_saturated{counter="peer_${c.name}"}.`),
+    counter(
+      `infiniband_port_peer_${c.name}_total`,
+      ['device', 'port'],
+      `At the link peer (the switch port at the other end of this port's cable): ${c.help} Saturation shows as infiniband_port_pma_saturated{counter="peer_${c.name}"}.`,
+    ),
   ]),
 );
 
-const TICK_SECONDS = gauge('infiniband_port_xmit_wait_tick_seconds', ['device', 'port'],
-  'How long one PortXmitWait tick of this port lasts at its current speed and width, in seconds: the adapter\'s PortSamplesControl Tick (perfquery -c, read once per device), or its generation\'s documented tick where the adapter does not answer. rate(infiniband_port_transmit_wait_total) times this is the fraction of time the port was stalled (infiniband:port_congestion:ratio5m).');
+const TICK_SECONDS = gauge(
+  'infiniband_port_xmit_wait_tick_seconds',
+  ['device', 'port'],
+  "How long one PortXmitWait tick of this port lasts at its current speed and width, in seconds: the adapter's PortSamplesControl Tick (perfquery -c, read once per device), or its generation's documented tick where the adapter does not answer. rate(infiniband_port_transmit_wait_total) times this is the fraction of time the port was stalled (infiniband:port_congestion:ratio5m).",
+);
 
 const FAMILIES = [...PEER_COUNTER_METRICS.values(), TICK_SECONDS];
 
@@ -55,11 +62,13 @@ export const PERFQUERY: Collector<ReadonlyMap<string, PortPma>> = defineCollecto
   setUp: (context) => {
     // Each port's tick, read once per device (kept between cycles: it is identity-like).
     const ticks: KnownTicks = new Map();
-    return diagReader(context, 'perfquery', (tools, snapshot, signal) => readPortCounters(tools.targets(snapshot.devices, signal), SMPQUERY_PART.of(snapshot), tools.options(signal), ticks));
+    return diagReader(context, 'perfquery', (tools, snapshot, signal) =>
+      readPortCounters(tools.targets(snapshot.devices, signal), SMPQUERY_PART.of(snapshot), tools.options(signal), ticks),
+    );
   },
   metrics: { families: FAMILIES, write: writeMetrics },
   failure: {
-    consequence: 'the link peers\' error counters are missing',
+    consequence: "the link peers' error counters are missing",
     meaning: 'Errors counted by the switch port at the other end of a cable would not show.',
     cause: 'No access to /dev/infiniband/umad* (not root), a port without a LID, or a command timing out.',
   },

@@ -14,14 +14,26 @@ import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './
 const PORT = ['device', 'port'] as const;
 
 export const SUBNET_MANAGER_METRICS = {
-  reachable: gauge('infiniband_subnet_manager_reachable', PORT,
-    '1 when the subnet manager at the port\'s SM LID answered sminfo, 0 when nobody answered: no SM ever configured the port, or the SM died (ports stay ACTIVE with a stale SM LID). Only for InfiniBand ports with a physical link.'),
-  info: gauge('infiniband_subnet_manager_info', [...PORT, 'sm_guid', 'sm_lid', 'state'],
-    'Subnet manager seen from the port (value always 1): the one it follows (state MASTER normally) and, when an SM runs on this port without being the master, that one too (STANDBY, DISCOVERING or NOTACTIVE). A new sm_guid/sm_lid on state="MASTER" means a failover.'),
-  priority: gauge('infiniband_subnet_manager_priority', PORT,
-    'Priority (0-15) of the subnet manager the port follows: the highest priority wins the election for MASTER.'),
-  activity: counter('infiniband_subnet_manager_activity_total', PORT,
-    'SMInfo ActivityCount of the subnet manager the port follows: it keeps increasing while the master SM is alive; a value that stops moving means a hung SM (it restarts from 0 when the SM restarts).'),
+  reachable: gauge(
+    'infiniband_subnet_manager_reachable',
+    PORT,
+    "1 when the subnet manager at the port's SM LID answered sminfo, 0 when nobody answered: no SM ever configured the port, or the SM died (ports stay ACTIVE with a stale SM LID). Only for InfiniBand ports with a physical link.",
+  ),
+  info: gauge(
+    'infiniband_subnet_manager_info',
+    [...PORT, 'sm_guid', 'sm_lid', 'state'],
+    'Subnet manager seen from the port (value always 1): the one it follows (state MASTER normally) and, when an SM runs on this port without being the master, that one too (STANDBY, DISCOVERING or NOTACTIVE). A new sm_guid/sm_lid on state="MASTER" means a failover.',
+  ),
+  priority: gauge(
+    'infiniband_subnet_manager_priority',
+    PORT,
+    'Priority (0-15) of the subnet manager the port follows: the highest priority wins the election for MASTER.',
+  ),
+  activity: counter(
+    'infiniband_subnet_manager_activity_total',
+    PORT,
+    'SMInfo ActivityCount of the subnet manager the port follows: it keeps increasing while the master SM is alive; a value that stops moving means a hung SM (it restarts from 0 when the SM restarts).',
+  ),
 } as const;
 
 const FAMILIES = Object.values(SUBNET_MANAGER_METRICS);
@@ -56,7 +68,8 @@ function judge(snapshot: Snapshot): Finding[] {
   const findings: Finding[] = [];
   for (const device of snapshot.devices) {
     for (const port of device.ports) {
-      if (!isInfinibandPort(port) || !physicalLinkIsUp(port.physicalState?.id) || port.state?.id === PORT_STATE_INIT || port.smLid === 0) continue;
+      if (!isInfinibandPort(port) || !physicalLinkIsUp(port.physicalState?.id) || port.state?.id === PORT_STATE_INIT || port.smLid === 0)
+        continue;
       const reading = readings.get(portKey(device.name, port.port));
       if (!reading || reading.reachable) continue;
       findings.push({
@@ -64,7 +77,8 @@ function judge(snapshot: Snapshot): Finding[] {
         severity: 'critical',
         subject: { kind: 'port', device: device.name, port: port.port },
         summary: `port ${portName(device.name, port.port)}: no subnet manager answers sminfo at SM LID ${port.smLid ?? 'unknown'}: it died or cannot be reached`,
-        meaning: 'Ports stay ACTIVE with their old LIDs and routes after the subnet manager dies, so traffic still flows, but nothing heals: a rebooted host or a replaced cable stays INIT until a subnet manager is back.',
+        meaning:
+          'Ports stay ACTIVE with their old LIDs and routes after the subnet manager dies, so traffic still flows, but nothing heals: a rebooted host or a replaced cable stays INIT until a subnet manager is back.',
         cause: 'opensm crashed, was stopped, or its host is down; no standby subnet manager took over.',
         remedy: 'restart the subnet manager on its host (systemctl restart opensm), or start opensm on another host of this fabric',
         runbook: 'infinibandsubnetmanagerunreachable',
@@ -84,7 +98,10 @@ export const SMINFO: Collector<ReadonlyMap<string, SubnetManagerReading>> = defi
   // Beside smpquery: it needs nothing of it.
   schedule: { cycle: DIAG_CYCLE, after: [] },
   onOverrun: 'drop',
-  setUp: (context) => diagReader(context, 'sminfo', (tools, snapshot, signal) => readSubnetManagers(tools.targets(snapshot.devices, signal), tools.options(signal))),
+  setUp: (context) =>
+    diagReader(context, 'sminfo', (tools, snapshot, signal) =>
+      readSubnetManagers(tools.targets(snapshot.devices, signal), tools.options(signal)),
+    ),
   metrics: { families: FAMILIES, write: writeMetrics },
   findings: judge,
   failure: {

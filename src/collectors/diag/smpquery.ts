@@ -12,8 +12,11 @@ import { SMPQUERY_PART } from '../parts.js';
 import { DIAG_CHECKS, DIAG_CYCLE, DIAG_FLAGS, DIAG_SWITCH, diagReader } from './diag-group.js';
 
 export const PEER_METRICS = {
-  info: gauge('infiniband_port_peer_info', ['device', 'port', 'peer_guid', 'peer_port', 'peer_lid', 'peer_node_type', 'peer_description'],
-    'The port at the other end of this port\'s cable, found by direct route (smpquery nodeinfo/nodedesc, value always 1): node GUID, port number, LID (empty before a subnet manager assigned one), node type (CA, Switch, Router) and description (usually the switch name).'),
+  info: gauge(
+    'infiniband_port_peer_info',
+    ['device', 'port', 'peer_guid', 'peer_port', 'peer_lid', 'peer_node_type', 'peer_description'],
+    "The port at the other end of this port's cable, found by direct route (smpquery nodeinfo/nodedesc, value always 1): node GUID, port number, LID (empty before a subnet manager assigned one), node type (CA, Switch, Router) and description (usually the switch name).",
+  ),
 } as const;
 
 const FAMILIES = Object.values(PEER_METRICS);
@@ -23,14 +26,18 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   for (const [key, { peer }] of SMPQUERY.of(snapshot) ?? []) {
     if (!peer) continue;
     const [device, port] = key.split('/') as [string, string];
-    samples.add(PEER_METRICS.info, {
-      ...STABLE.with(STABLE.one('device', device), 'port', port),
-      peer_guid: peer.guid,
-      peer_port: String(peer.port),
-      peer_lid: peer.lid === undefined ? '' : String(peer.lid),
-      peer_node_type: peer.nodeType ?? '',
-      peer_description: peer.description ?? '',
-    }, 1);
+    samples.add(
+      PEER_METRICS.info,
+      {
+        ...STABLE.with(STABLE.one('device', device), 'port', port),
+        peer_guid: peer.guid,
+        peer_port: String(peer.port),
+        peer_lid: peer.lid === undefined ? '' : String(peer.lid),
+        peer_node_type: peer.nodeType ?? '',
+        peer_description: peer.description ?? '',
+      },
+      1,
+    );
   }
   samples.writeTo(FAMILIES, out);
 }
@@ -43,7 +50,8 @@ export const SMPQUERY: Collector<ReadonlyMap<string, PortLink>> = defineCollecto
   scope: 'host',
   schedule: { cycle: DIAG_CYCLE },
   onOverrun: 'drop',
-  setUp: (context) => diagReader(context, 'smpquery', (tools, snapshot, signal) => readLinks(tools.targets(snapshot.devices, signal), tools.options(signal))),
+  setUp: (context) =>
+    diagReader(context, 'smpquery', (tools, snapshot, signal) => readLinks(tools.targets(snapshot.devices, signal), tools.options(signal))),
   metrics: { families: FAMILIES, write: writeMetrics },
   failure: {
     consequence: 'link peers and the rates links could run at are missing',

@@ -20,11 +20,18 @@ import type { Discovery } from '../../sources/fabric/discovery.js';
 import type { NodeTick } from '../../sources/fabric/xmit-wait-ticks.js';
 import type { XmitWaitTick } from '../../model/congestion.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
-import { COMMANDS_FAIL, DISCOVERY_CYCLE, FABRIC_FLAGS, FABRIC_HCA_PORTS, FABRIC_NODE_NAME_MAP, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
+import {
+  COMMANDS_FAIL,
+  DISCOVERY_CYCLE,
+  FABRIC_FLAGS,
+  FABRIC_HCA_PORTS,
+  FABRIC_NODE_NAME_MAP,
+  FABRIC_SHARD,
+  FABRIC_SWITCH,
+  fabricRunner,
+} from './fabric-mode.js';
 import { FABRIC_DISCOVERY_PART, type DiscoveryPart } from '../parts.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
-
-
 
 interface CachedTick extends NodeTick {
   deviceId: number | undefined;
@@ -55,7 +62,10 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
 
   async read(_snapshot: Snapshot, signal: AbortSignal): Promise<Reading<DiscoveryPart>> {
     const { settings } = this.context;
-    const [{ FabricCycle: Cycle }, { discoverFabric }] = await Promise.all([import('../../sources/fabric/commands.js'), import('../../sources/fabric/discovery.js')]);
+    const [{ FabricCycle: Cycle }, { discoverFabric }] = await Promise.all([
+      import('../../sources/fabric/commands.js'),
+      import('../../sources/fabric/discovery.js'),
+    ]);
     const cycle = new Cycle({ runner: fabricRunner(this.context), timeoutMs: settings.get(DIAG_TIMEOUT), signal });
     await this.readNames(cycle);
     const dir = await this.directory();
@@ -64,7 +74,10 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const found = await discoverFabric(cycle, file, this.names, this.context.now() / 1000, this.context.mode !== 'serve');
     const shard = settings.get(FABRIC_SHARD);
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
-    let part: DiscoveryPart | undefined = this.current === undefined ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names, ticks: this.ticks } : undefined;
+    let part: DiscoveryPart | undefined =
+      this.current === undefined
+        ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names, ticks: this.ticks }
+        : undefined;
     const verdict = found && !signal.aborted ? this.verdict(found, cycle) : undefined;
     if (verdict === 'confirm' && this.current && !this.current.provisional) part = { ...this.current, provisional: true };
     if (found && (verdict === 'take' || verdict === 'provisional')) {
@@ -104,7 +117,10 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const nodes = new Set(found.topology.nodes.keys());
     if (previous && nodes.size < previous.nodes.size / 2 && !sameNodes(nodes, this.shrunkTo)) {
       this.shrunkTo = nodes;
-      cycle.fail(found.item, `found ${nodes.size} nodes where the topology in use has ${previous.nodes.size}: kept until the next discovery finds the same`);
+      cycle.fail(
+        found.item,
+        `found ${nodes.size} nodes where the topology in use has ${previous.nodes.size}: kept until the next discovery finds the same`,
+      );
       return 'confirm';
     }
     this.shrunkTo = undefined;
@@ -164,16 +180,27 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
 }
 
 export const NODE_METRICS = {
-  nodeInfo: gauge('infiniband_fabric_node_info', ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
-    'Every node the last discovery found (value always 1): type (switch, ca, router), NodeDescription, name from --fabric.node-name-map (empty when unmapped), LID (a switch\'s port 0, a CA\'s first port), number of ports, vendor and device ID. A switch that disappears from here was lost from the fabric.'),
-  duplicateGuids: gauge('infiniband_fabric_duplicate_guids', [],
-    'GUIDs that more than one node or port of the fabric claims (a cloned or mis-programmed GUID makes one of the devices invisible to the subnet manager). 0 on a sane fabric.'),
-  duplicateLids: gauge('infiniband_fabric_duplicate_lids', [], 'LIDs assigned to more than one port: traffic to them goes astray. 0 on a sane fabric.'),
+  nodeInfo: gauge(
+    'infiniband_fabric_node_info',
+    ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
+    "Every node the last discovery found (value always 1): type (switch, ca, router), NodeDescription, name from --fabric.node-name-map (empty when unmapped), LID (a switch's port 0, a CA's first port), number of ports, vendor and device ID. A switch that disappears from here was lost from the fabric.",
+  ),
+  duplicateGuids: gauge(
+    'infiniband_fabric_duplicate_guids',
+    [],
+    'GUIDs that more than one node or port of the fabric claims (a cloned or mis-programmed GUID makes one of the devices invisible to the subnet manager). 0 on a sane fabric.',
+  ),
+  duplicateLids: gauge(
+    'infiniband_fabric_duplicate_lids',
+    [],
+    'LIDs assigned to more than one port: traffic to them goes astray. 0 on a sane fabric.',
+  ),
 } as const;
 
 const FAMILIES = Object.values(NODE_METRICS);
 
-const hex = (value: number | undefined, digits: number): string => (value === undefined ? '' : `0x${value.toString(16).padStart(digits, '0')}`);
+const hex = (value: number | undefined, digits: number): string =>
+  value === undefined ? '' : `0x${value.toString(16).padStart(digits, '0')}`;
 
 /** Nodes of this shard, and (shard 1 only: they are the fabric's, served once) the duplicate counts. */
 function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
@@ -188,16 +215,20 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   for (const node of topology.nodes.values()) {
     if (pace()) yield;
     if (!inShard(node.guid, shard)) continue;
-    samples.add(NODE_METRICS.nodeInfo, {
-      node_guid: node.guid,
-      node_type: node.type,
-      node_desc: node.description,
-      node_name: node.name ?? '',
-      lid: node.lid === undefined ? '' : String(node.lid),
-      ports: String(node.portCount),
-      vendor_id: hex(node.vendorId, 4),
-      device_id: hex(node.deviceId, 4),
-    }, 1);
+    samples.add(
+      NODE_METRICS.nodeInfo,
+      {
+        node_guid: node.guid,
+        node_type: node.type,
+        node_desc: node.description,
+        node_name: node.name ?? '',
+        lid: node.lid === undefined ? '' : String(node.lid),
+        ports: String(node.portCount),
+        vendor_id: hex(node.vendorId, 4),
+        device_id: hex(node.deviceId, 4),
+      },
+      1,
+    );
   }
   yield* samples.writeSteps(FAMILIES, out);
 }
@@ -205,17 +236,22 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
 export function addressConflictFindings(fabric: FabricSnapshot): Finding[] {
   const topology = fabric.topology;
   if (!topology || topology.duplicateGuids + topology.duplicateLids === 0) return [];
-  return [{
-    condition: 'fabric-address-conflict',
-    severity: 'critical',
-    subject: { kind: 'subnet' },
-    summary: `the fabric discovery found ${plural(topology.duplicateGuids, 'duplicate GUID')} and ${plural(topology.duplicateLids, 'duplicate LID')}: packets for one address reach the wrong port or none`,
-    meaning: 'A GUID two nodes share hides one of them from discovery and from the subnet manager\'s routing; two ports with one LID make it route to either. The subnet manager may refuse to bring ports up.',
-    cause: 'Duplicate GUIDs: a card with a cloned or badly burnt firmware image. Duplicate LIDs: two subnets joined by a cable while each had its own subnet manager, or a LID set by hand.',
-    remedy: 'find them with ibnetdiscover -p (one GUID or LID twice); reburn a duplicate GUID with the card\'s own (mstflint -d <pci> -guid <guid> sg) or replace the card; for duplicate LIDs unplug the cable that joined two subnets and restart the subnet manager',
-    runbook: 'infinibandfabricaddressconflict',
-    alert: 'InfiniBandFabricAddressConflict',
-  }];
+  return [
+    {
+      condition: 'fabric-address-conflict',
+      severity: 'critical',
+      subject: { kind: 'subnet' },
+      summary: `the fabric discovery found ${plural(topology.duplicateGuids, 'duplicate GUID')} and ${plural(topology.duplicateLids, 'duplicate LID')}: packets for one address reach the wrong port or none`,
+      meaning:
+        "A GUID two nodes share hides one of them from discovery and from the subnet manager's routing; two ports with one LID make it route to either. The subnet manager may refuse to bring ports up.",
+      cause:
+        'Duplicate GUIDs: a card with a cloned or badly burnt firmware image. Duplicate LIDs: two subnets joined by a cable while each had its own subnet manager, or a LID set by hand.',
+      remedy:
+        "find them with ibnetdiscover -p (one GUID or LID twice); reburn a duplicate GUID with the card's own (mstflint -d <pci> -guid <guid> sg) or replace the card; for duplicate LIDs unplug the cable that joined two subnets and restart the subnet manager",
+      runbook: 'infinibandfabricaddressconflict',
+      alert: 'InfiniBandFabricAddressConflict',
+    },
+  ];
 }
 
 function durationText(seconds: number): string {
@@ -238,7 +274,7 @@ export function discoveryFailure(fabric: FabricSnapshot, report: CollectorReport
 
 export const FABRIC_DISCOVERY: Collector<DiscoveryPart> = defineCollector({
   name: FABRIC_DISCOVERY_PART.name,
-  checks: 'the fabric\'s topology',
+  checks: "the fabric's topology",
   enabledBy: FABRIC_SWITCH,
   flags: FABRIC_FLAGS,
   scope: 'fabric',

@@ -16,7 +16,15 @@ import { LANE_FAULT_KINDS, type LaneFaultKind } from '../../model/optical-module
 import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTarget, type ModuleTool } from '../../sources/module/module-tools.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Off, type Reader, type Reading } from '../../collection/collector.js';
+import {
+  defineCollector,
+  type Collector,
+  type CollectorContext,
+  type Cycle,
+  type Off,
+  type Reader,
+  type Reading,
+} from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 import { findModuleTool, MODULE_TOOLS, MSTLINK_PATH } from '../module-tool.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../parts.js';
@@ -51,7 +59,12 @@ export interface FabricModulePart {
 }
 
 /** The ports of a round, in order: rising errors first, then from `cursor` on in turn. */
-export function roundTargets(all: readonly string[], rising: ReadonlySet<string>, cursor: number, size: number): { keys: string[]; cursor: number } {
+export function roundTargets(
+  all: readonly string[],
+  rising: ReadonlySet<string>,
+  cursor: number,
+  size: number,
+): { keys: string[]; cursor: number } {
   const keys = all.filter((key) => rising.has(key)).slice(0, size);
   let next = cursor % Math.max(1, all.length);
   for (let seen = 0; keys.length < size && seen < all.length; seen++) {
@@ -99,16 +112,28 @@ class FabricModuleReader implements Reader<FabricModulePart> {
     const result = await readModules(this.runner, this.tool, targets, signal);
     if (result.readings.length === 0 && (result.accessDenied || result.errors.length > 0)) {
       this.turnedOff = true;
-      this.context.logger.warn({ tool: this.tool, error: result.errors[0]?.message }, `fabric_module collector off: ${this.tool} reached none of ${targets.length} switch ports in-band (-d lid-<LID>); the switches' PHY detail is not read`);
+      this.context.logger.warn(
+        { tool: this.tool, error: result.errors[0]?.message },
+        `fabric_module collector off: ${this.tool} reached none of ${targets.length} switch ports in-band (-d lid-<LID>); the switches' PHY detail is not read`,
+      );
       return { part: { ports: this.ports }, failure: `${this.tool} reached no switch in-band; off until the exporter restarts` };
     }
     for (const reading of result.readings) {
       const key = byTarget.get(`${reading.device}/${reading.port}`);
       if (key === undefined) continue;
       const [nodeGuid] = key.split('/');
-      this.ports.set(key, { nodeGuid: nodeGuid!, port: reading.port, laneErrors: reading.laneErrors ?? [], laneFaults: reading.laneFaults ?? {} });
+      this.ports.set(key, {
+        nodeGuid: nodeGuid!,
+        port: reading.port,
+        laneErrors: reading.laneErrors ?? [],
+        laneFaults: reading.laneFaults ?? {},
+      });
     }
-    return { part: { ports: new Map(this.ports) }, errors: result.errors, timeouts: Array.from({ length: result.timeouts }, () => this.tool) };
+    return {
+      part: { ports: new Map(this.ports) },
+      errors: result.errors,
+      timeouts: Array.from({ length: result.timeouts }, () => this.tool),
+    };
   }
 }
 
@@ -125,17 +150,27 @@ function setUp(context: CollectorContext): Reader<FabricModulePart> | Off {
     return { off: located.why };
   }
   context.countCommands([located.tool]);
-  const runner = new ExecaRunner({ paths: { [located.tool]: located.path } as Record<ModuleTool, string>, timeoutMs: context.settings.get(DIAG_TIMEOUT), maxConcurrent: context.settings.get(FABRIC_MAX_CONCURRENT) });
+  const runner = new ExecaRunner({
+    paths: { [located.tool]: located.path } as Record<ModuleTool, string>,
+    timeoutMs: context.settings.get(DIAG_TIMEOUT),
+    maxConcurrent: context.settings.get(FABRIC_MAX_CONCURRENT),
+  });
   return new FabricModuleReader(context, runner, located.tool);
 }
 
 const FABRIC_PORT = ['node_guid', 'port'] as const;
 
 export const FABRIC_MODULE_METRICS = {
-  laneErrors: counter('infiniband_fabric_port_phy_lane_errors_total', [...FABRIC_PORT, 'lane'],
-    'Raw physical errors of each lane of a switch port, before forward error correction, since its PHY counters were last cleared (mstlink -d lid-<LID> -c, in rounds of --fabric.module-interval): one lane far above the others is one bad lane of the cable or module. Absent for ports not read yet.'),
-  laneFault: gauge('infiniband_fabric_port_module_lane_fault', [...FABRIC_PORT, 'lane', 'kind'],
-    '1 while the module in a switch port raises the flag on the lane, 0 while clear: kind="tx_fault", "rx_los", "tx_los", "cdr_lol" (as infiniband_port_module_lane_fault), as last read in-band. Absent for what the module does not report.'),
+  laneErrors: counter(
+    'infiniband_fabric_port_phy_lane_errors_total',
+    [...FABRIC_PORT, 'lane'],
+    'Raw physical errors of each lane of a switch port, before forward error correction, since its PHY counters were last cleared (mstlink -d lid-<LID> -c, in rounds of --fabric.module-interval): one lane far above the others is one bad lane of the cable or module. Absent for ports not read yet.',
+  ),
+  laneFault: gauge(
+    'infiniband_fabric_port_module_lane_fault',
+    [...FABRIC_PORT, 'lane', 'kind'],
+    '1 while the module in a switch port raises the flag on the lane, 0 while clear: kind="tx_fault", "rx_los", "tx_los", "cdr_lol" (as infiniband_port_module_lane_fault), as last read in-band. Absent for what the module does not report.',
+  ),
 } as const;
 
 const FAMILIES: readonly MetricSpec[] = Object.values(FABRIC_MODULE_METRICS);
@@ -144,16 +179,24 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const samples = new Samples();
   const readings = [...(FABRIC_MODULE.of(snapshot)?.ports.values() ?? [])];
   const id = (r: FabricPhyReading) => ({ node_guid: r.nodeGuid, port: String(r.port) });
-  for (const r of readings) r.laneErrors.forEach((value, i) => samples.add(FABRIC_MODULE_METRICS.laneErrors, { ...id(r), lane: String(i + 1) }, value));
+  for (const r of readings)
+    r.laneErrors.forEach((value, i) => samples.add(FABRIC_MODULE_METRICS.laneErrors, { ...id(r), lane: String(i + 1) }, value));
   for (const r of readings) {
-    for (const kind of LANE_FAULT_KINDS) r.laneFaults[kind]?.forEach((raised, i) => samples.add(FABRIC_MODULE_METRICS.laneFault, { ...id(r), lane: String(i + 1), kind }, raised === undefined ? undefined : raised ? 1 : 0));
+    for (const kind of LANE_FAULT_KINDS)
+      r.laneFaults[kind]?.forEach((raised, i) =>
+        samples.add(
+          FABRIC_MODULE_METRICS.laneFault,
+          { ...id(r), lane: String(i + 1), kind },
+          raised === undefined ? undefined : raised ? 1 : 0,
+        ),
+      );
   }
   samples.writeTo(FAMILIES, out);
 }
 
 export const FABRIC_MODULE: Collector<FabricModulePart> = defineCollector({
   name: 'fabric_module',
-  checks: 'the switch ports\' lane errors and module lane flags (in-band mstlink)',
+  checks: "the switch ports' lane errors and module lane flags (in-band mstlink)",
   enabledBy: FABRIC_SWITCH,
   flags: [FABRIC_MODULE_INTERVAL, MSTLINK_PATH, FABRIC_MAX_CONCURRENT, DIAG_TIMEOUT],
   scope: 'fabric',
@@ -162,8 +205,9 @@ export const FABRIC_MODULE: Collector<FabricModulePart> = defineCollector({
   setUp,
   metrics: { families: FAMILIES, write: writeMetrics },
   failure: {
-    consequence: 'the switch ports\' lane errors and module lane flags are not read',
+    consequence: "the switch ports' lane errors and module lane flags are not read",
     meaning: 'A bad lane or a module raising its loss-of-signal flags on a switch port would show only as errors of the whole port.',
-    cause: 'mstlink cannot reach the switches in-band (-d lid-<LID>): switches without in-band access, a tool version without it, or the commands timing out.',
+    cause:
+      'mstlink cannot reach the switches in-band (-d lid-<LID>): switches without in-band access, a tool version without it, or the commands timing out.',
   },
 });

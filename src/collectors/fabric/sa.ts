@@ -15,7 +15,14 @@ import { PORT_STATE_ACTIVE } from '../../model/port-state.js';
 import { saMtuCode, saRateCode } from '../../model/subnet-administration.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import type { SubnetAdministrationBefore } from '../../sources/fabric/sa-records.js';
-import { defineCollector, type Collector, type CollectorContext, type Cycle, type Reader, type Reading } from '../../collection/collector.js';
+import {
+  defineCollector,
+  type Collector,
+  type CollectorContext,
+  type Cycle,
+  type Reader,
+  type Reading,
+} from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../parts.js';
 import { COMMANDS_FAIL, FABRIC_FLAGS, FABRIC_INTERVAL, FABRIC_SHARD, FABRIC_SWITCH, fabricRunner } from './fabric-mode.js';
@@ -39,7 +46,10 @@ class SubnetAdministrationReader implements Reader<SubnetAdministrationPart> {
   constructor(private readonly context: CollectorContext) {}
 
   async read(_snapshot: Snapshot, signal: AbortSignal): Promise<Reading<SubnetAdministrationPart>> {
-    const [{ FabricCycle }, { readSubnetAdministration }] = await Promise.all([import('../../sources/fabric/commands.js'), import('../../sources/fabric/sa-records.js')]);
+    const [{ FabricCycle }, { readSubnetAdministration }] = await Promise.all([
+      import('../../sources/fabric/commands.js'),
+      import('../../sources/fabric/sa-records.js'),
+    ]);
     const cycle = new FabricCycle({ runner: fabricRunner(this.context), timeoutMs: this.context.settings.get(DIAG_TIMEOUT), signal });
     const sa = await readSubnetAdministration(cycle, this.before);
     if (signal.aborted) return {};
@@ -50,13 +60,26 @@ class SubnetAdministrationReader implements Reader<SubnetAdministrationPart> {
 }
 
 export const SA_METRICS = {
-  subnetManagerInfo: gauge('infiniband_fabric_subnet_manager_info', ['sm_guid', 'sm_lid', 'state', 'priority'],
-    'Every subnet manager of the subnet (value always 1), from the SA\'s SMInfoRecords, state and priority as each SM reports them itself: MASTER, STANDBY, DISCOVERING or NOTACTIVE. One MASTER and at least one STANDBY is a redundant subnet; equal top priorities make the election depend on GUIDs.'),
-  multicastMtu: gauge('infiniband_fabric_multicast_group_mtu_bytes', ['mgid', 'pkey'],
-    'MTU of a multicast group (SA MCMemberRecord). opensm creates the IPoIB broadcast group (mgid ff12:401b:...) with 2048 bytes unless configured; a fabric whose ports all do 4096 wastes half of every IPoIB datagram.'),
-  multicastRate: gauge('infiniband_fabric_multicast_group_rate_bytes_per_second', ['mgid', 'pkey'],
-    'Rate of a multicast group (Gb/s x 1e9 / 8). Every member sends multicast at this rate: opensm\'s default IPoIB broadcast group is 10 Gb/s whatever the links run at (ibdiagnet\'s "Suboptimal rate for group").'),
-  multicastMembers: gauge('infiniband_fabric_multicast_group_members', ['mgid', 'pkey'], 'Ports joined to a multicast group, as the SA lists them.'),
+  subnetManagerInfo: gauge(
+    'infiniband_fabric_subnet_manager_info',
+    ['sm_guid', 'sm_lid', 'state', 'priority'],
+    "Every subnet manager of the subnet (value always 1), from the SA's SMInfoRecords, state and priority as each SM reports them itself: MASTER, STANDBY, DISCOVERING or NOTACTIVE. One MASTER and at least one STANDBY is a redundant subnet; equal top priorities make the election depend on GUIDs.",
+  ),
+  multicastMtu: gauge(
+    'infiniband_fabric_multicast_group_mtu_bytes',
+    ['mgid', 'pkey'],
+    'MTU of a multicast group (SA MCMemberRecord). opensm creates the IPoIB broadcast group (mgid ff12:401b:...) with 2048 bytes unless configured; a fabric whose ports all do 4096 wastes half of every IPoIB datagram.',
+  ),
+  multicastRate: gauge(
+    'infiniband_fabric_multicast_group_rate_bytes_per_second',
+    ['mgid', 'pkey'],
+    'Rate of a multicast group (Gb/s x 1e9 / 8). Every member sends multicast at this rate: opensm\'s default IPoIB broadcast group is 10 Gb/s whatever the links run at (ibdiagnet\'s "Suboptimal rate for group").',
+  ),
+  multicastMembers: gauge(
+    'infiniband_fabric_multicast_group_members',
+    ['mgid', 'pkey'],
+    'Ports joined to a multicast group, as the SA lists them.',
+  ),
 } as const;
 
 const FAMILIES = Object.values(SA_METRICS);
@@ -67,7 +90,11 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   if (!sa) return;
   const samples = new Samples();
   for (const sm of sa.subnetManagers) {
-    samples.add(SA_METRICS.subnetManagerInfo, { sm_guid: sm.guid, sm_lid: String(sm.lid), state: sm.state ?? '', priority: String(sm.priority) }, 1);
+    samples.add(
+      SA_METRICS.subnetManagerInfo,
+      { sm_guid: sm.guid, sm_lid: String(sm.lid), state: sm.state ?? '', priority: String(sm.priority) },
+      1,
+    );
   }
   for (const group of sa.multicastGroups) {
     const id = { mgid: group.mgid, pkey: group.pkey };
@@ -104,9 +131,11 @@ export function subnetManagerFindings(fabric: FabricSnapshot): Finding[] {
       severity: 'warning',
       subject: { kind: 'subnet' },
       summary: `the subnet has one subnet manager, ${subnetManagerText(fabric, sms[0]!)}, and no standby: when it fails nothing takes over`,
-      meaning: 'Everything works now, but when this subnet manager or its host dies, the fabric keeps its routes and no rebooted or re-cabled port comes up until someone starts one.',
-      cause: 'Only one host runs opensm; the standby\'s opensm is stopped or crashed, its host is down, or it runs on a port that is down.',
-      remedy: 'run a second opensm on another host of the subnet at a lower priority than the master: sm_priority in /etc/opensm/opensm.conf (e.g. 10 on the standby, 14 on the master), then systemctl enable --now opensm',
+      meaning:
+        'Everything works now, but when this subnet manager or its host dies, the fabric keeps its routes and no rebooted or re-cabled port comes up until someone starts one.',
+      cause: "Only one host runs opensm; the standby's opensm is stopped or crashed, its host is down, or it runs on a port that is down.",
+      remedy:
+        'run a second opensm on another host of the subnet at a lower priority than the master: sm_priority in /etc/opensm/opensm.conf (e.g. 10 on the standby, 14 on the master), then systemctl enable --now opensm',
       runbook: 'infinibandsubnetmanagernotredundant',
       alert: 'InfiniBandSubnetManagerNotRedundant',
     });
@@ -122,7 +151,8 @@ export function subnetManagerFindings(fabric: FabricSnapshot): Finding[] {
       summary: `${tied.length} subnet managers share the highest priority, ${top}: ${tied.map((sm) => subnetManagerText(fabric, sm)).join(', ')}: which one is master is left to their GUIDs`,
       meaning: 'A restart of either can move mastership back and forth, each handover a re-sweep of the fabric.',
       cause: 'Both SM hosts use the default sm_priority 0, or one configuration file was copied to both.',
-      remedy: 'give every subnet manager a distinct sm_priority in /etc/opensm/opensm.conf (the intended master highest, e.g. 14 and 10), then restart the standby\'s opensm first',
+      remedy:
+        "give every subnet manager a distinct sm_priority in /etc/opensm/opensm.conf (the intended master highest, e.g. 14 and 10), then restart the standby's opensm first",
       runbook: 'infinibandsubnetmanagerprioritytie',
       alert: 'InfiniBandSubnetManagerPriorityTie',
     });
@@ -143,7 +173,12 @@ function* caLinks(fabric: FabricSnapshot): Work<{ slowestGbps: number; slowestLa
   for (const [key, reading] of fabric.ports) {
     if (pace()) yield;
     // Ports known not to be ACTIVE are left out (a port coming up reports the slowest rate).
-    if (reading.width === undefined || reading.speed === undefined || (reading.state !== undefined && reading.state.id !== PORT_STATE_ACTIVE)) continue;
+    if (
+      reading.width === undefined ||
+      reading.speed === undefined ||
+      (reading.state !== undefined && reading.state.id !== PORT_STATE_ACTIVE)
+    )
+      continue;
     const peer = reading.peer ?? fabric.topology?.ports.get(key)?.peer;
     if (type(reading.nodeGuid) !== 'ca' && type(peer?.nodeGuid) !== 'ca') continue;
     const lane = LANE_RATES[reading.speed].nominalGbps;
@@ -170,33 +205,45 @@ export function* multicastGroupFindingsSteps(fabric: FabricSnapshot): Work<Findi
   if (!links) return [];
   // Every HCA generation that reaches QDR lane speed (ConnectX and later) supports MTU 4096.
   const all4k = links.slowestLaneGbps >= 10;
-  return fabric.multicastGroups.filter((group) => IPOIB_BROADCAST.test(group.mgid)).flatMap((group: MulticastGroup): Finding[] => {
-    const slowRate = group.rateGbps !== undefined && group.rateGbps < links.slowestGbps;
-    const smallMtu = group.mtuBytes !== undefined && group.mtuBytes < 4096 && all4k;
-    if (!slowRate && !smallMtu) return [];
-    const problems = [
-      slowRate && `the slowest active HCA link runs at ${links.slowestGbps} Gb/s`,
-      smallMtu && `every HCA link could carry MTU 4096`,
-    ].filter(Boolean).join(' and ');
-    const rate = slowRate ? saRateCode(links.slowestGbps) : undefined;
-    const settings = [rate !== undefined && `rate=${rate}`, `mtu=${saMtuCode(all4k ? 4096 : (group.mtuBytes ?? 2048))}`].filter(Boolean).join(', ');
-    return [{
-      condition: 'multicast-group-suboptimal',
-      severity: 'info',
-      subject: { kind: 'multicast-group', mgid: group.mgid, pkey: group.pkey },
-      summary: `the IPoIB broadcast group ${group.mgid} of P_Key ${group.pkey} runs at ${group.rateGbps ?? '?'} Gb/s with MTU ${group.mtuBytes ?? '?'}, while ${problems} (${plural(links.count, 'active HCA link')})`,
-      meaning: 'Every IPoIB broadcast and multicast packet (ARP, neighbour discovery, multicast applications) moves at the group\'s rate, and datagram-mode IPoIB is limited to the group\'s MTU minus 4 bytes (2044 for 2048).',
-      cause: 'opensm creates the group with its defaults, rate=3 (10 Gb/s) and mtu=4 (2048), when partitions.conf does not say otherwise.',
-      remedy: `set the partition's rate and MTU in /etc/opensm/partitions.conf (${partitionsConfName(group.pkey)}, ipoib, ${settings} : ALL=full;), restart opensm, then let the hosts rejoin (restart IPoIB on them)`,
-      runbook: 'infinibandmulticastgroupsuboptimal',
-      alert: 'InfiniBandMulticastGroupSuboptimal',
-    }];
-  });
+  return fabric.multicastGroups
+    .filter((group) => IPOIB_BROADCAST.test(group.mgid))
+    .flatMap((group: MulticastGroup): Finding[] => {
+      const slowRate = group.rateGbps !== undefined && group.rateGbps < links.slowestGbps;
+      const smallMtu = group.mtuBytes !== undefined && group.mtuBytes < 4096 && all4k;
+      if (!slowRate && !smallMtu) return [];
+      const problems = [
+        slowRate && `the slowest active HCA link runs at ${links.slowestGbps} Gb/s`,
+        smallMtu && `every HCA link could carry MTU 4096`,
+      ]
+        .filter(Boolean)
+        .join(' and ');
+      const rate = slowRate ? saRateCode(links.slowestGbps) : undefined;
+      const settings = [rate !== undefined && `rate=${rate}`, `mtu=${saMtuCode(all4k ? 4096 : (group.mtuBytes ?? 2048))}`]
+        .filter(Boolean)
+        .join(', ');
+      return [
+        {
+          condition: 'multicast-group-suboptimal',
+          severity: 'info',
+          subject: { kind: 'multicast-group', mgid: group.mgid, pkey: group.pkey },
+          summary: `the IPoIB broadcast group ${group.mgid} of P_Key ${group.pkey} runs at ${group.rateGbps ?? '?'} Gb/s with MTU ${group.mtuBytes ?? '?'}, while ${problems} (${plural(links.count, 'active HCA link')})`,
+          meaning:
+            "Every IPoIB broadcast and multicast packet (ARP, neighbour discovery, multicast applications) moves at the group's rate, and datagram-mode IPoIB is limited to the group's MTU minus 4 bytes (2044 for 2048).",
+          cause:
+            'opensm creates the group with its defaults, rate=3 (10 Gb/s) and mtu=4 (2048), when partitions.conf does not say otherwise.',
+          remedy: `set the partition's rate and MTU in /etc/opensm/partitions.conf (${partitionsConfName(group.pkey)}, ipoib, ${settings} : ALL=full;), restart opensm, then let the hosts rejoin (restart IPoIB on them)`,
+          runbook: 'infinibandmulticastgroupsuboptimal',
+          alert: 'InfiniBandMulticastGroupSuboptimal',
+        },
+      ];
+    });
 }
 
 export const SA_FAILURE: CollectorFailure = {
-  consequence: 'subnet manager records or multicast groups are missing: the standby, the priorities or the IPoIB broadcast groups were not all checked',
-  meaning: 'The subnet administrator (part of the master subnet manager) did not answer; the fabric\'s routes still work while it is away, but nothing heals.',
+  consequence:
+    'subnet manager records or multicast groups are missing: the standby, the priorities or the IPoIB broadcast groups were not all checked',
+  meaning:
+    "The subnet administrator (part of the master subnet manager) did not answer; the fabric's routes still work while it is away, but nothing heals.",
   cause: `No subnet manager answers SA queries (the master died or cannot be reached; ports stay ACTIVE meanwhile), or saquery failed or printed incomplete records: ${COMMANDS_FAIL}.`,
 };
 
@@ -211,7 +258,9 @@ export const FABRIC_SA: Collector<SubnetAdministrationPart> = defineCollector({
   // The subnet's records, not a shard's: read and served by shard 1 alone.
   setUp: (context) => {
     const shard = context.settings.get(FABRIC_SHARD);
-    return shard.index === 1 ? new SubnetAdministrationReader(context) : { off: `shard ${shard.index} of ${shard.count}: shard 1 reads the subnet's managers and groups (--fabric.shard)` };
+    return shard.index === 1
+      ? new SubnetAdministrationReader(context)
+      : { off: `shard ${shard.index} of ${shard.count}: shard 1 reads the subnet's managers and groups (--fabric.shard)` };
   },
   metrics: { families: FAMILIES, write: writeMetrics },
   findings: (snapshot) => atOnce(judge(snapshot)),

@@ -11,8 +11,19 @@ import type { SlurmCgroupReader } from '../../sources/jobs/slurm-cgroup.js';
 import { defineCollector, type Collector, type Reader, type Reading } from '../../collection/collector.js';
 import { HOST_READING } from './host-reading.js';
 
-export const HOST_JOBS_SWITCH = collectorSwitch('host_jobs', 'host_jobs', true, 'The Slurm jobs running on this host, from their cgroups (--path.cgroup): infiniband_host_job_info{job_id}.');
-export const CGROUP_PATH = flag(STRING, { name: 'path.cgroup', key: 'path.cgroup', default: '/sys/fs/cgroup', help: 'cgroup mount point (/host/sys/fs/cgroup in a container), where slurmd makes its jobs\' cgroups.', check: true });
+export const HOST_JOBS_SWITCH = collectorSwitch(
+  'host_jobs',
+  'host_jobs',
+  true,
+  'The Slurm jobs running on this host, from their cgroups (--path.cgroup): infiniband_host_job_info{job_id}.',
+);
+export const CGROUP_PATH = flag(STRING, {
+  name: 'path.cgroup',
+  key: 'path.cgroup',
+  default: '/sys/fs/cgroup',
+  help: "cgroup mount point (/host/sys/fs/cgroup in a container), where slurmd makes its jobs' cgroups.",
+  check: true,
+});
 
 export interface HostJobsPart {
   jobs: readonly string[];
@@ -30,8 +41,11 @@ class HostJobsReader implements Reader<HostJobsPart> {
   }
 }
 
-const HOST_JOB_INFO = gauge('infiniband_host_job_info', ['job_id'],
-  'A Slurm job running on this host (value always 1), from its cgroup under --path.cgroup: join on instance to filter the host\'s port series by job.');
+const HOST_JOB_INFO = gauge(
+  'infiniband_host_job_info',
+  ['job_id'],
+  "A Slurm job running on this host (value always 1), from its cgroup under --path.cgroup: join on instance to filter the host's port series by job.",
+);
 
 function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const part = HOST_JOBS.of(snapshot);

@@ -11,7 +11,13 @@ import type { CollectorContext, Cycle } from '../../collection/collector.js';
 /** Identity and port layout are read again at least this often (firmware updates, node_desc). */
 export const IDENTITY_MAX_AGE_MS = 300_000;
 
-export const SYSFS_PATH = flag(STRING, { name: 'path.sysfs', key: 'path.sysfs', default: '/sys', help: 'sysfs mount point (/host/sys in a container).', check: true });
+export const SYSFS_PATH = flag(STRING, {
+  name: 'path.sysfs',
+  key: 'path.sysfs',
+  default: '/sys',
+  help: 'sysfs mount point (/host/sys in a container).',
+  check: true,
+});
 
 /**
  * The sysfs root must be a sysfs mount: a directory with a `class/` directory in it. That tells a
@@ -37,7 +43,9 @@ export function checkSysfsRoot(settings: Settings): void {
     return 'has no class/ directory: it is not a sysfs mount';
   })();
   if (problem !== undefined) {
-    throw new UsageError(`${settings.placeOf(SYSFS_PATH)}: ${root} ${problem}; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)`);
+    throw new UsageError(
+      `${settings.placeOf(SYSFS_PATH)}: ${root} ${problem}; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)`,
+    );
   }
 }
 
@@ -72,8 +80,13 @@ export const SYSFS_FILES = {};
  * every pass open between passes (sources/sysfs-files.ts); `check` opens each once.
  */
 export function sysfsFiles(context: CollectorContext): SysfsFiles {
-  return context.shared(SYSFS_FILES, () => new SysfsFiles(context.settings.get(SYSFS_PATH), {
-    keepOpen: context.mode === 'serve',
-    onKeepingStopped: (reason) => context.logger.warn(`no longer keeping sysfs files open between readings: ${reason}; each reading opens them again`),
-  }));
+  return context.shared(
+    SYSFS_FILES,
+    () =>
+      new SysfsFiles(context.settings.get(SYSFS_PATH), {
+        keepOpen: context.mode === 'serve',
+        onKeepingStopped: (reason) =>
+          context.logger.warn(`no longer keeping sysfs files open between readings: ${reason}; each reading opens them again`),
+      }),
+  );
 }

@@ -9,7 +9,15 @@ import { STABLE, Samples } from '../../exposition/samples.js';
 import { portName, type Device, type IpoibInterface } from '../../model/host.js';
 import type { Finding } from '../../model/finding.js';
 import type { ItemError, Snapshot } from '../../model/snapshot.js';
-import { NET_CLASS, listInterfaces, placeHcas, readCarrier, readInterfaceIdentity, type HcaPlacement, type InterfaceIdentity } from '../../sources/ipoib.js';
+import {
+  NET_CLASS,
+  listInterfaces,
+  placeHcas,
+  readCarrier,
+  readInterfaceIdentity,
+  type HcaPlacement,
+  type InterfaceIdentity,
+} from '../../sources/ipoib.js';
 import type { SysfsFiles } from '../../sources/sysfs-files.js';
 import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading } from '../../collection/collector.js';
 import { HOST_READING, SYSFS_PATH, readUnder, sysfsFiles } from './host-reading.js';
@@ -18,7 +26,12 @@ import { IPOIB_PART } from '../parts.js';
 /** Interface identities are read again at least this often (a changed mode or MTU). */
 const IDENTITY_MAX_AGE_MS = 300_000;
 
-export const IPOIB_SWITCH = collectorSwitch(IPOIB_PART.name, IPOIB_PART.name, true, 'Read the IPoIB interfaces (mode, MTU, carrier, P_Key) from sysfs.');
+export const IPOIB_SWITCH = collectorSwitch(
+  IPOIB_PART.name,
+  IPOIB_PART.name,
+  true,
+  'Read the IPoIB interfaces (mode, MTU, carrier, P_Key) from sysfs.',
+);
 
 interface KnownInterface {
   identity: InterfaceIdentity;
@@ -44,7 +57,9 @@ class IpoibReader implements Reader<readonly IpoibInterface[]> {
     const interfaces: IpoibInterface[] = [];
     const names = new Set(listing.names);
     for (const name of [...this.interfaces.keys()]) if (!names.has(name)) this.forget(name);
-    const devicesChanged = devices.length !== this.devices.length || devices.some((device, i) => device.name !== this.devices[i]?.name || device.ports.length !== this.devices[i]?.ports.length);
+    const devicesChanged =
+      devices.length !== this.devices.length ||
+      devices.some((device, i) => device.name !== this.devices[i]?.name || device.ports.length !== this.devices[i]?.ports.length);
     this.devices = devices;
     let placement: HcaPlacement | undefined;
     for (const name of listing.names) {
@@ -88,12 +103,26 @@ class IpoibReader implements Reader<readonly IpoibInterface[]> {
 }
 
 export const IPOIB_METRICS = {
-  info: gauge('infiniband_ipoib_info', ['interface', 'device', 'port', 'mode', 'pkey', 'parent'],
-    'IPoIB interface (value always 1): HCA device and port carrying it, mode (datagram or connected), P_Key, parent of a P_Key child.'),
-  mtu: gauge('infiniband_ipoib_mtu_bytes', ['interface'], 'IPoIB interface MTU (2044 or 4092 in datagram mode, up to 65520 in connected mode).'),
-  connectedMode: gauge('infiniband_ipoib_connected_mode', ['interface'], '1 when the IPoIB interface runs in connected mode, 0 in datagram mode.'),
-  carrier: gauge('infiniband_ipoib_carrier', ['interface'],
-    '1 when the IPoIB interface has carrier (port ACTIVE and broadcast group joined), 0 otherwise or when it is administratively down.'),
+  info: gauge(
+    'infiniband_ipoib_info',
+    ['interface', 'device', 'port', 'mode', 'pkey', 'parent'],
+    'IPoIB interface (value always 1): HCA device and port carrying it, mode (datagram or connected), P_Key, parent of a P_Key child.',
+  ),
+  mtu: gauge(
+    'infiniband_ipoib_mtu_bytes',
+    ['interface'],
+    'IPoIB interface MTU (2044 or 4092 in datagram mode, up to 65520 in connected mode).',
+  ),
+  connectedMode: gauge(
+    'infiniband_ipoib_connected_mode',
+    ['interface'],
+    '1 when the IPoIB interface runs in connected mode, 0 in datagram mode.',
+  ),
+  carrier: gauge(
+    'infiniband_ipoib_carrier',
+    ['interface'],
+    '1 when the IPoIB interface has carrier (port ACTIVE and broadcast group joined), 0 otherwise or when it is administratively down.',
+  ),
 } as const;
 
 const FAMILIES = Object.values(IPOIB_METRICS);
@@ -101,14 +130,18 @@ const FAMILIES = Object.values(IPOIB_METRICS);
 function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const samples = new Samples();
   for (const iface of IPOIB.of(snapshot) ?? []) {
-    samples.add(IPOIB_METRICS.info, {
-      interface: iface.name,
-      device: iface.device ?? '',
-      port: iface.port === undefined ? '' : String(iface.port),
-      mode: iface.mode ?? '',
-      pkey: iface.pkey ?? '',
-      parent: iface.parent ?? '',
-    }, 1);
+    samples.add(
+      IPOIB_METRICS.info,
+      {
+        interface: iface.name,
+        device: iface.device ?? '',
+        port: iface.port === undefined ? '' : String(iface.port),
+        mode: iface.mode ?? '',
+        pkey: iface.pkey ?? '',
+        parent: iface.parent ?? '',
+      },
+      1,
+    );
     const labels = STABLE.one('interface', iface.name);
     samples.add(IPOIB_METRICS.mtu, labels, iface.mtu);
     samples.add(IPOIB_METRICS.connectedMode, labels, iface.mode === undefined ? undefined : iface.mode === 'connected' ? 1 : 0);
@@ -120,15 +153,19 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
 function ipoibFinding(iface: IpoibInterface): Finding | undefined {
   const small = iface.mtu !== undefined && iface.mtu <= 2044;
   if (iface.mode !== 'datagram' && !small) return undefined;
-  const details = [iface.device === undefined ? undefined : portName(iface.device, iface.port ?? 0), iface.pkey && `P_Key ${iface.pkey}`, iface.carrier === 0 ? 'no carrier' : undefined]
-    .filter((part): part is string => Boolean(part));
+  const details = [
+    iface.device === undefined ? undefined : portName(iface.device, iface.port ?? 0),
+    iface.pkey && `P_Key ${iface.pkey}`,
+    iface.carrier === 0 ? 'no carrier' : undefined,
+  ].filter((part): part is string => Boolean(part));
   const which = `IPoIB ${iface.name}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
   const connected = `echo connected > /sys/class/net/${iface.name}/mode; ip link set ${iface.name} mtu 65520, made permanent in the network configuration`;
   const common = {
     condition: 'ipoib-suboptimal',
     severity: 'info',
     subject: { kind: 'interface', interface: iface.name, device: iface.device, port: iface.port },
-    cause: 'The distribution\'s default (datagram), a network configuration without the IPoIB settings, a partition created with a 2K MTU (opensm\'s default), or an adapter that has only datagram mode (mlx5 enhanced IPoIB, ConnectX-4 and later).',
+    cause:
+      "The distribution's default (datagram), a network configuration without the IPoIB settings, a partition created with a 2K MTU (opensm's default), or an adapter that has only datagram mode (mlx5 enhanced IPoIB, ConnectX-4 and later).",
     runbook: 'infinibandipoibsuboptimalmode',
     alert: 'InfiniBandIPoIBSuboptimalMode',
   } as const;

@@ -22,7 +22,12 @@ import { defineCollector, type Collector, type CollectorContext, type Off, type 
 import { HOST_READING, SYSFS_PATH, sysfsFiles } from './host-reading.js';
 import { SYSFS_PART } from '../parts.js';
 
-export const KERNEL_SWITCH = collectorSwitch('kernel', 'kernel', true, 'Count the kernel log\'s messages of sick adapters (mlx5_core, ib_core) per device and kind, from start-up on.');
+export const KERNEL_SWITCH = collectorSwitch(
+  'kernel',
+  'kernel',
+  true,
+  "Count the kernel log's messages of sick adapters (mlx5_core, ib_core) per device and kind, from start-up on.",
+);
 
 export const KMSG_PATH = flag(STRING, {
   name: 'path.kmsg',
@@ -100,12 +105,16 @@ class KernelReader implements Reader<KernelPart> {
   private drain(): boolean {
     const now = this.context.now();
     // `check` reads the backlog of /dev/kmsg: only what the kernel wrote within the last hour counts.
-    const since = this.context.mode === 'check' && this.follower.device ? uptime() * 1e6 - KERNEL_EVENT_RECENT_MS * 1e3 : Number.NEGATIVE_INFINITY;
+    const since =
+      this.context.mode === 'check' && this.follower.device ? uptime() * 1e6 - KERNEL_EVENT_RECENT_MS * 1e3 : Number.NEGATIVE_INFINITY;
     let counted = false;
     const counts = this.follower.drain((record) => {
       if (record.usec >= since && this.count(record, now)) counted = true;
     });
-    if (counts.lost > 0) this.context.logger.warn(`the kernel log overwrote ${counts.lost} record(s) before they were read: adapter events among them are not counted`);
+    if (counts.lost > 0)
+      this.context.logger.warn(
+        `the kernel log overwrote ${counts.lost} record(s) before they were read: adapter events among them are not counted`,
+      );
     if (counted) this.dirty = true;
     return counted;
   }
@@ -147,14 +156,18 @@ function setUp(context: CollectorContext): KernelReader | Off {
   try {
     return new KernelReader(context, new KmsgFollower(file, context.mode === 'check'));
   } catch (error) {
-    if (error instanceof FileRefused) return { off: `the kernel log ${error.reason} (${file}; /dev/kmsg needs CAP_SYSLOG where kernel.dmesg_restrict=1)` };
+    if (error instanceof FileRefused)
+      return { off: `the kernel log ${error.reason} (${file}; /dev/kmsg needs CAP_SYSLOG where kernel.dmesg_restrict=1)` };
     throw error;
   }
 }
 
 export const KERNEL_METRICS = {
-  events: counter('infiniband_device_kernel_events_total', ['device', 'kind'],
-    'Kernel log messages of a sick adapter since the exporter started, by kind: health_compromised (the firmware stopped answering its health check), fatal (a fatal error; recovery failed), cmd_timeout (a firmware command timed out), pci_error (an uncorrectable PCIe error, recovery entered), module_error (the cable module reported an error), tx_timeout (a send queue stalled), link_down (the link of its Ethernet/IPoIB interface went down). device is the InfiniBand device (every one of the host, from 0 at start-up), or the PCI address of a function without one (from its first event).'),
+  events: counter(
+    'infiniband_device_kernel_events_total',
+    ['device', 'kind'],
+    'Kernel log messages of a sick adapter since the exporter started, by kind: health_compromised (the firmware stopped answering its health check), fatal (a fatal error; recovery failed), cmd_timeout (a firmware command timed out), pci_error (an uncorrectable PCIe error, recovery entered), module_error (the cable module reported an error), tx_timeout (a send queue stalled), link_down (the link of its Ethernet/IPoIB interface went down). device is the InfiniBand device (every one of the host, from 0 at start-up), or the PCI address of a function without one (from its first event).',
+  ),
 } as const;
 
 const FAMILIES: readonly MetricSpec[] = Object.values(KERNEL_METRICS);
@@ -165,10 +178,12 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const counted = new Map(events.map((event) => [`${event.device}\u0000${event.kind}`, event.count]));
   // Every device of the host at 0 from the start: an alert on increase() sees its first event.
   for (const device of snapshot.devices) {
-    for (const kind of KERNEL_EVENT_KINDS) samples.add(KERNEL_METRICS.events, { device: device.name, kind }, counted.get(`${device.name}\u0000${kind}`) ?? 0);
+    for (const kind of KERNEL_EVENT_KINDS)
+      samples.add(KERNEL_METRICS.events, { device: device.name, kind }, counted.get(`${device.name}\u0000${kind}`) ?? 0);
   }
   const known = new Set(snapshot.devices.map((device) => device.name));
-  for (const event of events) if (!known.has(event.device)) samples.add(KERNEL_METRICS.events, { device: event.device, kind: event.kind }, event.count);
+  for (const event of events)
+    if (!known.has(event.device)) samples.add(KERNEL_METRICS.events, { device: event.device, kind: event.kind }, event.count);
   samples.writeTo(FAMILIES, out);
 }
 
@@ -203,7 +218,8 @@ export function kernelFindings(part: KernelPart | undefined, now: number): Findi
       cause: unhealthy
         ? 'An adapter firmware fault, overheating, a PCIe slot or riser fault, or failing hardware.'
         : 'A failing cable or module, a link partner going away, or a driver bug.',
-      remedy: 'drain the node; read dmesg for the lines around it (journalctl -k | grep -E "mlx5|infiniband"); check the adapter\'s temperature and firmware (mstflint -d <PCI address> query), reseat or replace the card or the cable',
+      remedy:
+        'drain the node; read dmesg for the lines around it (journalctl -k | grep -E "mlx5|infiniband"); check the adapter\'s temperature and firmware (mstflint -d <PCI address> query), reseat or replace the card or the cable',
       runbook: 'infinibandadapterunhealthy',
       alert: unhealthy ? 'InfiniBandAdapterUnhealthy' : undefined,
     });
@@ -213,7 +229,7 @@ export function kernelFindings(part: KernelPart | undefined, now: number): Findi
 
 export const KERNEL: Collector<KernelPart> = defineCollector({
   name: 'kernel',
-  checks: 'the kernel log\'s messages of sick adapters',
+  checks: "the kernel log's messages of sick adapters",
   enabledBy: KERNEL_SWITCH,
   flags: [KERNEL_SWITCH, KMSG_PATH, SYSFS_PATH],
   scope: 'host',
@@ -224,7 +240,7 @@ export const KERNEL: Collector<KernelPart> = defineCollector({
   metrics: { families: FAMILIES, inputs: [SYSFS_PART], write: writeMetrics },
   findings: (snapshot) => kernelFindings(KERNEL.of(snapshot), Date.now()),
   failure: {
-    consequence: 'the kernel log\'s adapter messages are not counted',
+    consequence: "the kernel log's adapter messages are not counted",
     meaning: 'A sick adapter the kernel reported (firmware health, command timeouts, PCI errors) would not show.',
     cause: 'The kernel log became unreadable (a removed or replaced --path.kmsg).',
   },

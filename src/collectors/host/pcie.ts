@@ -34,7 +34,12 @@ import { SYSFS_PART } from '../parts.js';
 const DEVICE = ['device'] as const;
 const PORT = ['device', 'port'] as const;
 
-export const PCIE_SWITCH = collectorSwitch('pcie', 'pcie', true, 'Read the PCIe link of each adapter from sysfs (with its identity, not every reading).');
+export const PCIE_SWITCH = collectorSwitch(
+  'pcie',
+  'pcie',
+  true,
+  'Read the PCIe link of each adapter from sysfs (with its identity, not every reading).',
+);
 
 class PcieReader implements Reader<readonly PcieReading[]> {
   private readonly files: SysfsFiles;
@@ -74,22 +79,47 @@ class PcieReader implements Reader<readonly PcieReading[]> {
 
 /** The PCIe link of each adapter's PCI function (collector `pcie`), and what it means for its ports. */
 export const PCIE_METRICS = {
-  widthLanes: gauge('infiniband_device_pcie_link_width_lanes', DEVICE,
-    'Lanes the adapter\'s PCIe link trained at (sysfs current_link_width). Below infiniband_device_pcie_link_width_max_lanes: a wrong slot, a riser or BIOS bifurcation halves what the adapter can move.'),
-  widthMaxLanes: gauge('infiniband_device_pcie_link_width_max_lanes', DEVICE, 'Lanes the adapter\'s PCIe interface can use (sysfs max_link_width).'),
-  transferRate: gauge('infiniband_device_pcie_link_transfer_rate', DEVICE,
-    'Rate per lane the adapter\'s PCIe link trained at, in GT/s (2.5 Gen1, 5 Gen2, 8 Gen3, 16 Gen4, 32 Gen5, 64 Gen6; sysfs current_link_speed).'),
-  maxTransferRate: gauge('infiniband_device_pcie_link_max_transfer_rate', DEVICE, 'Highest rate per lane the adapter\'s PCIe interface can run, in GT/s (sysfs max_link_speed).'),
-  bandwidth: gauge('infiniband_device_pcie_bandwidth_bytes_per_second', DEVICE,
-    'Usable bandwidth of the adapter\'s PCIe link in each direction, after line coding (8b/10b Gen1-2, 128b/130b Gen3-5, FLIT Gen6): lanes x GT/s x coding / 8. Everything its InfiniBand ports carry crosses it.'),
-  degraded: gauge('infiniband_device_pcie_link_degraded', [...DEVICE, 'reason'],
-    '1 when the adapter\'s PCIe link trained below what the adapter can do: reason="width" (fewer lanes) or "speed" (a lower generation); 0 when not. Absent where sysfs does not tell.'),
-  aerErrors: counter('infiniband_device_pcie_aer_errors_total', [...DEVICE, 'severity'],
-    'PCIe errors the adapter reported by Advanced Error Reporting since boot (sysfs aer_dev_*, TOTAL_ERR_* lines): severity="correctable" (the link retried; a steady rise means a marginal slot, riser or card), "nonfatal", "fatal". Absent without AER statistics.'),
-  portLimited: gauge('infiniband_port_pcie_limited', PORT,
-    '1 when this active port\'s adapter has less PCIe bandwidth than the data rates of its active ports add up to: the host cannot feed the link at its rate. 0 when it can. Present for active ports of adapters with a known PCIe link.'),
+  widthLanes: gauge(
+    'infiniband_device_pcie_link_width_lanes',
+    DEVICE,
+    "Lanes the adapter's PCIe link trained at (sysfs current_link_width). Below infiniband_device_pcie_link_width_max_lanes: a wrong slot, a riser or BIOS bifurcation halves what the adapter can move.",
+  ),
+  widthMaxLanes: gauge(
+    'infiniband_device_pcie_link_width_max_lanes',
+    DEVICE,
+    "Lanes the adapter's PCIe interface can use (sysfs max_link_width).",
+  ),
+  transferRate: gauge(
+    'infiniband_device_pcie_link_transfer_rate',
+    DEVICE,
+    "Rate per lane the adapter's PCIe link trained at, in GT/s (2.5 Gen1, 5 Gen2, 8 Gen3, 16 Gen4, 32 Gen5, 64 Gen6; sysfs current_link_speed).",
+  ),
+  maxTransferRate: gauge(
+    'infiniband_device_pcie_link_max_transfer_rate',
+    DEVICE,
+    "Highest rate per lane the adapter's PCIe interface can run, in GT/s (sysfs max_link_speed).",
+  ),
+  bandwidth: gauge(
+    'infiniband_device_pcie_bandwidth_bytes_per_second',
+    DEVICE,
+    "Usable bandwidth of the adapter's PCIe link in each direction, after line coding (8b/10b Gen1-2, 128b/130b Gen3-5, FLIT Gen6): lanes x GT/s x coding / 8. Everything its InfiniBand ports carry crosses it.",
+  ),
+  degraded: gauge(
+    'infiniband_device_pcie_link_degraded',
+    [...DEVICE, 'reason'],
+    '1 when the adapter\'s PCIe link trained below what the adapter can do: reason="width" (fewer lanes) or "speed" (a lower generation); 0 when not. Absent where sysfs does not tell.',
+  ),
+  aerErrors: counter(
+    'infiniband_device_pcie_aer_errors_total',
+    [...DEVICE, 'severity'],
+    'PCIe errors the adapter reported by Advanced Error Reporting since boot (sysfs aer_dev_*, TOTAL_ERR_* lines): severity="correctable" (the link retried; a steady rise means a marginal slot, riser or card), "nonfatal", "fatal". Absent without AER statistics.',
+  ),
+  portLimited: gauge(
+    'infiniband_port_pcie_limited',
+    PORT,
+    "1 when this active port's adapter has less PCIe bandwidth than the data rates of its active ports add up to: the host cannot feed the link at its rate. 0 when it can. Present for active ports of adapters with a known PCIe link.",
+  ),
 } as const;
-
 
 const FAMILIES: readonly MetricSpec[] = Object.values(PCIE_METRICS);
 
@@ -112,7 +142,8 @@ export function pcieSamples(readings: readonly PcieReading[], limits: readonly P
       if (degraded !== undefined) samples.add(M.degraded, { device: r.device, reason }, bit(degraded));
     }
   }
-  for (const r of readings) for (const severity of AER_SEVERITIES) samples.add(M.aerErrors, { device: r.device, severity }, r.aer[severity]);
+  for (const r of readings)
+    for (const severity of AER_SEVERITIES) samples.add(M.aerErrors, { device: r.device, severity }, r.aer[severity]);
   for (const limit of limits) samples.add(M.portLimited, { device: limit.device, port: String(limit.port) }, bit(limit.limited));
   return samples;
 }
@@ -131,12 +162,21 @@ const gigabytes = (bytesPerSecond: number): string => {
 
 /** A port's data rate after line coding, bytes/s, while its width and speed are known. */
 function dataRate(port: Port): number | undefined {
-  return port.width !== undefined && port.speed !== undefined ? port.width * LANE_RATES[port.speed].dataGbps * BYTES_PER_GIGABIT : undefined;
+  return port.width !== undefined && port.speed !== undefined
+    ? port.width * LANE_RATES[port.speed].dataGbps * BYTES_PER_GIGABIT
+    : undefined;
 }
 
 /** The ports of `devices` as pcieLimits() judges them. */
 export function portDemands(devices: readonly Device[]) {
-  return devices.flatMap((device) => device.ports.map((port) => ({ device: device.name, port: port.port, active: port.state?.id === PORT_STATE_ACTIVE, dataRateBytesPerSecond: dataRate(port) })));
+  return devices.flatMap((device) =>
+    device.ports.map((port) => ({
+      device: device.name,
+      port: port.port,
+      active: port.state?.id === PORT_STATE_ACTIVE,
+      dataRateBytesPerSecond: dataRate(port),
+    })),
+  );
 }
 
 /** "its NDR port", "its 2 ports (HDR, HDR)". */
@@ -145,7 +185,8 @@ function portsPhrase(ports: readonly Port[]): string {
   return ports.length === 1 ? `its ${speeds[0]} port` : `its ${ports.length} ports (${speeds.join(', ')})`;
 }
 
-const PCIE_CAUSE = 'A card in a slot wired for fewer lanes or an older generation, a riser or retimer that cannot do the speed, BIOS bifurcation of the slot, a card not fully seated, or a link that retrained down after errors.';
+const PCIE_CAUSE =
+  'A card in a slot wired for fewer lanes or an older generation, a riser or retimer that cannot do the speed, BIOS bifurcation of the slot, a card not fully seated, or a link that retrained down after errors.';
 
 /**
  * The PCIe findings of a host: an adapter whose link trained below what it can do (warning, as
@@ -168,7 +209,9 @@ export function pcieFindings(devices: readonly Device[], readings: readonly Pcie
     if (degradation.width || degradation.speed) {
       const reasons = [degradation.width ? 'width' : undefined, degradation.speed ? 'speed' : undefined].filter(Boolean).join(' and ');
       const of = degradation.speed ? describePcieRate(reading.max) : `x${reading.max.lanes}`;
-      const capacity = limit ? `: ${portsPhrase(activePorts)} can move at most ~${gigabytes(limit.bandwidthBytesPerSecond)} GB/s of ${activePorts.length === 1 ? 'its' : 'their'} ${gigabytes(limit.demandBytesPerSecond)}` : '';
+      const capacity = limit
+        ? `: ${portsPhrase(activePorts)} can move at most ~${gigabytes(limit.bandwidthBytesPerSecond)} GB/s of ${activePorts.length === 1 ? 'its' : 'their'} ${gigabytes(limit.demandBytesPerSecond)}`
+        : '';
       const slotLimit = slotLimitOf(reading);
       findings.push({
         condition: 'pcie-link-degraded',
@@ -189,9 +232,12 @@ export function pcieFindings(devices: readonly Device[], readings: readonly Pcie
         severity: 'info',
         subject,
         summary: `${reading.device}'s PCIe ${trained} link carries at most ~${gigabytes(limit.bandwidthBytesPerSecond)} GB/s, less than the ${gigabytes(limit.demandBytesPerSecond)} GB/s of the active ports it feeds`,
-        meaning: 'The adapter\'s PCIe link is as good as the adapter can do, but the ports behind it together can move more: they cannot all run at their rate at once.',
-        cause: 'The card\'s design (a dual-port card whose ports together exceed its PCIe link), or ports of one card on separate PCI functions that share its link.',
-        remedy: 'nothing to fix on this host: plan jobs and expectations for the PCIe rate, or use a card or slot of a later PCIe generation',
+        meaning:
+          "The adapter's PCIe link is as good as the adapter can do, but the ports behind it together can move more: they cannot all run at their rate at once.",
+        cause:
+          "The card's design (a dual-port card whose ports together exceed its PCIe link), or ports of one card on separate PCI functions that share its link.",
+        remedy:
+          'nothing to fix on this host: plan jobs and expectations for the PCIe rate, or use a card or slot of a later PCIe generation',
         runbook: 'infinibandpcielinkdegraded',
         alert: undefined,
       });
@@ -203,9 +249,11 @@ export function pcieFindings(devices: readonly Device[], readings: readonly Pcie
         severity: 'warning',
         subject,
         summary: `${reading.device} reported ${[reading.aer.fatal ? `${reading.aer.fatal} fatal` : undefined, reading.aer.nonfatal ? `${reading.aer.nonfatal} non-fatal` : undefined].filter(Boolean).join(' and ')} uncorrectable PCIe error${uncorrectable === 1 ? '' : 's'} since boot (and ${reading.aer.correctable ?? 0} correctable)`,
-        meaning: 'An uncorrectable PCIe error loses a transaction: the driver may have reset the adapter, and jobs using it may have failed.',
+        meaning:
+          'An uncorrectable PCIe error loses a transaction: the driver may have reset the adapter, and jobs using it may have failed.',
         cause: 'A marginal slot, riser or card, a card not fully seated, or a firmware fault.',
-        remedy: 'read dmesg for "AER" and "mlx5_core" around the errors; reseat the card, update its firmware and the BIOS; replace the card if errors recur',
+        remedy:
+          'read dmesg for "AER" and "mlx5_core" around the errors; reseat the card, update its firmware and the BIOS; replace the card if errors recur',
         runbook: 'infinibandpcielinkdegraded',
         alert: undefined,
       });
@@ -236,7 +284,7 @@ export const PCIE: Collector<readonly PcieReading[]> = defineCollector({
   metrics: { families: FAMILIES, inputs: [SYSFS_PART], write: writeMetrics },
   findings: (snapshot) => pcieFindings(snapshot.devices, PCIE.of(snapshot) ?? []),
   failure: {
-    consequence: 'the adapters\' PCIe links are unknown',
+    consequence: "the adapters' PCIe links are unknown",
     meaning: 'An adapter whose PCIe link trained narrow or slow would not show.',
     cause: 'A wrong --path.sysfs, or a driver returning errors.',
   },

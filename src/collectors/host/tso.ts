@@ -8,11 +8,23 @@ import type { Finding } from '../../model/finding.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, locateTools, type CommandRunner } from '../../sources/command-runner.js';
 import { ETHTOOL_MAX_OUTPUT_BYTES, ETHTOOL_TIMEOUT_MS, readTcpSegmentationOffload, type EthtoolCommand } from '../../sources/ethtool.js';
-import { defineCollector, type Collector, type CollectorContext, type Reader, type Reading, type ToolGroup } from '../../collection/collector.js';
+import {
+  defineCollector,
+  type Collector,
+  type CollectorContext,
+  type Reader,
+  type Reading,
+  type ToolGroup,
+} from '../../collection/collector.js';
 import { HOST_READING } from './host-reading.js';
 import { IPOIB_PART } from '../parts.js';
 
-export const TSO_SWITCH = collectorSwitch('tso', 'tso', true, 'Check TCP segmentation offload (ethtool -k) of IPoIB interfaces on adapters with the TSO erratum (ConnectX hardware revision a0).');
+export const TSO_SWITCH = collectorSwitch(
+  'tso',
+  'tso',
+  true,
+  'Check TCP segmentation offload (ethtool -k) of IPoIB interfaces on adapters with the TSO erratum (ConnectX hardware revision a0).',
+);
 
 export const ETHTOOL: ToolGroup<EthtoolCommand> = { key: 'ethtool', tools: ['ethtool'] };
 
@@ -22,7 +34,12 @@ function ethtoolRunner(context: CollectorContext): CommandRunner<EthtoolCommand>
   if (injected !== undefined) return injected === 'not-installed' ? undefined : injected;
   const path = locateTools(ETHTOOL.tools, {}).found.ethtool;
   if (path === undefined) return undefined;
-  return new ExecaRunner({ paths: { ethtool: path }, timeoutMs: ETHTOOL_TIMEOUT_MS, maxConcurrent: 1, maxOutputBytes: ETHTOOL_MAX_OUTPUT_BYTES });
+  return new ExecaRunner({
+    paths: { ethtool: path },
+    timeoutMs: ETHTOOL_TIMEOUT_MS,
+    maxConcurrent: 1,
+    maxOutputBytes: ETHTOOL_MAX_OUTPUT_BYTES,
+  });
 }
 
 class TsoReader implements Reader<ReadonlyMap<string, TsoReading>> {
@@ -32,7 +49,9 @@ class TsoReader implements Reader<ReadonlyMap<string, TsoReading>> {
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<ReadonlyMap<string, TsoReading>>> {
     const affected = new Set(snapshot.devices.filter(hasTsoErratum).map((device) => device.name));
-    const interfaces = (IPOIB_PART.of(snapshot) ?? []).filter((iface) => iface.device !== undefined && affected.has(iface.device)).map((iface) => iface.name);
+    const interfaces = (IPOIB_PART.of(snapshot) ?? [])
+      .filter((iface) => iface.device !== undefined && affected.has(iface.device))
+      .map((iface) => iface.name);
     if (interfaces.length === 0) return { part: new Map() };
     // Looked for on the first host that needs it.
     if (this.runner === null) this.runner = ethtoolRunner(this.context);
@@ -46,7 +65,8 @@ function tsoFinding(iface: IpoibInterface | undefined, name: string, reading: Ts
   const base = {
     condition: 'ipoib-tso-erratum',
     subject: { kind: 'interface', interface: name, device: iface?.device, port: iface?.port },
-    meaning: 'ConnectX adapters of hardware revision a0 cannot do TCP segmentation offload; kernels before about 2014 offered it anyway, and with it on, large TCP sends over IPoIB leave as corrupt IP fragments (NFS and MPI over IPoIB stall or fail).',
+    meaning:
+      'ConnectX adapters of hardware revision a0 cannot do TCP segmentation offload; kernels before about 2014 offered it anyway, and with it on, large TCP sends over IPoIB leave as corrupt IP fragments (NFS and MPI over IPoIB stall or fail).',
     cause: 'A ConnectX of hardware revision a0 (ibstat: "Hardware version: a0") with TSO on, as older kernels set it by default.',
     remedy: `ethtool -K ${name} tso off, and make it permanent (NetworkManager: nmcli connection modify <connection> ethtool.feature-tso off; ifcfg: ETHTOOL_OPTS="-K ${name} tso off")`,
     runbook: 'connectx-revision-a0-ipoib-tso',
@@ -54,13 +74,26 @@ function tsoFinding(iface: IpoibInterface | undefined, name: string, reading: Ts
   } as const;
   const adapter = `IPoIB ${name}${where} (ConnectX hardware revision a0)`;
   if (reading.state === 'on') {
-    return { ...base, severity: 'warning', summary: `${adapter} has TCP segmentation offload (TSO) on: this adapter cannot do it and sends large TCP transfers as corrupt IP fragments` };
+    return {
+      ...base,
+      severity: 'warning',
+      summary: `${adapter} has TCP segmentation offload (TSO) on: this adapter cannot do it and sends large TCP transfers as corrupt IP fragments`,
+    };
   }
   if (reading.state === 'unknown') {
-    return { ...base, severity: 'warning', summary: `${adapter} must run with TCP segmentation offload (TSO) off; whether it is cannot be told: ${reading.reason}` };
+    return {
+      ...base,
+      severity: 'warning',
+      summary: `${adapter} must run with TCP segmentation offload (TSO) off; whether it is cannot be told: ${reading.reason}`,
+    };
   }
   if (reading.fixed) {
-    return { ...base, severity: 'info', summary: `${adapter}: TCP segmentation offload (TSO) is off and this kernel keeps it off: nothing to do`, remedy: 'nothing: the kernel already works around the erratum' };
+    return {
+      ...base,
+      severity: 'info',
+      summary: `${adapter}: TCP segmentation offload (TSO) is off and this kernel keeps it off: nothing to do`,
+      remedy: 'nothing: the kernel already works around the erratum',
+    };
   }
   return { ...base, severity: 'info', summary: `${adapter}: TCP segmentation offload (TSO) is off today; it must stay off after a reboot` };
 }

@@ -16,7 +16,11 @@ import { checkReport } from './report.js';
 import { renderText, textStyleFor } from './text-report.js';
 
 export const CHECK_FORMATS = ['text', 'json'] as const;
-const FORMAT = flag(choice(CHECK_FORMATS), { name: 'format', default: 'text', help: 'text for a person (colour on a terminal unless NO_COLOR is set), json for scripts' });
+const FORMAT = flag(choice(CHECK_FORMATS), {
+  name: 'format',
+  default: 'text',
+  help: 'text for a person (colour on a terminal unless NO_COLOR is set), json for scripts',
+});
 
 export interface CheckIo {
   stdout: { write(text: string): unknown; isTTY?: boolean };
@@ -32,20 +36,22 @@ export interface CheckOptions {
 
 export function checkHelpText(collectors: readonly Collector[] = COLLECTORS): string {
   const set = flagSet([FORMAT, ...SERVE_FLAGS], collectors);
-  return [
-    'usage: infiniband-exporter check [flags]',
-    '',
-    'Runs one collection cycle, as the server would with the same flags and config file, and prints',
-    'what is wrong and what to do, worst first, then a one-line summary. With --collector.fabric it also',
-    'runs one fabric discovery, one ports cycle and one SA cycle (each cut off as the server\'s: at',
-    '--fabric.interval, or its commands\' time limits if longer) and reports the fabric\'s findings too.',
-    'Exit status: 0 nothing critical or warning, 1 something is, 2 usage error.',
-    '',
-    'Flags:',
-    ...helpLines([FORMAT, ...set.flags.filter((candidate) => candidate.check)]),
-    '',
-    'The server\'s other flags are accepted and have no effect here.',
-  ].join('\n') + '\n';
+  return (
+    [
+      'usage: infiniband-exporter check [flags]',
+      '',
+      'Runs one collection cycle, as the server would with the same flags and config file, and prints',
+      'what is wrong and what to do, worst first, then a one-line summary. With --collector.fabric it also',
+      "runs one fabric discovery, one ports cycle and one SA cycle (each cut off as the server's: at",
+      "--fabric.interval, or its commands' time limits if longer) and reports the fabric's findings too.",
+      'Exit status: 0 nothing critical or warning, 1 something is, 2 usage error.',
+      '',
+      'Flags:',
+      ...helpLines([FORMAT, ...set.flags.filter((candidate) => candidate.check)]),
+      '',
+      "The server's other flags are accepted and have no effect here.",
+    ].join('\n') + '\n'
+  );
 }
 
 /** Run the check; resolves to the exit status. */
@@ -68,7 +74,10 @@ export async function runCheck(argv: readonly string[], io: CheckIo, options: Ch
   // The report says everything the log would (read errors are findings): no log output.
   let cycle;
   try {
-    cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, { ...demoRunners(command.settings), ...options.runners });
+    cycle = await collectOnce(command.settings, pino({ level: 'silent' }), collectors, {
+      ...demoRunners(command.settings),
+      ...options.runners,
+    });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr.write(`infiniband-exporter check: ${error.message}\n`);

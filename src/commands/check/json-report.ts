@@ -72,9 +72,19 @@ function fabricJson(fabric: FabricOverview): Record<string, unknown> {
     links: fabric.links,
     ports_read: fabric.portsRead,
     ports_up: fabric.portsUp,
-    subnet_managers: fabric.subnetManagers.map((sm) => ({ guid: sm.guid, lid: sm.lid, priority: sm.priority, state: sm.state ?? null, host: sm.host ?? null })),
+    subnet_managers: fabric.subnetManagers.map((sm) => ({
+      guid: sm.guid,
+      lid: sm.lid,
+      priority: sm.priority,
+      state: sm.state ?? null,
+      host: sm.host ?? null,
+    })),
     multicast_groups: fabric.multicastGroups.map((group) => ({
-      mgid: group.mgid, pkey: group.pkey, mtu_bytes: group.mtuBytes ?? null, rate_gbps: group.rateGbps ?? null, members: group.members ?? null,
+      mgid: group.mgid,
+      pkey: group.pkey,
+      mtu_bytes: group.mtuBytes ?? null,
+      rate_gbps: group.rateGbps ?? null,
+      members: group.members ?? null,
     })),
   };
 }

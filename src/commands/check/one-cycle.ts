@@ -18,7 +18,12 @@ export interface CheckCycle {
 
 export type ToolRunners = Readonly<Record<string, CommandRunner<string> | 'not-installed' | undefined>>;
 
-export async function collectOnce(settings: Settings, logger: Logger, collectors: readonly Collector[], runners: ToolRunners = {}): Promise<CheckCycle> {
+export async function collectOnce(
+  settings: Settings,
+  logger: Logger,
+  collectors: readonly Collector[],
+  runners: ToolRunners = {},
+): Promise<CheckCycle> {
   const program = new Collectors(collectors, { settings, logger, mode: 'check', runners });
   try {
     await program.setUp();

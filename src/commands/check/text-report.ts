@@ -36,8 +36,11 @@ export function printable(text: string): string {
 
 function deviceHeading(device: Device | undefined, name: string): string {
   if (!device) return name;
-  const identity = [device.hcaType, device.firmwareVersion && `firmware ${device.firmwareVersion}`, device.nodeDesc && `"${device.nodeDesc}"`]
-    .filter((part): part is string => Boolean(part));
+  const identity = [
+    device.hcaType,
+    device.firmwareVersion && `firmware ${device.firmwareVersion}`,
+    device.nodeDesc && `"${device.nodeDesc}"`,
+  ].filter((part): part is string => Boolean(part));
   return identity.length === 0 ? name : `${name}  ${identity.join(', ')}`;
 }
 
@@ -115,17 +118,20 @@ function orderedGroups(report: CheckReport, deviceIndex: ReadonlyMap<string, num
     groups.set(key, entry);
   }
   const part = (group: FindingGroup): number => (group.kind === 'device' || group.kind === 'host' ? 0 : group.kind === 'subnet' ? 1 : 2);
-  const place = (group: FindingGroup): number => (group.kind === 'device' ? (deviceIndex.get(group.device) ?? Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER);
+  const place = (group: FindingGroup): number =>
+    group.kind === 'device' ? (deviceIndex.get(group.device) ?? Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
   const name = (entry: { findings: Finding[] }): string => {
     const subject = entry.findings[0]!.subject;
     return subject.kind === 'fabric-port' ? subject.node.name : '';
   };
   // Findings arrive worst first, so a group's first finding is its worst.
-  return [...groups.values()].sort((a, b) =>
-    part(a.group) - part(b.group) ||
-    severityRank(a.findings[0]!.severity) - severityRank(b.findings[0]!.severity) ||
-    place(a.group) - place(b.group) ||
-    name(a).localeCompare(name(b)));
+  return [...groups.values()].sort(
+    (a, b) =>
+      part(a.group) - part(b.group) ||
+      severityRank(a.findings[0]!.severity) - severityRank(b.findings[0]!.severity) ||
+      place(a.group) - place(b.group) ||
+      name(a).localeCompare(name(b)),
+  );
 }
 
 /** Fabric mode's list to drain and replace (GET /fabric/bad-links serves the same). */
@@ -135,8 +141,13 @@ function badLinkLines(report: CheckReport): string[] {
   if (list.links.length === 0) return ['', 'Links to drain and replace: none.'];
   const over = list.overCap > 0 ? `; ${list.overCap} more over the cap of ${list.cap}` : '';
   return [
-    '', `Links to drain and replace (${list.links.length}${over}):`,
-    ...list.links.map((link) => printable(`  ${link.nodeName} port ${link.port} – ${link.peerName} port ${link.peerPort}: ${link.reasons.map((reason) => REASON_WORDS[reason]).join('; ')}; leaves the list ${new Date(link.leavesAt).toISOString()} if clean until then`)),
+    '',
+    `Links to drain and replace (${list.links.length}${over}):`,
+    ...list.links.map((link) =>
+      printable(
+        `  ${link.nodeName} port ${link.port} – ${link.peerName} port ${link.peerPort}: ${link.reasons.map((reason) => REASON_WORDS[reason]).join('; ')}; leaves the list ${new Date(link.leavesAt).toISOString()} if clean until then`,
+      ),
+    ),
   ];
 }
 

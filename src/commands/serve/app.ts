@@ -127,7 +127,9 @@ function refuseConnection(error: Error & { code?: string }, socket: Duplex): voi
   const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
   const body = statusText(status);
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }
@@ -175,7 +177,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   guardSlowClients(app.server, {
-    refuse: (socket) => refuseConnection(Object.assign(new Error('request headers took too long'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
+    refuse: (socket) =>
+      refuseConnection(Object.assign(new Error('request headers took too long'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
   });
   if (options.maxConnections !== undefined) {
     capConnections(app.server, options.maxConnections, {
@@ -195,7 +198,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (request.method === 'GET' || request.method === 'HEAD') return;
     const path = request.url.split('?', 1)[0]!;
     if (!paths.has(path)) return reply.code(404).type('text/plain; charset=utf-8').send('not found\n');
-    return reply.code(405).header('allow', ALLOWED_METHODS).type('text/plain; charset=utf-8').send(`method not allowed: ${ALLOWED_METHODS} only\n`);
+    return reply
+      .code(405)
+      .header('allow', ALLOWED_METHODS)
+      .type('text/plain; charset=utf-8')
+      .send(`method not allowed: ${ALLOWED_METHODS} only\n`);
   });
 
   // The landing page of the current snapshot, made once per snapshot viewed: in fabric mode its
@@ -204,18 +211,25 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.get('/', async (_request, reply) => {
     const snapshot = options.currentSnapshot?.();
     const takenAt = options.source.takenAt();
-    const page = await landing.get([snapshot, takenAt], () => inSlices(landingPageSteps({
-      telemetryPath: options.telemetryPath,
-      version: options.version,
-      snapshot,
-      ...(options.collectors && { collectors: options.collectors }),
-      takenAt,
-      ...(options.hostname !== undefined && { hostname: options.hostname }),
-      ...(options.notChecked && { notChecked: options.notChecked() }),
-      ...(options.refreshSeconds !== undefined && { refreshSeconds: options.refreshSeconds }),
-      runbookBase,
-    })));
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(withAge(page, takenAt, now()));
+    const page = await landing.get([snapshot, takenAt], () =>
+      inSlices(
+        landingPageSteps({
+          telemetryPath: options.telemetryPath,
+          version: options.version,
+          snapshot,
+          ...(options.collectors && { collectors: options.collectors }),
+          takenAt,
+          ...(options.hostname !== undefined && { hostname: options.hostname }),
+          ...(options.notChecked && { notChecked: options.notChecked() }),
+          ...(options.refreshSeconds !== undefined && { refreshSeconds: options.refreshSeconds }),
+          runbookBase,
+        }),
+      ),
+    );
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(withAge(page, takenAt, now()));
   });
 
   // The runbooks, rendered once on first view (the Markdown is in the bundle).
@@ -252,7 +266,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (gzip) void reply.header('content-encoding', 'gzip');
     const body = last.body;
     if (Buffer.isBuffer(body)) return reply.send(body);
-    void reply.header('content-length', body.reduce((sum, buffer) => sum + buffer.length, 0));
+    void reply.header(
+      'content-length',
+      body.reduce((sum, buffer) => sum + buffer.length, 0),
+    );
     return reply.send(Readable.from(body, { objectMode: false }));
   });
 
@@ -274,10 +291,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.get('/ready', async (_request, reply) => {
     const takenAt = options.source.takenAt();
-    if (takenAt === undefined) return reply.code(503).type('text/plain; charset=utf-8').send('not ready: first collection has not finished\n');
+    if (takenAt === undefined)
+      return reply.code(503).type('text/plain; charset=utf-8').send('not ready: first collection has not finished\n');
     const ageMs = now() - takenAt;
     if (ageMs > options.maxSnapshotAgeMs) {
-      return reply.code(503).type('text/plain; charset=utf-8').send(`not ready: last collection finished ${Math.round(ageMs / 1000)}s ago\n`);
+      return reply
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send(`not ready: last collection finished ${Math.round(ageMs / 1000)}s ago\n`);
     }
     return reply.type('text/plain; charset=utf-8').send('ready\n');
   });
@@ -288,7 +309,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
     // The status phrase only: messages can carry paths, stack frames or the request's own bytes.
-    return reply.code(status).type('text/plain; charset=utf-8').send(status >= 500 ? 'internal error\n' : statusText(status));
+    return reply
+      .code(status)
+      .type('text/plain; charset=utf-8')
+      .send(status >= 500 ? 'internal error\n' : statusText(status));
   });
 
   return app;

@@ -15,14 +15,16 @@ export function parseServeCommandLine(argv: readonly string[], collectors: reado
 }
 
 export function serveHelpText(collectors: readonly Collector[] = COLLECTORS): string {
-  return [
-    'usage: infiniband-exporter [flags]',
-    '       infiniband-exporter check [flags] [--format=text|json]   (see check --help)',
-    '       infiniband-exporter topology save FILE [flags]          (see topology --help)',
-    '',
-    'Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB.',
-    '',
-    'Flags:',
-    ...helpLines(flagSet(SERVE_FLAGS, collectors).flags, [['--version', 'Show the version.']]),
-  ].join('\n') + '\n';
+  return (
+    [
+      'usage: infiniband-exporter [flags]',
+      '       infiniband-exporter check [flags] [--format=text|json]   (see check --help)',
+      '       infiniband-exporter topology save FILE [flags]          (see topology --help)',
+      '',
+      'Prometheus exporter for InfiniBand hosts: port and link health, subnet manager, PMA counters, IPoIB.',
+      '',
+      'Flags:',
+      ...helpLines(flagSet(SERVE_FLAGS, collectors).flags, [['--version', 'Show the version.']]),
+    ].join('\n') + '\n'
+  );
 }

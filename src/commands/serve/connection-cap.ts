@@ -58,10 +58,14 @@ export function capConnections(server: Server, max: number, options: ConnectionC
     unlogged += 1;
     const at = now();
     if (loggedAt !== undefined && at - loggedAt < LOG_EVERY_MS) return;
-    const message = limit === 'total'
-      ? 'closing connections: --web.max-connections are open'
-      : 'closing connections: --web.max-connections-per-client are open from one address';
-    options.logger.warn({ maxConnections: max, maxConnectionsPerClient: options.maxPerClient, refused: unlogged, remote: address }, message);
+    const message =
+      limit === 'total'
+        ? 'closing connections: --web.max-connections are open'
+        : 'closing connections: --web.max-connections-per-client are open from one address';
+    options.logger.warn(
+      { maxConnections: max, maxConnectionsPerClient: options.maxPerClient, refused: unlogged, remote: address },
+      message,
+    );
     loggedAt = at;
     unlogged = 0;
   };

@@ -19,7 +19,14 @@ import { TimedPart, type EncodedPart } from '../../metrics/exposition-parts.js';
 import { processRegistry } from '../../metrics/process.js';
 import type { CommandRunner } from '../../sources/command-runner.js';
 import { OWN_METRICS_MAX_AGE_MS, buildApp, type MetricsSource } from './app.js';
-import { DISABLE_EXPORTER_METRICS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_CLIENT, RUNBOOK_URL, TELEMETRY_PATH, WEB_CONFIG_FILE } from './flags.js';
+import {
+  DISABLE_EXPORTER_METRICS,
+  MAX_CONNECTIONS,
+  MAX_CONNECTIONS_PER_CLIENT,
+  RUNBOOK_URL,
+  TELEMETRY_PATH,
+  WEB_CONFIG_FILE,
+} from './flags.js';
 import { notChecked } from '../../findings/not-checked.js';
 import { ServerMetrics } from './server-metrics.js';
 import { WebSecurity } from './web-config/reload.js';
@@ -82,7 +89,7 @@ export class Exporter {
     // A fabric cycle's parts are rendered (in time slices) as it publishes, not by the scrape that
     // comes next: at 120 000 ports that is seconds of a 10 s scrape timeout.
     this.collectors.store.subscribe((snapshot) => {
-      exposition.prepare(snapshot).catch((error: unknown) => logger.error({ err: error }, 'rendering the fabric\'s metrics failed'));
+      exposition.prepare(snapshot).catch((error: unknown) => logger.error({ err: error }, "rendering the fabric's metrics failed"));
     });
     this.app = buildApp({
       source,

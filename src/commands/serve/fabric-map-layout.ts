@@ -76,7 +76,11 @@ export interface MapNode {
 
 export const keyOf = (address: PortAddress): string => fabricPortKey(address.nodeGuid, address.port);
 export const nodeOfKey = (key: string): string => key.slice(0, key.lastIndexOf('/'));
-export const idPart = (key: string): string => key.replace(/^0x/, '').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '');
+export const idPart = (key: string): string =>
+  key
+    .replace(/^0x/, '')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /** The id of a link's element: `l-<guid>-<port>-<guid>-<port>`, ends in sorted order. */
 export function linkElementId(a: string, b: string): string {
@@ -97,7 +101,11 @@ export function* collectLinks(input: FabricMapInput): Work<Map<string, MapLink>>
     const ends = [a, b].sort() as [string, string];
     const id = ends.join(' ');
     let link = links.get(id);
-    if (!link) links.set(id, (link = { id: linkElementId(a, b), ends, nodes: [nodeOfKey(ends[0]), nodeOfKey(ends[1])], states: new Set(), present }));
+    if (!link)
+      links.set(
+        id,
+        (link = { id: linkElementId(a, b), ends, nodes: [nodeOfKey(ends[0]), nodeOfKey(ends[1])], states: new Set(), present }),
+      );
     link.present ||= present;
     link.states.add(state);
     return link;
@@ -212,7 +220,8 @@ export function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLin
   for (const id of switches) if (!tier.has(id)) tier.set(id, top + 1);
   const tiers = Math.max(1, ...tier.values());
 
-  const name = (id: string): string => (id.startsWith('?') ? id.slice(1) : nodeLabel(topology, id, input.cabling?.conformance?.plan.nodes.get(id)));
+  const name = (id: string): string =>
+    id.startsWith('?') ? id.slice(1) : nodeLabel(topology, id, input.cabling?.conformance?.plan.nodes.get(id));
   const byName = (a: string, b: string): number => compareNames(name(a), name(b)) || (a < b ? -1 : 1);
   const rows = new Map<number, string[]>();
   for (const [id, level] of tier) rows.set(level, [...(rows.get(level) ?? []), id]);
@@ -229,7 +238,8 @@ export function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLin
 
   const nodes = new Map<string, MapNode>();
   const tierNames: Layout['tierNames'] = [];
-  const tierName = (level: number): string => (level === 1 ? 'leaves' : level === 2 ? 'spines' : level === 3 && tiers === 3 ? 'cores' : `tier ${level}`);
+  const tierName = (level: number): string =>
+    level === 1 ? 'leaves' : level === 2 ? 'spines' : level === 3 && tiers === 3 ? 'cores' : `tier ${level}`;
   for (let level = tiers; level >= 1; level--) {
     const row = rows.get(level) ?? [];
     const y = MARGIN + (tiers - level) * (switchHeight + TIER_GAP);
@@ -237,7 +247,18 @@ export function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLin
     const rowPitch = (widest * pitch) / Math.max(1, row.length);
     for (const [i, id] of row.entries()) {
       const x = MARGIN + 70 + i * rowPitch + (rowPitch - boxWidth) / 2;
-      nodes.set(id, { id, type: typeOf(id), name: name(id), label: shortLabel(name(id)), tier: level, x, y, w: boxWidth, h: switchHeight, rotated });
+      nodes.set(id, {
+        id,
+        type: typeOf(id),
+        name: name(id),
+        label: shortLabel(name(id)),
+        tier: level,
+        x,
+        y,
+        w: boxWidth,
+        h: switchHeight,
+        rotated,
+      });
       if (pace()) yield;
     }
   }
@@ -251,7 +272,10 @@ export function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLin
   yield;
   for (const link of sortedLinks) {
     if (pace()) yield;
-    for (const [host, other] of [[link.nodes[0], link.nodes[1]], [link.nodes[1], link.nodes[0]]] as const) {
+    for (const [host, other] of [
+      [link.nodes[0], link.nodes[1]],
+      [link.nodes[1], link.nodes[0]],
+    ] as const) {
       if (placed.has(host) || !isHost(host) || tier.get(other) !== 1) continue;
       placed.add(host);
       hostsOf.set(other, [...(hostsOf.get(other) ?? []), host]);
@@ -278,7 +302,18 @@ export function* layout(input: FabricMapInput, links: ReadonlyMap<string, MapLin
     // In a narrow column a host's name reads upwards, as the switches'.
     const hostHeight = rotated ? 72 : HOST_HEIGHT;
     for (const host of shown) {
-      nodes.set(host, { id: host, type: typeOf(host), name: name(host), label: name(host), tier: 0, x: column.x + 8, y, w: column.w - 8, h: hostHeight, rotated });
+      nodes.set(host, {
+        id: host,
+        type: typeOf(host),
+        name: name(host),
+        label: name(host),
+        tier: 0,
+        x: column.x + 8,
+        y,
+        w: column.w - 8,
+        h: hostHeight,
+        rotated,
+      });
       y += hostHeight + HOST_GAP;
     }
     bottom = Math.max(bottom, y);

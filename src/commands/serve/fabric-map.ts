@@ -17,7 +17,19 @@ import { atOnce, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type FabricNodeType, type FabricTopology } from '../../model/fabric.js';
 import { linkCountSteps } from '../../model/cabling.js';
 import { escapeHtml } from './landing-page.js';
-import { LINK_STATES, STATE_WORDS, collectLinks, idPart, layout, MARGIN, nodeOfKey, worst, type FabricMapInput, type MapLink, type MapNode } from './fabric-map-layout.js';
+import {
+  LINK_STATES,
+  STATE_WORDS,
+  collectLinks,
+  idPart,
+  layout,
+  MARGIN,
+  nodeOfKey,
+  worst,
+  type FabricMapInput,
+  type MapLink,
+  type MapNode,
+} from './fabric-map-layout.js';
 
 const STYLE = `
 body{font-family:system-ui,sans-serif;margin:0;padding:1em;color:#1b1b1b;line-height:1.4}
@@ -110,7 +122,10 @@ function linkPath(a: MapNode, b: MapNode, offset: number): string {
 function findingPorts(finding: Finding): string[] {
   const { subject } = finding;
   if (subject.kind !== 'fabric-port') return [];
-  return [fabricPortKey(subject.node.guid, subject.port), ...(subject.peer ? [fabricPortKey(subject.peer.node.guid, subject.peer.port)] : [])];
+  return [
+    fabricPortKey(subject.node.guid, subject.port),
+    ...(subject.peer ? [fabricPortKey(subject.peer.node.guid, subject.peer.port)] : []),
+  ];
 }
 
 /** The whole page. */
@@ -170,10 +185,12 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
       continue;
     }
     const classes = ['link', 'problem', state, ...(link.present ? [] : ['absent'])].join(' ');
-    const what = `${link.ends.map((end) => {
-      const node = nodes.get(nodeOfKey(end));
-      return `${node?.name ?? nodeOfKey(end)} port ${end.slice(end.lastIndexOf('/') + 1)}`;
-    }).join(' – ')}: ${[...link.states].filter((s) => s !== 'ok').join(', ')}${link.present ? '' : ' (no cable there now)'}`;
+    const what = `${link.ends
+      .map((end) => {
+        const node = nodes.get(nodeOfKey(end));
+        return `${node?.name ?? nodeOfKey(end)} port ${end.slice(end.lastIndexOf('/') + 1)}`;
+      })
+      .join(' – ')}: ${[...link.states].filter((s) => s !== 'ok').join(', ')}${link.present ? '' : ' (no cable there now)'}`;
     const title = [what, ...(titles.get(link) ?? [])].join('\n');
     problems.push(`<path class="${classes}" id="${link.id}" d="${path}"><title>${escapeHtml(title)}</title></path>`);
   }
@@ -184,9 +201,13 @@ export function* renderFabricMapSteps(input: FabricMapInput): Work<string> {
   for (const [leaf, { count, box }] of map.counts) {
     const title = `${count} more host${count === 1 ? '' : 's'} under ${nodes.get(leaf)!.name}, every link as expected`;
     const label = box.w >= 60 ? `${count} hosts` : String(count);
-    counts.push(`<g class="count"><title>${escapeHtml(title)}</title>${rect(box.x, box.y, box.w, box.h)}<text x="${(box.x + 4).toFixed(1)}" y="${(box.y + box.h / 2 + 4).toFixed(1)}">${escapeHtml(fit(label, box.w - 8))}</text></g>`);
+    counts.push(
+      `<g class="count"><title>${escapeHtml(title)}</title>${rect(box.x, box.y, box.w, box.h)}<text x="${(box.x + 4).toFixed(1)}" y="${(box.y + box.h / 2 + 4).toFixed(1)}">${escapeHtml(fit(label, box.w - 8))}</text></g>`,
+    );
     const leafNode = nodes.get(leaf)!;
-    buses.push(`<path class="bus" d="M${(leafNode.x + box.w / 2).toFixed(1)},${(leafNode.y + leafNode.h).toFixed(1)}V${box.y.toFixed(1)}"/>`);
+    buses.push(
+      `<path class="bus" d="M${(leafNode.x + box.w / 2).toFixed(1)},${(leafNode.y + leafNode.h).toFixed(1)}V${box.y.toFixed(1)}"/>`,
+    );
   }
   const boxes: string[] = [];
   for (const node of nodes.values()) {
@@ -217,15 +238,26 @@ ${problems.join('\n')}
   const limit = input.listLimit ?? 200;
   const shown = input.findings.slice(0, limit);
   const items = shown.map((finding, i) => {
-    const link = findingPorts(finding).map((port) => linkOfPort.get(port)).find(Boolean);
+    const link = findingPorts(finding)
+      .map((port) => linkOfPort.get(port))
+      .find(Boolean);
     const summary = escapeHtml(finding.summary);
     return `<li class="${finding.severity}" id="f-${i + 1}"><div class="what">${link ? `<a href="#${link.id}">${summary}</a>` : summary}</div><div class="remedy">→ ${escapeHtml(finding.remedy)} <a href="${escapeHtml(runbookUrl(finding, input.runbookBase))}">runbook</a></div></li>`;
   });
-  const more = input.findings.length > shown.length ? `<p class="note">… and ${input.findings.length - shown.length} more: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
+  const more =
+    input.findings.length > shown.length
+      ? `<p class="note">… and ${input.findings.length - shown.length} more: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>`
+      : '';
   const problemCount = problems.length;
-  const legend = LINK_STATES.map((state) => `<li><svg width="34" height="10" aria-hidden="true"><path class="link ${state}${state === 'down' ? ' absent' : ''}" d="M2,5H32"/></svg>${escapeHtml(STATE_WORDS[state])}</li>`);
+  const legend = LINK_STATES.map(
+    (state) =>
+      `<li><svg width="34" height="10" aria-hidden="true"><path class="link ${state}${state === 'down' ? ' absent' : ''}" d="M2,5H32"/></svg>${escapeHtml(STATE_WORDS[state])}</li>`,
+  );
   const counted = countTypes(input.topology);
-  const when = input.takenAt === undefined ? '' : `, as of <time datetime="${new Date(input.takenAt).toISOString()}">${new Date(input.takenAt).toISOString()}</time>`;
+  const when =
+    input.takenAt === undefined
+      ? ''
+      : `, as of <time datetime="${new Date(input.takenAt).toISOString()}">${new Date(input.takenAt).toISOString()}</time>`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -83,7 +83,9 @@ dl.fabric dd{margin:0}
 export const LANDING_PAGE_LIST_LIMIT = 100;
 
 function more(shown: number, total: number, what: string): string {
-  return total > shown ? `\n<p class="note">… and ${total - shown} more ${what}: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>` : '';
+  return total > shown
+    ? `\n<p class="note">… and ${total - shown} more ${what}: <code>infiniband-exporter check --collector.fabric</code> lists them all.</p>`
+    : '';
 }
 
 function findingItem(finding: Finding, runbookBase: string | undefined): string {
@@ -97,17 +99,27 @@ interface FindingsSection {
   fabric: FabricOverview | undefined;
 }
 
-function* findingsSection(snapshot: Snapshot | undefined, takenAt: number | undefined, collectors: readonly Collector[] | undefined, runbookBase: string | undefined): Work<FindingsSection> {
-  if (!snapshot) return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [], fabric: undefined };
+function* findingsSection(
+  snapshot: Snapshot | undefined,
+  takenAt: number | undefined,
+  collectors: readonly Collector[] | undefined,
+  runbookBase: string | undefined,
+): Work<FindingsSection> {
+  if (!snapshot)
+    return { html: '<p>The first collection has not finished yet: reload in a few seconds.</p>', ports: [], fabric: undefined };
   const findings = yield* findingsSteps(snapshot, collectors);
   const fabric = fabricOf(snapshot);
   const counts = countBySeverity(findings);
-  const when = takenAt === undefined ? '' : `, <time datetime="${new Date(takenAt).toISOString()}" title="${new Date(takenAt).toISOString()}">${AGE_MARK}</time>`;
+  const when =
+    takenAt === undefined
+      ? ''
+      : `, <time datetime="${new Date(takenAt).toISOString()}" title="${new Date(takenAt).toISOString()}">${AGE_MARK}</time>`;
   const summary = `<p class="summary">${counts.critical} critical, ${counts.warning} warning, ${counts.info} info${when}</p>`;
   const shown = findings.slice(0, LANDING_PAGE_LIST_LIMIT);
-  const list = findings.length === 0
-    ? '<p>Nothing to report: every port, IPoIB interface and collector looks right.</p>'
-    : `<ol class="findings">\n${shown.map((finding) => findingItem(finding, runbookBase)).join('\n')}\n</ol>${more(shown.length, findings.length, 'findings')}`;
+  const list =
+    findings.length === 0
+      ? '<p>Nothing to report: every port, IPoIB interface and collector looks right.</p>'
+      : `<ol class="findings">\n${shown.map((finding) => findingItem(finding, runbookBase)).join('\n')}\n</ol>${more(shown.length, findings.length, 'findings')}`;
   return {
     html: `${summary}\n${list}`,
     ports: portOverview(snapshot, findings),
@@ -132,7 +144,9 @@ function nominalGbps(speed: string | undefined): number | undefined {
 function portRow(row: PortOverview): string {
   const device = `<td><strong>${escapeHtml(row.device)}</strong>${row.nodeDescription ? `<br><span class="note">${escapeHtml(row.nodeDescription)}</span>` : ''}</td>`;
   const rate = row.width !== undefined || row.speed !== undefined ? `${row.width ?? '?'}X ${row.speed ?? '?'}` : undefined;
-  const expected = row.expected ? `${row.expected.width ?? '?'}X ${row.expected.speed ?? '?'} (${row.expected.source === 'config' ? 'config' : 'both ends enabled'})` : undefined;
+  const expected = row.expected
+    ? `${row.expected.width ?? '?'}X ${row.expected.speed ?? '?'} (${row.expected.source === 'config' ? 'config' : 'both ends enabled'})`
+    : undefined;
   const peer = row.peer ? `${row.peer.description ?? row.peer.guid} port ${row.peer.port}` : undefined;
   const stateProblem = row.state !== undefined && row.state.toUpperCase() !== 'ACTIVE';
   const physicalProblem = row.physicalState !== undefined && row.physicalState !== 'LinkUp';
@@ -159,27 +173,36 @@ function endText(end: FabricPortName): string {
 
 function unhealthyRow(row: UnhealthyFabricPort): string {
   const rate = row.width !== undefined || row.speed !== undefined ? `${row.width ?? '?'}X ${row.speed ?? '?'}` : undefined;
-  const expected = row.expected ? `${row.expected.width ?? '?'}X ${row.expected.speed ?? '?'} (${row.expected.source === 'config' ? 'config' : 'both ends enable'})` : undefined;
-  const state = row.state === undefined && row.physicalState === undefined ? undefined : `${row.state ?? '?'} / ${row.physicalState ?? '?'}`;
+  const expected = row.expected
+    ? `${row.expected.width ?? '?'}X ${row.expected.speed ?? '?'} (${row.expected.source === 'config' ? 'config' : 'both ends enable'})`
+    : undefined;
+  const state =
+    row.state === undefined && row.physicalState === undefined ? undefined : `${row.state ?? '?'} / ${row.physicalState ?? '?'}`;
   return `<tr class="${row.severity}">${cell(row.severity)}${cell(endText(row.end))}${cell(row.peer && endText(row.peer))}${cell(state)}${cell(rate)}${cell(expected)}${cell(row.condition)}</tr>`;
 }
 
 function fabricSection(fabric: FabricOverview): string {
   const nodes = `${fabric.nodes.switch} switches, ${fabric.nodes.ca} CAs${fabric.nodes.router > 0 ? `, ${fabric.nodes.router} routers` : ''}`;
-  const discovered = fabric.discoveredAt === undefined ? 'no discovery has succeeded yet' : new Date(fabric.discoveredAt * 1000).toISOString();
-  const shard = fabric.shard.count > 1 ? `<dt>shard</dt><dd>${fabric.shard.index} of ${fabric.shard.count}: ports of this shard's switches only</dd>` : '';
-  const sms = fabric.subnetManagers.length === 0
-    ? '<p>No subnet manager record (the subnet administrator did not answer).</p>'
-    : `<table>
+  const discovered =
+    fabric.discoveredAt === undefined ? 'no discovery has succeeded yet' : new Date(fabric.discoveredAt * 1000).toISOString();
+  const shard =
+    fabric.shard.count > 1
+      ? `<dt>shard</dt><dd>${fabric.shard.index} of ${fabric.shard.count}: ports of this shard's switches only</dd>`
+      : '';
+  const sms =
+    fabric.subnetManagers.length === 0
+      ? '<p>No subnet manager record (the subnet administrator did not answer).</p>'
+      : `<table>
 <thead><tr><th>subnet manager GUID</th><th>on</th><th>LID</th><th>state</th><th>priority</th></tr></thead>
 <tbody>
 ${fabric.subnetManagers.map((sm) => `<tr>${cell(sm.guid)}${cell(sm.host)}${cell(sm.lid)}${cell(sm.state)}${cell(sm.priority)}</tr>`).join('\n')}
 </tbody>
 </table>`;
   const shown = fabric.unhealthy.slice(0, LANDING_PAGE_LIST_LIMIT);
-  const unhealthy = fabric.unhealthy.length === 0
-    ? '<p>No unhealthy link: no port down that was in use, stuck INIT or degraded.</p>'
-    : `<table>
+  const unhealthy =
+    fabric.unhealthy.length === 0
+      ? '<p>No unhealthy link: no port down that was in use, stuck INIT or degraded.</p>'
+      : `<table>
 <thead><tr><th>severity</th><th>port</th><th>other end</th><th>state / physical</th><th>width × speed</th><th>expected</th><th>finding</th></tr></thead>
 <tbody>
 ${shown.map(unhealthyRow).join('\n')}
@@ -204,16 +227,18 @@ export function* landingPageSteps(options: LandingPageOptions): Work<string> {
   const metrics = escapeHtml(options.telemetryPath);
   const { html, ports, fabric } = yield* findingsSection(options.snapshot, options.takenAt, options.collectors, options.runbookBase);
   const host = options.hostname === undefined ? '' : `${escapeHtml(options.hostname)} — `;
-  const refresh = options.refreshSeconds === undefined ? '' : `<meta http-equiv="refresh" content="${Math.max(1, Math.round(options.refreshSeconds))}">`;
-  const notChecked = options.notChecked && options.notChecked.length > 0
-    ? `<section id="not-checked">
+  const refresh =
+    options.refreshSeconds === undefined ? '' : `<meta http-equiv="refresh" content="${Math.max(1, Math.round(options.refreshSeconds))}">`;
+  const notChecked =
+    options.notChecked && options.notChecked.length > 0
+      ? `<section id="not-checked">
 <h2>Not checked</h2>
 <ul>
 ${options.notChecked.map((item) => `<li>${escapeHtml(item)}</li>`).join('\n')}
 </ul>
 </section>
 `
-    : '';
+      : '';
   const badLinks = options.snapshot && badLinksOf(options.snapshot);
   return `<!DOCTYPE html>
 <html lang="en">

@@ -39,8 +39,11 @@ const require = createRequire(import.meta.url);
  */
 export function loadBcrypt(): BcryptCompare {
   const bcryptjs = require('bcryptjs') as { compare(password: string, hash: string): Promise<boolean> };
-  if (typeof (globalThis as { WebAssembly?: unknown }).WebAssembly !== 'object') return (password, hash) => bcryptjs.compare(password, hash);
-  const { bcryptVerify } = require('hash-wasm/dist/bcrypt.umd.min.js') as { bcryptVerify(options: { password: string; hash: string }): Promise<boolean> };
+  if (typeof (globalThis as { WebAssembly?: unknown }).WebAssembly !== 'object')
+    return (password, hash) => bcryptjs.compare(password, hash);
+  const { bcryptVerify } = require('hash-wasm/dist/bcrypt.umd.min.js') as {
+    bcryptVerify(options: { password: string; hash: string }): Promise<boolean>;
+  };
   return (password, hash) => (password === '' ? bcryptjs.compare(password, hash) : bcryptVerify({ password, hash }));
 }
 
@@ -92,7 +95,9 @@ export class PasswordChecks {
   async verify(users: ReadonlyMap<string, string>, user: string, password: string, client: Client): Promise<boolean> {
     const hash = users.get(user);
     // The hash is part of the key: a user whose password changes in the web config is checked again.
-    const key = createHash('sha256').update(`${user}\0${hash ?? ''}\0${password}`).digest('base64');
+    const key = createHash('sha256')
+      .update(`${user}\0${hash ?? ''}\0${password}`)
+      .digest('base64');
     if (this.good.has(key)) return true;
     if (this.bad.has(key)) return false;
     const matches = await this.schedule(client, async () => {
@@ -158,10 +163,13 @@ export class PasswordChecks {
       }
       this.running = true;
       this.counts.run += 1;
-      void waiting.run().then(waiting.settle, () => waiting.settle(false)).finally(() => {
-        this.running = false;
-        this.scheduleNext();
-      });
+      void waiting
+        .run()
+        .then(waiting.settle, () => waiting.settle(false))
+        .finally(() => {
+          this.running = false;
+          this.scheduleNext();
+        });
       return;
     }
   }

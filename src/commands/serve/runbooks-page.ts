@@ -9,7 +9,12 @@ import { RUNBOOKS_MARKDOWN } from './runbooks-markdown.js';
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes; repeats numbered. */
 export function headingAnchor(text: string, seen: Map<string, number>): string {
-  const base = text.trim().toLowerCase().replace(/<[^>]*>/g, '').replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+  const base = text
+    .trim()
+    .toLowerCase()
+    .replace(/<[^>]*>/g, '')
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
   const count = seen.get(base) ?? 0;
   seen.set(base, count + 1);
   return count === 0 ? base : `${base}-${count}`;
@@ -29,7 +34,10 @@ export function renderRunbooks(markdown: string = RUNBOOKS_MARKDOWN): string {
   const marked = new Marked({
     gfm: true,
     renderer: {
-      heading(this: { parser: { parseInline(tokens: Tokens.Heading['tokens']): string } }, { tokens, depth, text }: Tokens.Heading): string {
+      heading(
+        this: { parser: { parseInline(tokens: Tokens.Heading['tokens']): string } },
+        { tokens, depth, text }: Tokens.Heading,
+      ): string {
         const id = headingAnchor(text, seen);
         return `<h${depth} id="${escapeHtml(id)}">${this.parser.parseInline(tokens)}</h${depth}>\n`;
       },

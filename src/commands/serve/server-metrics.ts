@@ -32,7 +32,8 @@ export class ServerMetrics {
 
   state(): ServerState {
     const reload = this.reloadStatus?.();
-    if (this.last?.connectionsRefused !== this.refused || this.last.reload !== reload) this.last = { connectionsRefused: this.refused, reload };
+    if (this.last?.connectionsRefused !== this.refused || this.last.reload !== reload)
+      this.last = { connectionsRefused: this.refused, reload };
     return this.last;
   }
 

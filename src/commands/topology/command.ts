@@ -40,22 +40,24 @@ export interface TopologyOptions {
 
 export function topologyHelpText(): string {
   const set = flagSet([FORMAT], COLLECTORS);
-  return [
-    'usage: infiniband-exporter topology save FILE [flags]',
-    '',
-    'Discovers the fabric once (ibnetdiscover, then one ports cycle for the widths and speeds) and writes',
-    'it to FILE as a cabling plan: one cable a line, "<node> <port> <peer node> <peer port> [width] [speed]".',
-    'Each node by its node-name-map name, else its NodeDescription, else its GUID: whichever is its alone',
-    '(a NodeDescription another host has too would not say which node is meant); it says how many by GUID.',
-    'Give it to the exporter as --fabric.topology-file: every cable not as written is then reported,',
-    'with the cable to move. FILE "-" writes to standard output.',
-    'Exit status: 0 written, 1 the fabric could not be discovered, 2 usage error.',
-    '',
-    'Flags:',
-    ...helpLines([FORMAT, ...set.flags.filter((candidate) => candidate.check && candidate !== FABRIC_SWITCH && candidate !== DEMO)]),
-    '',
-    'The server\'s other flags are accepted and have no effect here.',
-  ].join('\n') + '\n';
+  return (
+    [
+      'usage: infiniband-exporter topology save FILE [flags]',
+      '',
+      'Discovers the fabric once (ibnetdiscover, then one ports cycle for the widths and speeds) and writes',
+      'it to FILE as a cabling plan: one cable a line, "<node> <port> <peer node> <peer port> [width] [speed]".',
+      'Each node by its node-name-map name, else its NodeDescription, else its GUID: whichever is its alone',
+      '(a NodeDescription another host has too would not say which node is meant); it says how many by GUID.',
+      'Give it to the exporter as --fabric.topology-file: every cable not as written is then reported,',
+      'with the cable to move. FILE "-" writes to standard output.',
+      'Exit status: 0 written, 1 the fabric could not be discovered, 2 usage error.',
+      '',
+      'Flags:',
+      ...helpLines([FORMAT, ...set.flags.filter((candidate) => candidate.check && candidate !== FABRIC_SWITCH && candidate !== DEMO)]),
+      '',
+      "The server's other flags are accepted and have no effect here.",
+    ].join('\n') + '\n'
+  );
 }
 
 /** `topology save FILE [flags]`: the file and the settings, or a usage error. */
@@ -94,17 +96,24 @@ export async function runTopology(argv: readonly string[], io: TopologyIo, optio
   const ports = FABRIC_PORTS.of(snapshot);
   if (!discovery?.topology) {
     const why = snapshot.reports.find((report) => report.collector === FABRIC_DISCOVERY.name)?.errors[0];
-    io.stderr.write(`infiniband-exporter topology save: the fabric could not be discovered${why ? ` (${why.item}: ${why.message})` : ''}; nothing written\n`);
+    io.stderr.write(
+      `infiniband-exporter topology save: the fabric could not be discovered${why ? ` (${why.item}: ${why.message})` : ''}; nothing written\n`,
+    );
     return 1;
   }
   const incomplete = snapshot.reports.filter((report) => !report.success);
   const format = settings.get(FORMAT);
   const { formatPlan, planNames, planNamesByGuid } = await import('../../sources/fabric/cabling-plan-writer.js');
-  const text = format === 'ibnetdiscover' ? discovery.text ?? '' : formatPlan(discovery.topology, ports?.ports, (options.now ?? (() => new Date()))());
+  const text =
+    format === 'ibnetdiscover'
+      ? (discovery.text ?? '')
+      : formatPlan(discovery.topology, ports?.ports, (options.now ?? (() => new Date()))());
   if (incomplete.length > 0) {
     // A plan written from a partial discovery would call every cable it missed "unplanned".
     const first = incomplete[0]!.errors[0];
-    io.stderr.write(`infiniband-exporter topology save: ${incomplete.map((report) => report.collector).join(' and ')} did not read the whole fabric${first ? ` (${first.item}: ${first.message})` : ''}; nothing written\n`);
+    io.stderr.write(
+      `infiniband-exporter topology save: ${incomplete.map((report) => report.collector).join(' and ')} did not read the whole fabric${first ? ` (${first.item}: ${first.message})` : ''}; nothing written\n`,
+    );
     return 1;
   }
   if (file === '-') {
@@ -122,9 +131,12 @@ export async function runTopology(argv: readonly string[], io: TopologyIo, optio
   }
   const nodes = discovery.topology.nodes.size;
   const cables = format === 'plan' ? text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).length : undefined;
-  io.stderr.write(`infiniband-exporter topology save: wrote the fabric (${plural(nodes, 'node')}${cables === undefined ? '' : `, ${plural(cables, 'cable')}`}) to ${file === '-' ? 'standard output' : file} as ${format === 'plan' ? 'a cabling plan' : 'ibnetdiscover output'}\n`);
+  io.stderr.write(
+    `infiniband-exporter topology save: wrote the fabric (${plural(nodes, 'node')}${cables === undefined ? '' : `, ${plural(cables, 'cable')}`}) to ${file === '-' ? 'standard output' : file} as ${format === 'plan' ? 'a cabling plan' : 'ibnetdiscover output'}\n`,
+  );
   // Said, so that a person who reads a GUID where a host name was expected knows why.
   const { byGuid } = planNames(discovery.topology);
-  if (format === 'plan' && byGuid.shared + byGuid.nameless > 0) io.stderr.write(`infiniband-exporter topology save: named ${planNamesByGuid(byGuid)}\n`);
+  if (format === 'plan' && byGuid.shared + byGuid.nameless > 0)
+    io.stderr.write(`infiniband-exporter topology save: named ${planNamesByGuid(byGuid)}\n`);
   return 0;
 }

@@ -13,7 +13,15 @@ import { defaultTick, deviceTick, type XmitWaitTick } from '../../model/congesti
 import { PMA_COUNTERS } from '../../model/pma-counters.js';
 import { parsePortSamplesControl } from './port-samples-control.js';
 import { physicalLinkIsUp } from '../../model/port-state.js';
-import { portKey, type Device, type LinkPeer, type Port, type PortLink, type PortPma, type SubnetManagerReading } from '../../model/host.js';
+import {
+  portKey,
+  type Device,
+  type LinkPeer,
+  type Port,
+  type PortLink,
+  type PortPma,
+  type SubnetManagerReading,
+} from '../../model/host.js';
 import type { ItemError } from '../../model/snapshot.js';
 import { countersFromPerfquery, missingCounters, parsePerfquery, type PerfqueryReading } from './perfquery.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
@@ -118,13 +126,20 @@ export function diagTargets(devices: readonly Device[], options: DiagOptions, re
 }
 
 /** Every target at once (the runner's semaphore bounds the commands in flight). */
-async function eachTarget<T>(tool: DiagCommand, targets: readonly Target[], options: DiagOptions, read: (pass: ToolPass, target: Target) => Promise<T | undefined>): Promise<DiagReading<T>> {
+async function eachTarget<T>(
+  tool: DiagCommand,
+  targets: readonly Target[],
+  options: DiagOptions,
+  read: (pass: ToolPass, target: Target) => Promise<T | undefined>,
+): Promise<DiagReading<T>> {
   const pass = new ToolPass(tool, options);
   const ports = new Map<string, T>();
-  await Promise.all(targets.map(async (target) => {
-    const value = await read(pass, target);
-    if (value !== undefined) ports.set(portKey(target.device.name, target.port.port), value);
-  }));
+  await Promise.all(
+    targets.map(async (target) => {
+      const value = await read(pass, target);
+      if (value !== undefined) ports.set(portKey(target.device.name, target.port.port), value);
+    }),
+  );
   // Map order: that of the targets, not of the answers.
   const ordered = new Map<string, T>();
   for (const target of targets) {
@@ -198,10 +213,12 @@ export function readPortCounters(
     const [tick, counters, peerCounters] = await Promise.all([
       readTick(pass, via, device, port, ticks),
       readLocalCounters(pass, via, port),
-      peer?.lid === undefined ? Promise.resolve([]) : pass.run([...via, String(peer.lid), String(peer.port)]).then((result) => {
-        const reading = pass.parse(result, parsePerfquery);
-        return reading ? countersFromPerfquery(reading, undefined).filter((counter) => ERROR_COUNTERS.has(counter.name)) : [];
-      }),
+      peer?.lid === undefined
+        ? Promise.resolve([])
+        : pass.run([...via, String(peer.lid), String(peer.port)]).then((result) => {
+            const reading = pass.parse(result, parsePerfquery);
+            return reading ? countersFromPerfquery(reading, undefined).filter((counter) => ERROR_COUNTERS.has(counter.name)) : [];
+          }),
     ]);
     return { counters, peerCounters, tick };
   });
@@ -238,7 +255,8 @@ async function readLocalCounters(pass: ToolPass, via: string[], port: Port): Pro
   const present = new Set(port.counters.map((counter) => counter.name));
   const missing = missingCounters(present);
   if (!missing.errors && !missing.traffic) return [];
-  const query = async (extra: string[]): Promise<PerfqueryReading | undefined> => pass.parse(await pass.run([...via, ...extra]), parsePerfquery);
+  const query = async (extra: string[]): Promise<PerfqueryReading | undefined> =>
+    pass.parse(await pass.run([...via, ...extra]), parsePerfquery);
   const [basic, extended] = await Promise.all([
     missing.errors ? query([]) : Promise.resolve(undefined),
     missing.traffic ? query(['-x']) : Promise.resolve(undefined),

@@ -5,7 +5,6 @@ import { numberField, parseMadDump } from './mad-dump.js';
 
 export { bestCommonEnabled, type LinkCapability } from '../../model/link-rate.js';
 
-
 export interface PortInfo {
   lid: number | undefined;
   smLid: number | undefined;
@@ -53,7 +52,9 @@ export function parsePortInfo(stdout: string): PortInfo | undefined {
   ];
   // An active extended speed wins over the legacy LinkSpeedActive, which keeps a stale value.
   const speedActive =
-    speedList(fields.get('LinkSpeedExt2Active'))[0] ?? speedList(fields.get('LinkSpeedExtActive'))[0] ?? speedList(fields.get('LinkSpeedActive'))[0];
+    speedList(fields.get('LinkSpeedExt2Active'))[0] ??
+    speedList(fields.get('LinkSpeedExtActive'))[0] ??
+    speedList(fields.get('LinkSpeedActive'))[0];
   return {
     lid: numberField(fields, 'Lid'),
     smLid: numberField(fields, 'SMLid'),

@@ -27,13 +27,17 @@ export function* parseIbnetdiscoverPlanSteps(text: string, file: string): Work<P
     const before = parser.unparsedCount;
     parser.push(line);
     if (parser.unparsedCount > before && errors.length < UNPARSED_EXAMPLES) {
-      errors.push({ line: number, message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${line.trimEnd().slice(0, 80)}"` });
+      errors.push({
+        line: number,
+        message: `expected an ibnetdiscover line (a node record, or a port line such as [1] "S-0002c90200400000"[3] # "desc" lid 2 4xQDR), got "${line.trimEnd().slice(0, 80)}"`,
+      });
     }
     from = to + 1;
     if (pace()) yield;
   }
   const parsed = parser.end();
-  if (parsed.nodes.length === 0 && errors.length === 0) errors.push({ line: 1, message: 'expected a saved ibnetdiscover output with at least one node record' });
+  if (parsed.nodes.length === 0 && errors.length === 0)
+    errors.push({ line: 1, message: 'expected a saved ibnetdiscover output with at least one node record' });
 
   const nodes = new Map<string, { type: FabricNodeType; description: string }>();
   for (const node of parsed.nodes) nodes.set(node.guid, { type: node.type, description: node.description });
@@ -52,7 +56,10 @@ export function* parseIbnetdiscoverPlanSteps(text: string, file: string): Work<P
     if ((known && known.peer !== peerKey) || (knownPeer && knownPeer.peer !== key)) {
       const earlier = known && known.peer !== peerKey ? known : knownPeer!;
       if (errors.length >= MAX_PLAN_ERRORS) break;
-      errors.push({ line: port.line, message: `port ${port.port} of ${port.nodeGuid} is cabled to port ${port.peer.port} of ${port.peer.nodeGuid} here, but line ${earlier.line} cables one of these ports elsewhere: expected each port in one cable at most` });
+      errors.push({
+        line: port.line,
+        message: `port ${port.port} of ${port.nodeGuid} is cabled to port ${port.peer.port} of ${port.peer.nodeGuid} here, but line ${earlier.line} cables one of these ports elsewhere: expected each port in one cable at most`,
+      });
       continue;
     }
     if (known) continue;
@@ -63,7 +70,15 @@ export function* parseIbnetdiscoverPlanSteps(text: string, file: string): Work<P
     // The switch end first, then the lower GUID: stable label order for the series.
     const rank = (end: typeof here): string => `${end.type === 'switch' ? 0 : 1}${end.node.text}/${String(end.port).padStart(3, '0')}`;
     const [a, b] = rank(here) <= rank(there) ? [here, there] : [there, here];
-    cables.push({ line: port.line, ends: [{ node: a.node, port: a.port }, { node: b.node, port: b.port }], width: port.width, speed: port.speed });
+    cables.push({
+      line: port.line,
+      ends: [
+        { node: a.node, port: a.port },
+        { node: b.node, port: b.port },
+      ],
+      width: port.width,
+      speed: port.speed,
+    });
   }
   if (errors.length > 0) return { plan: undefined, errors: errors.sort((x, y) => x.line - y.line) };
   return { plan: { file, format: 'ibnetdiscover', cables, nodes }, errors: [] };

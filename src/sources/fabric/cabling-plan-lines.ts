@@ -136,18 +136,28 @@ export function* parseCablingPlanSteps(text: string, file: string): Work<ParsedP
     }
     if (tokens.length === 0) return;
     if (tokens.length < 4 || tokens.length > 6) {
-      errors.push({ line, message: `expected ${PLAN_LINE} (a node name with spaces in double quotes), got ${tokens.length} field${tokens.length === 1 ? '' : 's'}` });
+      errors.push({
+        line,
+        message: `expected ${PLAN_LINE} (a node name with spaces in double quotes), got ${tokens.length} field${tokens.length === 1 ? '' : 's'}`,
+      });
       return;
     }
     const ends: PlanEnd[] = [];
-    for (const [nodeToken, portToken] of [[tokens[0]!, tokens[1]!], [tokens[2]!, tokens[3]!]] as const) {
+    for (const [nodeToken, portToken] of [
+      [tokens[0]!, tokens[1]!],
+      [tokens[2]!, tokens[3]!],
+    ] as const) {
       const port = portNumber(portToken);
       if (nodeToken.text === '') {
         errors.push({ line, message: `expected a node (a GUID, a node-name-map name or a NodeDescription), got ""` });
         return;
       }
       if (port === undefined) {
-        const hint = portToken.quoted ? ' in quotes' : /^\d+$/.test(portToken.text) ? '' : ' (a node name with spaces goes in double quotes)';
+        const hint = portToken.quoted
+          ? ' in quotes'
+          : /^\d+$/.test(portToken.text)
+            ? ''
+            : ' (a node name with spaces goes in double quotes)';
         errors.push({ line, message: `expected a port number 1–255 after "${nodeToken.text}", got "${portToken.text}"${hint}` });
         return;
       }

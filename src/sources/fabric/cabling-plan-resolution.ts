@@ -44,7 +44,13 @@ export function* resolvePlanSteps(
   const unresolved = new Set<string>();
   const refs = new Map<string, { guid: string | undefined; problem?: PlanProblem & { lines: number[] } }>();
   const problems: (PlanProblem & { lines: number[] })[] = [];
-  const problem = (kind: PlanProblem['kind'], name: string, guids: string[], message: string, boundTo?: string): PlanProblem & { lines: number[] } => {
+  const problem = (
+    kind: PlanProblem['kind'],
+    name: string,
+    guids: string[],
+    message: string,
+    boundTo?: string,
+  ): PlanProblem & { lines: number[] } => {
     const found = { kind, name, lines: [], guids, message, ...(boundTo !== undefined && { boundTo }) };
     problems.push(found);
     return found;
@@ -57,7 +63,15 @@ export function* resolvePlanSteps(
     const bound = previous.get(text);
     if (mapped.length === 1) return { guid: mapped[0] };
     if (mapped.length > 1) {
-      return { guid: undefined, problem: problem('ambiguous', text, mapped, `"${text}" is the node-name-map name of ${mapped.length} nodes (${mapped.join(', ')}): its cables are not judged; give each node its own name in the node-name-map, or write the GUID in the plan`) };
+      return {
+        guid: undefined,
+        problem: problem(
+          'ambiguous',
+          text,
+          mapped,
+          `"${text}" is the node-name-map name of ${mapped.length} nodes (${mapped.join(', ')}): its cables are not judged; give each node its own name in the node-name-map, or write the GUID in the plan`,
+        ),
+      };
     }
     if (described.length === 1) {
       bindings.set(text, described[0]!);
@@ -67,16 +81,41 @@ export function* resolvePlanSteps(
       const shared = `"${text}" is the NodeDescription of ${described.length} nodes (${described.join(', ')})`;
       if (bound !== undefined && described.includes(bound)) {
         bindings.set(text, bound);
-        return { guid: bound, problem: problem('ambiguous', text, described, `${shared}: judged as ${bound}, the node it named before, until the exporter restarts; a host copied another's NodeDescription, or ${ADVICE}`, bound) };
+        return {
+          guid: bound,
+          problem: problem(
+            'ambiguous',
+            text,
+            described,
+            `${shared}: judged as ${bound}, the node it named before, until the exporter restarts; a host copied another's NodeDescription, or ${ADVICE}`,
+            bound,
+          ),
+        };
       }
-      return { guid: undefined, problem: problem('ambiguous', text, described, `${shared}: its cables are not judged; a host copied another's NodeDescription, or ${ADVICE}`) };
+      return {
+        guid: undefined,
+        problem: problem(
+          'ambiguous',
+          text,
+          described,
+          `${shared}: its cables are not judged; a host copied another's NodeDescription, or ${ADVICE}`,
+        ),
+      };
     }
     if (bound !== undefined) {
       bindings.set(text, bound);
       return { guid: bound };
     }
     if (!topology) return { guid: undefined };
-    return { guid: undefined, problem: problem('unknown', text, [], `"${text}" names no node: no node-name-map name or NodeDescription in the fabric is "${text}": a typo, or a host down since the exporter started; ${ADVICE}`) };
+    return {
+      guid: undefined,
+      problem: problem(
+        'unknown',
+        text,
+        [],
+        `"${text}" names no node: no node-name-map name or NodeDescription in the fabric is "${text}": a typo, or a host down since the exporter started; ${ADVICE}`,
+      ),
+    };
   };
 
   const resolve = (ref: PlanEnd['node'], line: number): string | undefined => {
@@ -104,12 +143,22 @@ export function* resolvePlanSteps(
     const keys = ends.map((end) => (end.nodeGuid === undefined ? undefined : fabricPortKey(end.nodeGuid, end.port)));
     const twice = keys.findIndex((key) => key !== undefined && planned.has(key));
     if (keys[0] !== undefined && keys[0] === keys[1]) {
-      problem('conflict', ends[0].written, [ends[0].nodeGuid!], `"${ends[0].written}" and "${ends[1].written}" are the same node (${ends[0].nodeGuid}), port ${ends[0].port} at both ends: this cable is not judged; ${ADVICE}`).lines.push(cable.line);
+      problem(
+        'conflict',
+        ends[0].written,
+        [ends[0].nodeGuid!],
+        `"${ends[0].written}" and "${ends[1].written}" are the same node (${ends[0].nodeGuid}), port ${ends[0].port} at both ends: this cable is not judged; ${ADVICE}`,
+      ).lines.push(cable.line);
       continue;
     }
     if (twice >= 0) {
       const end = ends[twice]!;
-      problem('conflict', end.written, [end.nodeGuid!], `port ${end.port} of "${end.written}" (${end.nodeGuid}) is already cabled at line ${planned.get(keys[twice]!)}, under another name: this cable is not judged; ${ADVICE}`).lines.push(cable.line);
+      problem(
+        'conflict',
+        end.written,
+        [end.nodeGuid!],
+        `port ${end.port} of "${end.written}" (${end.nodeGuid}) is already cabled at line ${planned.get(keys[twice]!)}, under another name: this cable is not judged; ${ADVICE}`,
+      ).lines.push(cable.line);
       continue;
     }
     for (const key of keys) if (key !== undefined) planned.set(key, cable.line);

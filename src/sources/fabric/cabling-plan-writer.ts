@@ -2,7 +2,14 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { formatWidth } from '../../model/link-rate.js';
 import { compareNames, currentCabling } from '../../model/cabling.js';
-import { fabricPortKey, type FabricNode, type FabricNodeType, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import {
+  fabricPortKey,
+  type FabricNode,
+  type FabricNodeType,
+  type FabricPortReading,
+  type FabricTopology,
+  type PortAddress,
+} from '../../model/fabric.js';
 
 /** A name as a plan token: quoted when it has spaces, `#`, `"` or `\`, or could be read as a GUID or be empty. */
 export function planToken(name: string): string {
@@ -53,9 +60,15 @@ export function planNames(topology: FabricTopology): PlanNames {
 }
 
 /** The end a plan line starts with: a switch before a CA, then the name first in natural order, then the lower port. */
-function planOrder(topology: FabricTopology, names: ReadonlyMap<string, string>, a: PortAddress, b: PortAddress): [PortAddress, PortAddress] {
+function planOrder(
+  topology: FabricTopology,
+  names: ReadonlyMap<string, string>,
+  a: PortAddress,
+  b: PortAddress,
+): [PortAddress, PortAddress] {
   const rank = (end: PortAddress): number => (topology.nodes.get(end.nodeGuid)?.type === 'switch' ? 0 : 1);
-  const order = rank(a) - rank(b) || compareNames(names.get(a.nodeGuid) ?? a.nodeGuid, names.get(b.nodeGuid) ?? b.nodeGuid) || a.port - b.port;
+  const order =
+    rank(a) - rank(b) || compareNames(names.get(a.nodeGuid) ?? a.nodeGuid, names.get(b.nodeGuid) ?? b.nodeGuid) || a.port - b.port;
   return order <= 0 ? [a, b] : [b, a];
 }
 
@@ -88,7 +101,12 @@ export function formatPlan(topology: FabricTopology, readings: ReadonlyMap<strin
     '# Use it as --fabric.topology-file: the exporter then reports every cable that is not as written here.',
     '',
   ];
-  const lines = table.map((row) => row.map((cell, column) => (column < 4 && cell !== '' ? cell.padEnd(widths[column]!) : cell)).join('  ').trimEnd());
+  const lines = table.map((row) =>
+    row
+      .map((cell, column) => (column < 4 && cell !== '' ? cell.padEnd(widths[column]!) : cell))
+      .join('  ')
+      .trimEnd(),
+  );
   return `${[...header, ...lines].join('\n')}\n`;
 }
 

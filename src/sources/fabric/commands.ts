@@ -73,7 +73,12 @@ export class FabricCycle {
    * `accept` does not take (by default only 0). With `parser`, the output is parsed as it
    * arrives: its result is the parser's (`result.stdout` keeps only the output's beginning).
    */
-  async run(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, parser?: LineParser): Promise<CommandResult<FabricCommand> | undefined> {
+  async run(
+    tool: FabricCommand,
+    args: readonly string[],
+    accept: Accept = exitedZero,
+    parser?: LineParser,
+  ): Promise<CommandResult<FabricCommand> | undefined> {
     const { result, ok } = await this.attempt(tool, args, accept, false, parser);
     return ok ? result : undefined;
   }
@@ -82,7 +87,13 @@ export class FabricCycle {
    * Run a command the caller can do without (it has another way): its failure is a read error
    * that does not fail the cycle. The result is returned either way.
    */
-  async attempt(tool: FabricCommand, args: readonly string[], accept: Accept = exitedZero, optional = true, parser?: LineParser): Promise<{ result: CommandResult<FabricCommand>; ok: boolean }> {
+  async attempt(
+    tool: FabricCommand,
+    args: readonly string[],
+    accept: Accept = exitedZero,
+    optional = true,
+    parser?: LineParser,
+  ): Promise<{ result: CommandResult<FabricCommand>; ok: boolean }> {
     const lines = parser && new OutputLines((line) => parser.push(line));
     const result = await this.options.runner.run(tool, args, this.options.signal, lines);
     this.ran.add(commandItem(result));
@@ -93,7 +104,8 @@ export class FabricCycle {
         await lines.end();
       }
       // Cut lines were handed over shortened: a read error (the parser counts what it did not understand).
-      if (lines && lines.cut > 0) this.note(commandItem(result), `${lines.cut === 1 ? 'a line' : `${lines.cut} lines`} longer than ${MAX_LINE_CHARS} characters cut`);
+      if (lines && lines.cut > 0)
+        this.note(commandItem(result), `${lines.cut === 1 ? 'a line' : `${lines.cut} lines`} longer than ${MAX_LINE_CHARS} characters cut`);
       return { result, ok: true };
     }
     if (result.outcome === 'timeout') this.timeouts.push(tool);

@@ -46,7 +46,11 @@ export const noContradictions = (): Contradictions => ({ repeated: [], beyondPor
 export function reportContradictions(cycle: FabricCycle, item: string, found: Contradictions, topology: FabricTopology): void {
   const kinds: [string[], (first: string) => string][] = [
     [found.repeated, (first) => `the same port printed more than once (first: ${first}); the first reading stands`],
-    [found.beyondPortCount, (first) => `a port number beyond the node's port count (first: port ${first.split('/')[1]} of ${first.split('/')[0]}, a node of ${topology.nodes.get(first.split('/')[0]!)?.portCount ?? '?'} ports); not believed`],
+    [
+      found.beyondPortCount,
+      (first) =>
+        `a port number beyond the node's port count (first: port ${first.split('/')[1]} of ${first.split('/')[0]}, a node of ${topology.nodes.get(first.split('/')[0]!)?.portCount ?? '?'} ports); not believed`,
+    ],
     [[...found.unknownNodes], (first) => `a node discovery never saw (first: ${first}); not believed until a new discovery`],
   ];
   for (const [list, describe] of kinds) {
@@ -86,7 +90,12 @@ async function sweepCache(options: SweepOptions, swept: ReadonlySet<string>): Pr
  * Counters of every port of the swept nodes from the two sweeps, by port key; undefined when a
  * sweep could not run at all (the caller then reads them with perfquery).
  */
-export async function sweepCounters(cycle: FabricCycle, options: SweepOptions, swept: readonly FabricNode[], nodeOfPort: ReadonlyMap<string, string>): Promise<Map<string, PortCounter[]> | undefined> {
+export async function sweepCounters(
+  cycle: FabricCycle,
+  options: SweepOptions,
+  swept: readonly FabricNode[],
+  nodeOfPort: ReadonlyMap<string, string>,
+): Promise<Map<string, PortCounter[]> | undefined> {
   const sweptGuids = new Set(swept.map((node) => node.guid));
   const loadCache = await sweepCache(options, sweptGuids);
   const typeArgs = options.hcaPorts ? [] : ['--switch'];
@@ -97,8 +106,14 @@ export async function sweepCounters(cycle: FabricCycle, options: SweepOptions, s
 
   const failed = failedQueries(cycle, options.topology, [errors, traffic]);
   // Sweeps that both finished queried every swept node: a query that failed before and not now works again.
-  const sweptLids = new Set(swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined));
-  if (errors?.complete && traffic?.complete) cycle.covers((item) => { const lid = queriedLid(item); return lid !== undefined && sweptLids.has(lid); });
+  const sweptLids = new Set(
+    swept.flatMap((node) => (node.type === 'switch' ? [node.lid] : portLids(options.topology, node))).filter((lid) => lid !== undefined),
+  );
+  if (errors?.complete && traffic?.complete)
+    cycle.covers((item) => {
+      const lid = queriedLid(item);
+      return lid !== undefined && sweptLids.has(lid);
+    });
   const errorValues = await inSlices(valuesByPort(errors, options.topology, nodeOfPort));
   const trafficValues = await inSlices(valuesByPort(traffic, options.topology, nodeOfPort));
   reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: errorArgs }), errorValues.contradictions, options.topology);
@@ -163,7 +178,8 @@ function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: rea
   // Every LID of the fabric: looked up only when a query failed.
   if (sweeps.every((reading) => !reading?.failures.length)) return failed;
   const byLid = new Map<number, PortAddress>();
-  for (const node of topology.nodes.values()) if (node.type === 'switch' && node.lid !== undefined) byLid.set(node.lid, { nodeGuid: node.guid, port: 0 });
+  for (const node of topology.nodes.values())
+    if (node.type === 'switch' && node.lid !== undefined) byLid.set(node.lid, { nodeGuid: node.guid, port: 0 });
   for (const port of topology.ports.values()) if (port.lid !== undefined && port.lid > 0) byLid.set(port.lid, port);
   for (const reading of sweeps) {
     for (const failure of reading?.failures ?? []) {

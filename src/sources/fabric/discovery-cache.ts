@@ -65,13 +65,16 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
   const pace = pacer();
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const need = (offset: number, length: number, what: string): void => {
-    if (offset + length > bytes.byteLength) throw new CacheFormatError(`truncated at byte ${offset}: ${what} needs ${length} bytes, ${bytes.byteLength - offset} left`);
+    if (offset + length > bytes.byteLength)
+      throw new CacheFormatError(`truncated at byte ${offset}: ${what} needs ${length} bytes, ${bytes.byteLength - offset} left`);
   };
   need(0, HEADER_BYTES, 'the header');
   const magic = view.getUint32(0, true);
-  if (magic !== CACHE_MAGIC) throw new CacheFormatError(`not an ibnetdiscover cache (magic 0x${magic.toString(16)}, expected 0x${CACHE_MAGIC.toString(16)})`);
+  if (magic !== CACHE_MAGIC)
+    throw new CacheFormatError(`not an ibnetdiscover cache (magic 0x${magic.toString(16)}, expected 0x${CACHE_MAGIC.toString(16)})`);
   const version = view.getUint32(4, true);
-  if (version !== CACHE_VERSION) throw new CacheFormatError(`unknown ibnetdiscover cache version ${version} (this exporter reads version ${CACHE_VERSION})`);
+  if (version !== CACHE_VERSION)
+    throw new CacheFormatError(`unknown ibnetdiscover cache version ${version} (this exporter reads version ${CACHE_VERSION})`);
   const nodeCount = view.getUint32(8, true);
   const portCount = view.getUint32(12, true);
   const fromNodeGuid = hexGuid(view, 16);

@@ -66,7 +66,13 @@ class KeptText<Result> implements LineParser<Result> {
  * the topology built from it in time slices: at 120 000 switch ports each is seconds of work.
  * `keepText`: keep the output as printed (`topology save`), megabytes that a server does not need.
  */
-export async function discoverFabric(cycle: FabricCycle, cacheFile: string, names: ReadonlyMap<string, string>, now: number, keepText = true): Promise<Discovery | undefined> {
+export async function discoverFabric(
+  cycle: FabricCycle,
+  cacheFile: string,
+  names: ReadonlyMap<string, string>,
+  now: number,
+  keepText = true,
+): Promise<Discovery | undefined> {
   const parser = keepText ? new KeptText(new IbnetdiscoverParser()) : new IbnetdiscoverParser();
   const result = await cycle.run('ibnetdiscover', ['--cache', cacheFile], undefined, parser);
   if (!result) return undefined;
@@ -131,11 +137,15 @@ export function* discoveryGapsSteps(text: IbnetdiscoverTopology, cache: Discover
   if (oneSided.length > 0) {
     const first = oneSided[0]!;
     const why = described.has(first.peer.nodeGuid) ? 'which does not list it' : 'a node the output never describes';
-    gaps.push(`${oneSided.length === 1 ? 'a cable is' : `${oneSided.length} cables are`} listed from one end only (first: port ${first.port} of ${first.nodeGuid} to port ${first.peer.port} of ${first.peer.nodeGuid}, ${why})`);
+    gaps.push(
+      `${oneSided.length === 1 ? 'a cable is' : `${oneSided.length} cables are`} listed from one end only (first: port ${first.port} of ${first.nodeGuid} to port ${first.peer.port} of ${first.peer.nodeGuid}, ${why})`,
+    );
   }
   const missing = cache?.nodes.filter((node) => !described.has(node.guid)) ?? [];
   if (missing.length > 0) {
-    gaps.push(`it describes ${described.size} of the ${cache!.nodes.length} nodes of the cache file ibnetdiscover wrote (first missing: ${missing[0]!.guid})`);
+    gaps.push(
+      `it describes ${described.size} of the ${cache!.nodes.length} nodes of the cache file ibnetdiscover wrote (first missing: ${missing[0]!.guid})`,
+    );
   }
   return gaps;
 }
@@ -211,9 +221,19 @@ export function* buildTopologySteps(
       if (cached.port === 0 || !nodes.has(cached.nodeGuid)) continue;
       const key = fabricPortKey(cached.nodeGuid, cached.port);
       const known = ports.get(key);
-      ports.set(key, known
-        ? { ...known, enabled: cached.enabled }
-        : { nodeGuid: cached.nodeGuid, port: cached.port, portGuid: cached.guid, lid: undefined, peer: undefined, enabled: cached.enabled });
+      ports.set(
+        key,
+        known
+          ? { ...known, enabled: cached.enabled }
+          : {
+              nodeGuid: cached.nodeGuid,
+              port: cached.port,
+              portGuid: cached.guid,
+              lid: undefined,
+              peer: undefined,
+              enabled: cached.enabled,
+            },
+      );
       if (pace()) yield;
     }
   }
@@ -263,4 +283,3 @@ export function* nodesByPortGuidSteps(topology: FabricTopology): Work<ReadonlyMa
   portGuidIndex.set(topology, byPort);
   return byPort;
 }
-

@@ -9,7 +9,13 @@ import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import { parseWhole, type LineParser } from '../output-lines.js';
 import { UnparsedLines } from '../unparsed-lines.js';
-import { physicalStateFromMadText, portStateFromMadText, type PhysicalStateName, type PortStateName, type StateReading } from '../../model/port-state.js';
+import {
+  physicalStateFromMadText,
+  portStateFromMadText,
+  type PhysicalStateName,
+  type PortStateName,
+  type StateReading,
+} from '../../model/port-state.js';
 
 export interface LinkinfoPort {
   /** The port's GUID (for a switch, that of its port 0, shared by all its ports). */
@@ -79,7 +85,11 @@ export function parseIblinkinfo(text: string): LinkinfoReading {
 // nodes, a handful of states); only texts that parse are kept, so odd output cannot grow the maps.
 const portStates = new Map<string, StateReading<PortStateName>>();
 const physicalStates = new Map<string, StateReading<PhysicalStateName>>();
-function interned<Reading>(readings: Map<string, Reading>, text: string, parse: (text: string) => Reading | undefined): Reading | undefined {
+function interned<Reading>(
+  readings: Map<string, Reading>,
+  text: string,
+  parse: (text: string) => Reading | undefined,
+): Reading | undefined {
   let reading = readings.get(text);
   if (reading === undefined) {
     reading = parse(text);
@@ -143,7 +153,11 @@ function extPort(text: string): boolean {
 function parseLink(text: string): Pick<LinkinfoPort, 'state' | 'physicalState' | 'width' | 'speed'> | undefined {
   const up = LINK_UP.exec(text);
   const down = up ? undefined : LINK_DOWN.exec(text);
-  const fields = up ? { width: up[1]!, speed: up[2]!, state: up[3]!, physical: up[4]! } : down ? { state: down[1]!, physical: down[2]! } : undefined;
+  const fields = up
+    ? { width: up[1]!, speed: up[2]!, state: up[3]!, physical: up[4]! }
+    : down
+      ? { state: down[1]!, physical: down[2]! }
+      : undefined;
   if (!fields) return undefined;
   const stateText = aligned(fields.state, 6);
   const physicalText = aligned(fields.physical, 8);

@@ -52,7 +52,9 @@ const TYPE_BY_KEYWORD: Readonly<Record<string, FabricNodeType>> = { Switch: 'swi
 const NODE_ID = String.raw`"([SHR])-([0-9a-f]{16})"`;
 const ATTRIBUTE = /^(vendid|devid|sysimgguid)=(0x[0-9a-f]{1,16})\s*$/i;
 const GUID_LINE = /^(switch|ca|rt)guid=(0x[0-9a-f]{1,16})(?:\(([0-9a-f]{1,16})\))?(?:\s+#.*)?$/i;
-const SWITCH_LINE = new RegExp(String.raw`^Switch\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(.*)"\s+(?:base|enhanced) port 0 lid (\d{1,5}) lmc \d{1,2}\s*$`);
+const SWITCH_LINE = new RegExp(
+  String.raw`^Switch\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(.*)"\s+(?:base|enhanced) port 0 lid (\d{1,5}) lmc \d{1,2}\s*$`,
+);
 const CA_LINE = new RegExp(String.raw`^(Ca|Rt)\s+(\d{1,3})\s+${NODE_ID}\s+#\s+"(.*)"(?:\s+\(scp\))?\s*$`);
 // `[4]	"S-…"[1]		# "desc" lid 2 1xQDR` (switch) or `[1](portguid) 	"S-…"[1]		# lid 1 lmc 0 "desc" lid 4 4xQDR` (CA).
 // The description (the remote node's, or its node-name-map name) may hold quotes, `#`, `lid`:

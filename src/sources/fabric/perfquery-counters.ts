@@ -42,7 +42,12 @@ const acceptPartial = (result: CommandResult): boolean => result.exitCode === 0 
  * the cycle). A run that stopped at a port it could not query says so (a read error); one that
  * exited 0 without a block for every port asked for was cut short on its way (the cycle fails).
  */
-async function loop(cycle: FabricCycle, args: string[], ports: readonly number[], firstTry: boolean): Promise<Map<number, PerfqueryReading> | undefined> {
+async function loop(
+  cycle: FabricCycle,
+  args: string[],
+  ports: readonly number[],
+  firstTry: boolean,
+): Promise<Map<number, PerfqueryReading> | undefined> {
   const { result, ok } = await cycle.attempt('perfquery', args, acceptPartial, firstTry);
   if (!ok) return undefined;
   if (result.exitCode !== 0) cycle.note(commandItem(result), `stopped early: ${result.stdout.trim().split('\n').at(-1) ?? ''}`);
@@ -52,9 +57,16 @@ async function loop(cycle: FabricCycle, args: string[], ports: readonly number[]
   // A port the run was not asked for (beyond the node's port count) is not believed.
   const unasked = [...readings.keys()].filter((port) => !ports.includes(port));
   for (const port of unasked) readings.delete(port);
-  if (unasked.length > 0) cycle.fail(commandItem(result), `the output contradicts the topology: counters of port${unasked.length === 1 ? '' : 's'} ${unasked.join(', ')}, which the run was not asked for`);
+  if (unasked.length > 0)
+    cycle.fail(
+      commandItem(result),
+      `the output contradicts the topology: counters of port${unasked.length === 1 ? '' : 's'} ${unasked.join(', ')}, which the run was not asked for`,
+    );
   if (result.exitCode === 0 && missing.length > 0 && unparsed.count === 0) {
-    cycle.fail(commandItem(result), `the output is incomplete, cut short on its way: no counters of port${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`);
+    cycle.fail(
+      commandItem(result),
+      `the output is incomplete, cut short on its way: no counters of port${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`,
+    );
   }
   return readings;
 }
@@ -63,11 +75,16 @@ async function loop(cycle: FabricCycle, args: string[], ports: readonly number[]
  * Counters of every port of `nodes`, by port key. A switch answers at its node's LID for all its
  * ports; a CA or router port at its own LID (from `ports`).
  */
-export async function readCountersByNode(cycle: FabricCycle, nodes: readonly FabricNode[], ports: ReadonlyMap<string, DiscoveredPort>): Promise<Map<string, PortCounter[]>> {
+export async function readCountersByNode(
+  cycle: FabricCycle,
+  nodes: readonly FabricNode[],
+  ports: ReadonlyMap<string, DiscoveredPort>,
+): Promise<Map<string, PortCounter[]>> {
   const targets: { nodeGuid: string; lid: number; ports: number[] }[] = [];
   for (const node of nodes) {
     if (node.type === 'switch') {
-      if (node.lid !== undefined && node.portCount > 0) targets.push({ nodeGuid: node.guid, lid: node.lid, ports: Array.from({ length: node.portCount }, (_, i) => i + 1) });
+      if (node.lid !== undefined && node.portCount > 0)
+        targets.push({ nodeGuid: node.guid, lid: node.lid, ports: Array.from({ length: node.portCount }, (_, i) => i + 1) });
       continue;
     }
     for (let port = 1; port <= node.portCount; port++) {

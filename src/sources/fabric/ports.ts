@@ -56,7 +56,8 @@ export interface PortsReading {
 export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions): Promise<PortsReading> {
   const { topology } = options;
   const nodeOfPort = await inSlices(nodesByPortGuidSteps(topology));
-  const wanted = (node: FabricNode | undefined): node is FabricNode => node !== undefined && (options.hcaPorts || node.type === 'switch') && options.covers(node);
+  const wanted = (node: FabricNode | undefined): node is FabricNode =>
+    node !== undefined && (options.hcaPorts || node.type === 'switch') && options.covers(node);
 
   // The scan and the counter sweeps run side by side; the sweeps leave out the nodes the previous
   // scan no longer saw at the LID discovery recorded (they would only wait on timeouts).
@@ -67,19 +68,32 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
     counterSource === 'sweep' ? sweepCounters(cycle, options, swept, nodeOfPort) : Promise.resolve(undefined),
   ]);
   // Seen by this scan at the LID discovery recorded (a switch answers at its own; a CA port at its own).
-  const seen = (node: FabricNode): boolean => !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid));
+  const seen = (node: FabricNode): boolean =>
+    !scan || (node.type === 'switch' ? scan.switchLids.get(node.guid) === node.lid : scan.nodes.has(node.guid));
   let counters = fromSweeps;
   if (!counters) {
     counterSource = 'perfquery';
     counters = await readCountersByNode(cycle, swept.filter(seen), topology.ports);
   }
-  const unreachable = scan ? new Set([...topology.nodes.values()].filter(wanted).filter((node) => !seen(node)).map((node) => node.guid)) : new Set(options.unreachable);
+  const unreachable = scan
+    ? new Set(
+        [...topology.nodes.values()]
+          .filter(wanted)
+          .filter((node) => !seen(node))
+          .map((node) => node.guid),
+      )
+    : new Set(options.unreachable);
   const ports = await inSlices(portReadings(topology, wanted, scan, counters));
   return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
 }
 
 /** Every port of the nodes this instance reports, from the scan and the counters. */
-function* portReadings(topology: FabricTopology, wanted: (node: FabricNode) => boolean, scan: Scan | undefined, counters: ReadonlyMap<string, PortCounter[]>): Work<Map<string, FabricPortReading>> {
+function* portReadings(
+  topology: FabricTopology,
+  wanted: (node: FabricNode) => boolean,
+  scan: Scan | undefined,
+  counters: ReadonlyMap<string, PortCounter[]>,
+): Work<Map<string, FabricPortReading>> {
   const pace = pacer(64);
   const ports = new Map<string, FabricPortReading>();
   for (const node of topology.nodes.values()) {
@@ -132,13 +146,19 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
   reportContradictions(cycle, commandItem(result), scan.contradictions, options.topology);
   const gaps = await inSlices(scanGapsSteps(parsed.ports, options, nodeOfPort));
   if (gaps.cutShort.length > 0) {
-    cycle.fail(commandItem(result), `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`);
+    cycle.fail(
+      commandItem(result),
+      `the output is incomplete, cut short or garbled on its way: ${gaps.cutShort.join('; ')}; the ports it left out are reported without a state this cycle`,
+    );
   } else if (gaps.missingSwitches.length > 0) {
     // Consistent but without some switches: they left the fabric (their cables are down at the
     // other ends) or were renumbered; a new discovery says which. Their ports' states are unknown meanwhile.
     scan.stale = true;
     const [first] = gaps.missingSwitches;
-    cycle.fail(commandItem(result), `the scan did not reach ${gaps.missingSwitches.length === 1 ? 'a switch' : `${gaps.missingSwitches.length} switches`} of the topology (first: ${first!.guid} "${first!.description}"): their ports are reported without a state until a new discovery`);
+    cycle.fail(
+      commandItem(result),
+      `the scan did not reach ${gaps.missingSwitches.length === 1 ? 'a switch' : `${gaps.missingSwitches.length} switches`} of the topology (first: ${first!.guid} "${first!.description}"): their ports are reported without a state until a new discovery`,
+    );
   }
   return scan;
 }
@@ -210,12 +230,20 @@ export interface ScanGaps {
  * garbled on its way. A switch this instance reports that the scan did not print is missing: with
  * such a break, because of it; without, it left the fabric or was renumbered.
  */
-export function scanGaps(printed: readonly LinkinfoPort[], options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>, nodeOfPort: ReadonlyMap<string, string> = nodesByPortGuid(options.topology)): ScanGaps {
+export function scanGaps(
+  printed: readonly LinkinfoPort[],
+  options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
+  nodeOfPort: ReadonlyMap<string, string> = nodesByPortGuid(options.topology),
+): ScanGaps {
   return atOnce(scanGapsSteps(printed, options, nodeOfPort));
 }
 
 /** The same, as work that may pause. */
-function* scanGapsSteps(printed: readonly LinkinfoPort[], options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>, nodeOfPort: ReadonlyMap<string, string>): Work<ScanGaps> {
+function* scanGapsSteps(
+  printed: readonly LinkinfoPort[],
+  options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
+  nodeOfPort: ReadonlyMap<string, string>,
+): Work<ScanGaps> {
   const pace = pacer();
   const { topology } = options;
   const printedPorts = new Map<string, Set<number>>();
@@ -237,9 +265,17 @@ function* scanGapsSteps(printed: readonly LinkinfoPort[], options: Pick<PortsOpt
     const peer = port.peer && topology.nodes.get(nodeOfPort.get(port.peer.portGuid) ?? '');
     if (peer && printedTypes.has(peer.type) && !printedPorts.has(peer.guid)) beyond.add(peer.guid);
   }
-  if (beyond.size > 0) cutShort.push(`cables lead to ${beyond.size === 1 ? 'a node' : `${beyond.size} nodes`} it does not print (first: ${[...beyond][0]})`);
-  const short = [...printedPorts].map(([guid]) => topology.nodes.get(guid)!).filter((node) => node.type === 'switch' && printedPorts.get(node.guid)!.size < node.portCount);
-  if (short.length > 0) cutShort.push(`${short.length === 1 ? 'a switch is printed without all its ports' : `${short.length} switches are printed without all their ports`} (first: ${short[0]!.guid} "${short[0]!.description}")`);
-  const missingSwitches = [...topology.nodes.values()].filter((node) => node.type === 'switch' && options.covers(node) && !printedPorts.has(node.guid));
+  if (beyond.size > 0)
+    cutShort.push(`cables lead to ${beyond.size === 1 ? 'a node' : `${beyond.size} nodes`} it does not print (first: ${[...beyond][0]})`);
+  const short = [...printedPorts]
+    .map(([guid]) => topology.nodes.get(guid)!)
+    .filter((node) => node.type === 'switch' && printedPorts.get(node.guid)!.size < node.portCount);
+  if (short.length > 0)
+    cutShort.push(
+      `${short.length === 1 ? 'a switch is printed without all its ports' : `${short.length} switches are printed without all their ports`} (first: ${short[0]!.guid} "${short[0]!.description}")`,
+    );
+  const missingSwitches = [...topology.nodes.values()].filter(
+    (node) => node.type === 'switch' && options.covers(node) && !printedPorts.has(node.guid),
+  );
   return { cutShort, missingSwitches };
 }

@@ -33,7 +33,10 @@ export interface SubnetAdministrationBefore {
 const NOTHING_BEFORE: SubnetAdministrationBefore = { subnetManagers: [], multicastGroups: 0 };
 
 export async function readSubnetAdministration(cycle: FabricCycle, before = NOTHING_BEFORE): Promise<SubnetAdministration> {
-  const [subnetManagers, multicastGroups] = await Promise.all([readSubnetManagers(cycle, before.subnetManagers), readMulticastGroups(cycle, before.multicastGroups)]);
+  const [subnetManagers, multicastGroups] = await Promise.all([
+    readSubnetManagers(cycle, before.subnetManagers),
+    readMulticastGroups(cycle, before.multicastGroups),
+  ]);
   return { subnetManagers, multicastGroups };
 }
 
@@ -48,24 +51,35 @@ async function readSubnetManagers(cycle: FabricCycle, before: readonly FabricSub
     cycle.fail(commandItem(result), 'no SMInfoRecord in the output, where the master always lists itself: the output is incomplete');
     return [];
   }
-  const listed = await Promise.all(subnetManagers.map(async (record) => {
-    // An SM that does not answer keeps the SA's record: it is listed, its state is the SA's.
-    const own = await askSubnetManager(cycle, record);
-    return own ? { ...record, ...own } : record;
-  }));
+  const listed = await Promise.all(
+    subnetManagers.map(async (record) => {
+      // An SM that does not answer keeps the SA's record: it is listed, its state is the SA's.
+      const own = await askSubnetManager(cycle, record);
+      return own ? { ...record, ...own } : record;
+    }),
+  );
   const unlisted = before.filter((sm) => !subnetManagers.some((record) => record.guid === sm.guid));
-  const answering = await Promise.all(unlisted.map(async (sm) => {
-    const own = await askSubnetManager(cycle, sm);
-    return own && { ...sm, ...own };
-  }));
+  const answering = await Promise.all(
+    unlisted.map(async (sm) => {
+      const own = await askSubnetManager(cycle, sm);
+      return own && { ...sm, ...own };
+    }),
+  );
   for (const sm of answering) {
-    if (sm) cycle.fail(commandItem(result), `the subnet manager ${sm.guid} (LID ${sm.lid}) is not in the output but answers as ${sm.state ?? 'a subnet manager'}: the output is incomplete`);
+    if (sm)
+      cycle.fail(
+        commandItem(result),
+        `the subnet manager ${sm.guid} (LID ${sm.lid}) is not in the output but answers as ${sm.state ?? 'a subnet manager'}: the output is incomplete`,
+      );
   }
   return [...listed, ...answering.filter((sm) => sm !== undefined)];
 }
 
 /** What the SM at `sm.lid` says of itself, when it answers there under its GUID. */
-async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager, 'guid' | 'lid'>): Promise<Pick<SubnetManagerInfo, 'priority' | 'state' | 'activityCount'> | undefined> {
+async function askSubnetManager(
+  cycle: FabricCycle,
+  sm: Pick<FabricSubnetManager, 'guid' | 'lid'>,
+): Promise<Pick<SubnetManagerInfo, 'priority' | 'state' | 'activityCount'> | undefined> {
   const own = await cycle.run('sminfo', [String(sm.lid)], (r) => r.exitCode === 0 || isSubnetManagerUnreachable(r.stdout, r.exitCode));
   if (own?.exitCode !== 0) return undefined;
   const info = parseSminfo(own.stdout);
@@ -77,12 +91,18 @@ async function askSubnetManager(cycle: FabricCycle, sm: Pick<FabricSubnetManager
 async function readMulticastGroups(cycle: FabricCycle, groupsBefore: number): Promise<MulticastGroup[]> {
   // A record per membership: tens of thousands on an AI cluster, parsed as they arrive.
   const [groupsParser, membersParser] = [multicastGroupsParser(), memberCountsParser()];
-  const [groupsResult, membersResult] = await Promise.all([cycle.run('saquery', ['-g'], undefined, groupsParser), cycle.run('saquery', ['-m'], undefined, membersParser)]);
+  const [groupsResult, membersResult] = await Promise.all([
+    cycle.run('saquery', ['-g'], undefined, groupsParser),
+    cycle.run('saquery', ['-m'], undefined, membersParser),
+  ]);
   if (!groupsResult) return [];
   const { groups, unparsed } = groupsParser.end();
   cycle.unparsed(groupsResult, unparsed);
   if (groups.length === 0 && unparsed.count === 0 && groupsBefore > 0) {
-    cycle.fail(commandItem(groupsResult), `no multicast group in the output, where the last cycle read ${groupsBefore}: the output is incomplete`);
+    cycle.fail(
+      commandItem(groupsResult),
+      `no multicast group in the output, where the last cycle read ${groupsBefore}: the output is incomplete`,
+    );
   }
   const members = membersResult ? membersParser.end() : undefined;
   if (members && membersResult) cycle.unparsed(membersResult, members.unparsed);

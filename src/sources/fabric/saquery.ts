@@ -109,7 +109,14 @@ function multicastGroups({ records: found, unparsed }: Records): MulticastGroups
     const mtu = integer(record.get('Mtu'));
     const rate = integer(record.get('Rate'));
     // saquery prints every field of a record: one without its MTU or rate was cut short.
-    if (mgid === undefined || !/^[0-9a-f:]+$/i.test(mgid) || pkey === undefined || pkey > 0xffff || mtu === undefined || rate === undefined) {
+    if (
+      mgid === undefined ||
+      !/^[0-9a-f:]+$/i.test(mgid) ||
+      pkey === undefined ||
+      pkey > 0xffff ||
+      mtu === undefined ||
+      rate === undefined
+    ) {
       unparsed.add(`MCMemberRecord ${JSON.stringify(Object.fromEntries(record))}`);
       continue;
     }

@@ -23,7 +23,11 @@ function target(node: FabricNode, ports: ReadonlyMap<string, DiscoveredPort>): {
 }
 
 /** The tick of each of `nodes`, by node GUID. */
-export async function readXmitWaitTicks(cycle: FabricCycle, nodes: readonly FabricNode[], ports: ReadonlyMap<string, DiscoveredPort>): Promise<Map<string, NodeTick>> {
+export async function readXmitWaitTicks(
+  cycle: FabricCycle,
+  nodes: readonly FabricNode[],
+  ports: ReadonlyMap<string, DiscoveredPort>,
+): Promise<Map<string, NodeTick>> {
   const ticks = new Map<string, NodeTick>();
   await Promise.all(
     nodes.map(async (node) => {
@@ -39,7 +43,10 @@ export async function readXmitWaitTicks(cycle: FabricCycle, nodes: readonly Fabr
         return;
       }
       const reading = parsePortSamplesControl(`${result.stdout}\n${result.stderr}`);
-      ticks.set(node.guid, { tick: 'tick' in reading ? deviceTick(reading.tick, node.deviceId) : defaultTick(node.deviceId), settled: true });
+      ticks.set(node.guid, {
+        tick: 'tick' in reading ? deviceTick(reading.tick, node.deviceId) : defaultTick(node.deviceId),
+        settled: true,
+      });
     }),
   );
   return ticks;

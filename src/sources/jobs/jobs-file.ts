@@ -32,12 +32,17 @@ function job(ctx: FileContext, node: unknown): Job {
   const fields = new Map<string, unknown>();
   for (const pair of node.items) {
     const key = keyName(ctx, pair.key);
-    if (!(KEYS as readonly string[]).includes(key)) throw ctx.error(pair.key as Node, `unknown key "${key}" (a job has ${KEYS.join(', ')})`);
+    if (!(KEYS as readonly string[]).includes(key))
+      throw ctx.error(pair.key as Node, `unknown key "${key}" (a job has ${KEYS.join(', ')})`);
     fields.set(key, pair.value);
   }
   if (!fields.has('id')) throw ctx.error(node, 'a job without "id"');
   const hostsNode = fields.get('hosts');
-  if (!Y.isSeq(hostsNode)) throw ctx.error((hostsNode as Node | undefined) ?? node, `"hosts" must be a list of host names or hostlists, got ${describe(hostsNode)}`);
+  if (!Y.isSeq(hostsNode))
+    throw ctx.error(
+      (hostsNode as Node | undefined) ?? node,
+      `"hosts" must be a list of host names or hostlists, got ${describe(hostsNode)}`,
+    );
   const hosts = new Set<string>();
   for (const item of hostsNode.items) {
     const expansion = expandHostlist(text(ctx, item, 'hosts', true));

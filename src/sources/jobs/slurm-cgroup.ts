@@ -20,7 +20,9 @@ export interface HostJobs {
 
 function list(directory: string): string[] | undefined {
   try {
-    return readdirSync(directory, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    return readdirSync(directory, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   } catch {
     return undefined;
   }
@@ -42,7 +44,8 @@ export class SlurmCgroupReader {
     const places: { kind: 'steps' | 'users'; directory: string }[] = [];
     const systemSlice = path.join(this.root, 'system.slice');
     for (const name of list(systemSlice) ?? []) {
-      if (name === 'slurmstepd.scope' || name.endsWith('_slurmstepd.scope')) places.push({ kind: 'steps', directory: path.join(systemSlice, name) });
+      if (name === 'slurmstepd.scope' || name.endsWith('_slurmstepd.scope'))
+        places.push({ kind: 'steps', directory: path.join(systemSlice, name) });
     }
     if (places.length > 0) return places;
     // cgroup v1: one controller is enough (every one slurm uses holds the same jobs); freezer first, as proctrack/cgroup always uses it.
@@ -66,11 +69,15 @@ export class SlurmCgroupReader {
         vanished = true;
         continue;
       }
-      const jobDirectories = place.kind === 'steps' ? [names] : names.filter((name) => name.startsWith('uid_')).map((name) => list(path.join(place.directory, name)) ?? []);
-      for (const entries of jobDirectories) for (const name of entries) {
-        const match = JOB.exec(name);
-        if (match) jobs.add(match[1]!);
-      }
+      const jobDirectories =
+        place.kind === 'steps'
+          ? [names]
+          : names.filter((name) => name.startsWith('uid_')).map((name) => list(path.join(place.directory, name)) ?? []);
+      for (const entries of jobDirectories)
+        for (const name of entries) {
+          const match = JOB.exec(name);
+          if (match) jobs.add(match[1]!);
+        }
     }
     if (this.places.length === 0) this.lookedAt = this.now();
     if (vanished || this.places.length === 0) this.places = undefined;

@@ -5,7 +5,15 @@
 // mlx5_core sources (test/fixtures/kmsg/, each line with its source). Everything here is pure.
 
 /** What a matched message says is wrong with the adapter (`kind` of infiniband_device_kernel_events_total). */
-export const KERNEL_EVENT_KINDS = ['health_compromised', 'fatal', 'cmd_timeout', 'pci_error', 'module_error', 'tx_timeout', 'link_down'] as const;
+export const KERNEL_EVENT_KINDS = [
+  'health_compromised',
+  'fatal',
+  'cmd_timeout',
+  'pci_error',
+  'module_error',
+  'tx_timeout',
+  'link_down',
+] as const;
 export type KernelEventKind = (typeof KERNEL_EVENT_KINDS)[number];
 
 export interface KmsgRecord {
@@ -63,7 +71,10 @@ const PATTERNS: readonly (readonly [KernelEventKind, RegExp])[] = [
   ['cmd_timeout', /\btimeout\. Will cause a leak of a command resource\b|\bcanceled on out of queue timeout\b/],
   // The PCI core's AER report on the adapter, and mlx5_pci_err_detected() entering recovery.
   // mlx5_pcie_event(): the slot cannot power the adapter, which then powers its ports down.
-  ['pci_error', /\bPCIe Bus Error: severity=Uncorrect|\bmlx5_pci_err_detected\b.*\b(?:Enter|was called)\b|\bPCI channel offline\b|\bDetected insufficient power on the PCIe slot\b/],
+  [
+    'pci_error',
+    /\bPCIe Bus Error: severity=Uncorrect|\bmlx5_pci_err_detected\b.*\b(?:Enter|was called)\b|\bPCI channel offline\b|\bDetected insufficient power on the PCIe slot\b/,
+  ],
   // events.c port_module_event(): the module reports an error (not plugged/unplugged).
   ['module_error', /\bPort module event\[error\]/],
   // en_main.c mlx5e_tx_timeout(), and the netdev watchdog.

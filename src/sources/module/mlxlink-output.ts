@@ -4,7 +4,15 @@
 // (mlxlink/modules/printutil/mlxlink_cmd_print.cpp: the same keys and value strings, per-lane
 // values split into arrays). Both become the same sections, read by one interpretation. Pure
 // functions, table-tested on recorded outputs (test/fixtures/module/).
-import { MAX_MODULE_LANES, thresholdsInOrder, type LaneFaultKind, type ModuleIdentity, type ModuleReading, type ModuleThresholds, type PhyBerKind } from '../../model/optical-module.js';
+import {
+  MAX_MODULE_LANES,
+  thresholdsInOrder,
+  type LaneFaultKind,
+  type ModuleIdentity,
+  type ModuleReading,
+  type ModuleThresholds,
+  type PhyBerKind,
+} from '../../model/optical-module.js';
 
 /** Section title → key → value, as the tool printed them (per-lane values joined with commas). */
 export type MlxlinkSections = ReadonlyMap<string, ReadonlyMap<string, string>>;
@@ -67,7 +75,10 @@ export function parseMlxlinkJson(stdout: string): MlxlinkJson | undefined {
   const status = isObject(document.status) ? document.status : {};
   return {
     sections,
-    status: { code: typeof status.code === 'number' ? status.code : undefined, message: typeof status.message === 'string' ? status.message : undefined },
+    status: {
+      code: typeof status.code === 'number' ? status.code : undefined,
+      message: typeof status.message === 'string' ? status.message : undefined,
+    },
   };
 }
 
@@ -138,7 +149,13 @@ export type ModuleFacts = Omit<ModuleReading, 'device' | 'port'>;
 
 /** Units of each measure from the tool's: °C, mV → V, dBm, mA → A. */
 const SCALE = { temperature: 1, voltage: 1e-3, rx_power: 1, tx_power: 1, tx_bias: 1e-3 } as const;
-const KEYS = { temperature: 'Temperature [C]', voltage: 'Voltage [mV]', rx_power: 'Rx Power Current [dBm]', tx_power: 'Tx Power Current [dBm]', tx_bias: 'Bias Current [mA]' } as const;
+const KEYS = {
+  temperature: 'Temperature [C]',
+  voltage: 'Voltage [mV]',
+  rx_power: 'Rx Power Current [dBm]',
+  tx_power: 'Tx Power Current [dBm]',
+  tx_bias: 'Bias Current [mA]',
+} as const;
 
 /**
  * Read what the contract exports from the sections of one port's output. What is refused on the
@@ -166,11 +183,16 @@ export function interpretMlxlink(sections: MlxlinkSections, problems: string[] =
     if (measurement?.low === undefined || measurement.high === undefined) continue;
     const levels = { low_alarm: scale(measurement.low), high_alarm: scale(measurement.high) };
     if (thresholdsInOrder(levels)) thresholds[measure] = levels;
-    else problems.push(`${KEYS[measure]}: thresholds out of order (low alarm ${levels.low_alarm}, high alarm ${levels.high_alarm}); dropped`);
+    else
+      problems.push(`${KEYS[measure]}: thresholds out of order (low alarm ${levels.low_alarm}, high alarm ${levels.high_alarm}); dropped`);
   }
 
   const ber: Partial<Record<PhyBerKind, number>> = {};
-  const berKeys: [PhyBerKind, string][] = [['raw', 'Raw Physical BER'], ['effective', 'Effective Physical BER'], ['symbol', 'Symbol BER']];
+  const berKeys: [PhyBerKind, string][] = [
+    ['raw', 'Raw Physical BER'],
+    ['effective', 'Effective Physical BER'],
+    ['symbol', 'Symbol BER'],
+  ];
   for (const [kind, key] of berKeys) {
     const value = number(counters?.get(key));
     if (value !== undefined) ber[kind] = value;
@@ -222,7 +244,12 @@ function flag(value: string | undefined): boolean | undefined {
 }
 
 /** A comma-separated value per lane; more lanes than a module has are refused (said in `problems`). */
-function lanes<T>(value: string | undefined, read: (text: string | undefined) => T | undefined, key: string, problems: string[]): (T | undefined)[] {
+function lanes<T>(
+  value: string | undefined,
+  read: (text: string | undefined) => T | undefined,
+  key: string,
+  problems: string[],
+): (T | undefined)[] {
   if (value === undefined) return [];
   const values = value.split(',').map((part) => read(part.trim()));
   if (values.length > MAX_MODULE_LANES) {
@@ -243,5 +270,10 @@ function identityOf(module: ReadonlyMap<string, string> | undefined): ModuleIden
     cableType: text(module.get('Cable Type')),
     lengthMeters: number(module.get('Transfer Distance [m]') ?? module.get('Cable Length [m]')),
   };
-  return identity.identifier === undefined && identity.vendor === undefined && identity.partNumber === undefined && identity.serial === undefined ? undefined : identity;
+  return identity.identifier === undefined &&
+    identity.vendor === undefined &&
+    identity.partNumber === undefined &&
+    identity.serial === undefined
+    ? undefined
+    : identity;
 }

@@ -45,7 +45,9 @@ export function moduleToolArguments(target: ModuleTarget): string[] {
 const ACCESS_DENIED = /Permission denied|Operation not permitted|must be root|root privileges/i;
 
 /** A reading, with what was refused in it (each a read error of the port), or why there is none. */
-type PortOutcome = { reading: ModuleReading; refused: ModuleReadError[] } | { error: ModuleReadError; timeout: boolean; accessDenied: boolean };
+type PortOutcome =
+  | { reading: ModuleReading; refused: ModuleReadError[] }
+  | { error: ModuleReadError; timeout: boolean; accessDenied: boolean };
 
 /** Judge one command's result: a reading, or why there is none. Pure (exported for the tests). */
 export function judgeModuleResult(target: ModuleTarget, result: CommandResult): PortOutcome {
@@ -53,15 +55,27 @@ export function judgeModuleResult(target: ModuleTarget, result: CommandResult): 
   const failure = commandFailure(result);
   const text = `${result.stdout}\n${result.stderr}`;
   if (failure !== undefined) {
-    return { error: { item, message: failure }, timeout: result.outcome === 'timeout', accessDenied: result.outcome === 'exited' && ACCESS_DENIED.test(text) };
+    return {
+      error: { item, message: failure },
+      timeout: result.outcome === 'timeout',
+      accessDenied: result.outcome === 'exited' && ACCESS_DENIED.test(text),
+    };
   }
   const json = parseMlxlinkJson(result.stdout);
   const sections = json?.sections ?? parseMlxlinkText(result.stdout);
   if (json && json.status.code !== undefined && json.status.code !== 0) {
-    return { error: { item, message: `status ${json.status.code}: ${json.status.message ?? 'no message'}` }, timeout: false, accessDenied: ACCESS_DENIED.test(json.status.message ?? '') };
+    return {
+      error: { item, message: `status ${json.status.code}: ${json.status.message ?? 'no message'}` },
+      timeout: false,
+      accessDenied: ACCESS_DENIED.test(json.status.message ?? ''),
+    };
   }
   if (!sections.has('Module Info') && !sections.has('Physical Counters and BER Info')) {
-    return { error: { item, message: `no module or counters section in the output (${result.stdout.length} bytes)` }, timeout: false, accessDenied: false };
+    return {
+      error: { item, message: `no module or counters section in the output (${result.stdout.length} bytes)` },
+      timeout: false,
+      accessDenied: false,
+    };
   }
   const problems: string[] = [];
   const reading: ModuleReading = { device: target.device, port: target.port, ...interpretMlxlink(sections, problems) };
@@ -74,13 +88,25 @@ export function judgeModuleResult(target: ModuleTarget, result: CommandResult): 
  * `module` collector, called every --module.interval with the ports of the devices that pass the
  * device filter (mlx5 ports; the tools do not read ConnectX-3 and older).
  */
-export async function readModules(runner: CommandRunner<ModuleTool>, tool: ModuleTool, targets: readonly ModuleTarget[], signal?: AbortSignal): Promise<ModuleSourceReading> {
+export async function readModules(
+  runner: CommandRunner<ModuleTool>,
+  tool: ModuleTool,
+  targets: readonly ModuleTarget[],
+  signal?: AbortSignal,
+): Promise<ModuleSourceReading> {
   const outcomes = await Promise.all(
     targets.map(async (target): Promise<PortOutcome> => {
       try {
         return judgeModuleResult(target, await runner.run(tool, moduleToolArguments(target), signal));
       } catch (error) {
-        return { error: { item: commandLine({ command: tool, args: moduleToolArguments(target) }), message: error instanceof Error ? error.message : String(error) }, timeout: false, accessDenied: false };
+        return {
+          error: {
+            item: commandLine({ command: tool, args: moduleToolArguments(target) }),
+            message: error instanceof Error ? error.message : String(error),
+          },
+          timeout: false,
+          accessDenied: false,
+        };
       }
     }),
   );

@@ -71,7 +71,11 @@ async function start(root: string, runner: CommandRunner<DiagCommand> | undefine
       done();
     },
   });
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'info' }, sink), runners: { module: 'not-installed', diag: runner, ethtool: 'not-installed' } });
+  const exporter = new Exporter({
+    settings: command.settings,
+    logger: pino({ level: 'info' }, sink),
+    runners: { module: 'not-installed', diag: runner, ethtool: 'not-installed' },
+  });
   cleanup.push(async () => {
     await exporter.stop();
     await rm(root, { recursive: true, force: true });
@@ -95,7 +99,12 @@ describe('diag collector on recorded fabric outputs', () => {
     const runner = new ReplayRunner<DiagCommand>('diag', 'sm-master');
     const { metrics } = await start(await sysfsTree(HCA2_ACTIVE), runner);
     const text = await metrics();
-    expect(value(text, `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="3",peer_lid="1",peer_node_type="Switch",peer_description="sw1 IS5030"}`,
+      ),
+    ).toBe(1);
     expect(value(text, `infiniband_port_peer_symbol_errors_total{${P}}`)).toBe(65535);
     expect(value(text, `infiniband_port_peer_link_error_recoveries_total{${P}}`)).toBe(7);
     expect(value(text, `infiniband_port_peer_transmit_wait_total{${P}}`)).toBe(4242);
@@ -149,18 +158,29 @@ describe('diag collector on recorded fabric outputs', () => {
 
   it('before any SM: port INIT, SM unreachable, no PMA query, peer without LID', async () => {
     const runner = new ReplayRunner<DiagCommand>('diag', 'no-sm');
-    const { metrics } = await start(await sysfsTree({ state: '2: INIT\n', lid: '0x0', smLid: '0x0', capMask: '0x0050c048', linkLayer: 'InfiniBand\n' }), runner);
+    const { metrics } = await start(
+      await sysfsTree({ state: '2: INIT\n', lid: '0x0', smLid: '0x0', capMask: '0x0050c048', linkLayer: 'InfiniBand\n' }),
+      runner,
+    );
     const text = await metrics();
     expect(value(text, `infiniband_subnet_manager_reachable{${P}}`)).toBe(0);
     expect(text).not.toContain('infiniband_subnet_manager_info{');
     expect(value(text, `infiniband_exporter_collector_success{collector="sminfo"}`)).toBe(1);
     expect(runner.calls.filter((call) => call.startsWith('perfquery'))).toEqual([]);
-    expect(value(text, `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="1",peer_lid="",peer_node_type="Switch",peer_description="sw1 IS5030"}`)).toBe(1);
+    expect(
+      value(
+        text,
+        `infiniband_port_peer_info{${P},peer_guid="0x0002c90200400000",peer_port="1",peer_lid="",peer_node_type="Switch",peer_description="sw1 IS5030"}`,
+      ),
+    ).toBe(1);
     expect(value(text, `infiniband_port_link_width_expected_lanes{${P}}`)).toBe(4);
   });
 
   it('shows a local STANDBY subnet manager next to the MASTER the port follows', async () => {
-    const { metrics } = await start(await sysfsTree({ ...HCA2_ACTIVE, capMask: '0x0050c04a' }), new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']));
+    const { metrics } = await start(
+      await sysfsTree({ ...HCA2_ACTIVE, capMask: '0x0050c04a' }),
+      new ReplayRunner<DiagCommand>('diag', ['two-sms', 'sm-master']),
+    );
     const text = await metrics();
     expect(value(text, `infiniband_subnet_manager_info{${P},sm_guid="0x0002c90200400000",sm_lid="1",state="MASTER"}`)).toBe(1);
     expect(value(text, `infiniband_subnet_manager_info{${P},sm_guid="0x0002c90300a1b3d1",sm_lid="4",state="STANDBY"}`)).toBe(1);
@@ -204,7 +224,14 @@ describe('diag collector on recorded fabric outputs', () => {
   });
 
   it('turns itself off with one log line when the tools are missing', async () => {
-    const { metrics, logs } = await start(await sysfsTree(HCA2_ACTIVE), undefined, ['--perfquery.path', '/nonexistent/perfquery', '--sminfo.path', '/nonexistent/sminfo', '--smpquery.path', '/nonexistent/smpquery']);
+    const { metrics, logs } = await start(await sysfsTree(HCA2_ACTIVE), undefined, [
+      '--perfquery.path',
+      '/nonexistent/perfquery',
+      '--sminfo.path',
+      '/nonexistent/sminfo',
+      '--smpquery.path',
+      '/nonexistent/smpquery',
+    ]);
     const text = await metrics();
     expect(text).not.toMatch(/collector="(perfquery|sminfo|smpquery)"/);
     expect(text).not.toContain('infiniband_exporter_command_timeouts_total{');

@@ -25,7 +25,7 @@ describe('fabric congestion between two ports cycles', () => {
     await Promise.all(exporters.map((exporter) => exporter.stop()));
   });
 
-  it('serves each switch\'s tick, the stalled leaf uplinks, and per tier and direction the max, sum and ports', async () => {
+  it("serves each switch's tick, the stalled leaf uplinks, and per tier and direction the max, sum and ports", async () => {
     let now = 1_000_000;
     const settings = settingsFromFlags(['--demo=fabric']);
     const runner = new RecordedRunner<string>(DEMO_FABRIC, () => now);
@@ -34,7 +34,8 @@ describe('fabric congestion between two ports cycles', () => {
     await exporter.collectOnce();
     await exporter.collectFabricOnce();
     const first = await scrape(exporter);
-    for (const guid of SWITCHES) expect(value(first, `infiniband_fabric_node_xmit_wait_tick_seconds{node_guid="${guid}",source="default"}`)).toBeCloseTo(32e-9, 20);
+    for (const guid of SWITCHES)
+      expect(value(first, `infiniband_fabric_node_xmit_wait_tick_seconds{node_guid="${guid}",source="default"}`)).toBeCloseTo(32e-9, 20);
     // One reading: no ratio yet.
     expect(series(first, 'infiniband_fabric_congestion_ports')).toEqual([]);
     expect(series(first, 'infiniband_fabric_port_congestion_ratio')).toEqual([]);
@@ -62,14 +63,34 @@ describe('fabric congestion between two ports cycles', () => {
 });
 
 describe('CongestionWalk', () => {
-  const node = (guid: string, type: 'switch' | 'ca'): FabricNode => ({ guid, type, description: guid, name: undefined, lid: 1, portCount: 8, vendorId: 0x2c9, deviceId: 0xd2f0 });
+  const node = (guid: string, type: 'switch' | 'ca'): FabricNode => ({
+    guid,
+    type,
+    description: guid,
+    name: undefined,
+    lid: 1,
+    portCount: 8,
+    vendorId: 0x2c9,
+    deviceId: 0xd2f0,
+  });
   const topology: FabricTopology = {
-    nodes: new Map([['0xleaf', node('0xleaf', 'switch')], ['0xhost', node('0xhost', 'ca')]]),
+    nodes: new Map([
+      ['0xleaf', node('0xleaf', 'switch')],
+      ['0xhost', node('0xhost', 'ca')],
+    ]),
     ports: new Map<string, DiscoveredPort>(),
-    duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0,
+    duplicateGuids: 0,
+    duplicateLids: 0,
+    discoveredAt: 0,
   };
   const reading = (port: number, wait: number | undefined): FabricPortReading => ({
-    nodeGuid: '0xleaf', port, state: undefined, physicalState: undefined, width: 4, speed: 'HDR', peer: { nodeGuid: '0xhost', port: 1 },
+    nodeGuid: '0xleaf',
+    port,
+    state: undefined,
+    physicalState: undefined,
+    width: 4,
+    speed: 'HDR',
+    peer: { nodeGuid: '0xhost', port: 1 },
     counters: wait === undefined ? [] : [{ name: 'transmit_wait', value: wait, saturated: wait === 0xffffffff }],
   });
   // Quantum at HDR 4X: 8 bytes at 200 Gb/s, 0.32 ns a tick; 10 s between the readings.

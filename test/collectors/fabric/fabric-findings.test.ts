@@ -30,7 +30,11 @@ const FABRIC_CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 async function snapshotOf(scenarios: string[], override?: Override<FabricCommand>): Promise<Snapshot> {
   const command = parseServeCommandLine(['--path.sysfs', DGX, '--config.file', FABRIC_CONFIG, '--diag.timeout', '2s']);
   if (command.action !== 'run') throw new Error('not a command line that runs');
-  const runners = { ethtool: 'not-installed' as const, module: 'not-installed' as const, fabric: new ReplayRunner<FabricCommand>('fabric', scenarios, override) };
+  const runners = {
+    ethtool: 'not-installed' as const,
+    module: 'not-installed' as const,
+    fabric: new ReplayRunner<FabricCommand>('fabric', scenarios, override),
+  };
   return (await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, runners)).snapshot;
 }
 
@@ -43,8 +47,18 @@ function withFabric(snapshot: Snapshot, change: Partial<FabricSnapshot>): Snapsh
   const ports = FABRIC_PORTS.of(snapshot)!;
   const sa = FABRIC_SA.of(snapshot)!;
   if ('topology' in change) parts.set(FABRIC_DISCOVERY.name, { ...discovery, topology: change.topology });
-  if (change.ports || change.expectations) parts.set(FABRIC_PORTS.name, { ...ports, ...(change.ports && { ports: change.ports }), ...(change.expectations && { expectations: change.expectations }) });
-  if (change.subnetManagers || change.multicastGroups) parts.set(FABRIC_SA.name, { ...sa, ...(change.subnetManagers && { subnetManagers: change.subnetManagers }), ...(change.multicastGroups && { multicastGroups: change.multicastGroups }) });
+  if (change.ports || change.expectations)
+    parts.set(FABRIC_PORTS.name, {
+      ...ports,
+      ...(change.ports && { ports: change.ports }),
+      ...(change.expectations && { expectations: change.expectations }),
+    });
+  if (change.subnetManagers || change.multicastGroups)
+    parts.set(FABRIC_SA.name, {
+      ...sa,
+      ...(change.subnetManagers && { subnetManagers: change.subnetManagers }),
+      ...(change.multicastGroups && { multicastGroups: change.multicastGroups }),
+    });
   return { ...snapshot, parts };
 }
 
@@ -60,12 +74,27 @@ function fabricFindings(snapshot: Snapshot): Finding[] {
 function withPort(snapshot: Snapshot, guid: string, port: number, change: Partial<FabricPortReading>): Snapshot {
   const ports = new Map(fabricOf(snapshot).ports);
   const key = `${guid}/${port}`;
-  const before = ports.get(key) ?? { nodeGuid: guid, port, state: undefined, physicalState: undefined, width: undefined, speed: undefined, peer: undefined, counters: [] };
+  const before = ports.get(key) ?? {
+    nodeGuid: guid,
+    port,
+    state: undefined,
+    physicalState: undefined,
+    width: undefined,
+    speed: undefined,
+    peer: undefined,
+    counters: [],
+  };
   ports.set(key, { ...before, ...change });
   return withFabric(snapshot, { ports });
 }
 
-const DOWN = { state: { id: 1, name: 'DOWN' }, physicalState: { id: 2, name: 'Polling' }, width: undefined, speed: undefined, peer: undefined } as const;
+const DOWN = {
+  state: { id: 1, name: 'DOWN' },
+  physicalState: { id: 2, name: 'Polling' },
+  width: undefined,
+  speed: undefined,
+  peer: undefined,
+} as const;
 const INIT = { state: { id: 2, name: 'INIT' }, physicalState: { id: 5, name: 'LinkUp' } } as const;
 
 function subjectText(subject: FindingSubject): string {
@@ -87,7 +116,7 @@ const brief = (findings: readonly Finding[]): string[] => findings.map((f) => `$
 const GROUP = 'ff12:401b:ffff::ffff:ffff';
 
 describe('the recorded healthy fabric (two SMs of equal priority, the 1X ISL against a 4X expectation)', () => {
-  it('has the degraded ISL once, named from both ends, the priority tie and opensm\'s default broadcast group; nothing about never-cabled ports', async () => {
+  it("has the degraded ISL once, named from both ends, the priority tie and opensm's default broadcast group; nothing about never-cabled ports", async () => {
     const snapshot = await snapshotOf(['healthy']);
     const findings = fabricFindings(snapshot);
     expect(brief(findings)).toEqual([
@@ -96,7 +125,9 @@ describe('the recorded healthy fabric (two SMs of equal priority, the 1X ISL aga
       `warning fabric-link-degraded ${SPINE1}/1 to ${LEAF1}/4`,
     ]);
     const [tie, group, degraded] = findings as [Finding, Finding, Finding];
-    expect(degraded.summary).toBe('the link from port 1 of MF0;spine-1:SX6036/U1 to port 4 of MF0;leaf-1:SX6036/U1 runs at 1X QDR (10 Gb/s), expected 4X QDR (40 Gb/s: the config file\'s fabric.expectations): lanes are lost');
+    expect(degraded.summary).toBe(
+      "the link from port 1 of MF0;spine-1:SX6036/U1 to port 4 of MF0;leaf-1:SX6036/U1 runs at 1X QDR (10 Gb/s), expected 4X QDR (40 Gb/s: the config file's fabric.expectations): lanes are lost",
+    );
     expect(degraded.remedy).toContain(`ibportstate -G ${SPINE1} 1 reset`);
     expect(degraded.subject).toEqual({
       kind: 'fabric-port',
@@ -104,14 +135,18 @@ describe('the recorded healthy fabric (two SMs of equal priority, the 1X ISL aga
       port: 1,
       peer: { node: { guid: LEAF1, type: 'switch', name: 'MF0;leaf-1:SX6036/U1' }, port: 4 },
     });
-    expect(tie.summary).toBe('2 subnet managers share the highest priority, 5: 0x0002c90300a10011 (node11 HCA-1, LID 1, MASTER, priority 5), 0x0002c90300a30031 (node33 HCA-1, LID 14, STANDBY, priority 5): which one is master is left to their GUIDs');
-    expect(group.summary).toBe(`the IPoIB broadcast group ${GROUP} of P_Key 0xffff runs at 10 Gb/s with MTU 2048, while the slowest active HCA link runs at 40 Gb/s and every HCA link could carry MTU 4096 (9 active HCA links)`);
+    expect(tie.summary).toBe(
+      '2 subnet managers share the highest priority, 5: 0x0002c90300a10011 (node11 HCA-1, LID 1, MASTER, priority 5), 0x0002c90300a30031 (node33 HCA-1, LID 14, STANDBY, priority 5): which one is master is left to their GUIDs',
+    );
+    expect(group.summary).toBe(
+      `the IPoIB broadcast group ${GROUP} of P_Key 0xffff runs at 10 Gb/s with MTU 2048, while the slowest active HCA link runs at 40 Gb/s and every HCA link could carry MTU 4096 (9 active HCA links)`,
+    );
     expect(group.remedy).toContain('Default=0x7fff, ipoib, rate=7, mtu=5 : ALL=full;');
     // Eleven switch ports are down and never had a cable (leaf ports 6-8, spine ports 4).
     expect([...fabricOf(snapshot).ports.values()].filter((reading) => reading.physicalState?.id === 2)).toHaveLength(11);
   });
 
-  it('joins the host\'s findings and groups under the subnet and each switch', async () => {
+  it("joins the host's findings and groups under the subnet and each switch", async () => {
     const snapshot = await snapshotOf(['healthy']);
     const findings = findingsOf(snapshot);
     expect(findings.filter((f) => f.subject.kind === 'interface')).toHaveLength(8);
@@ -125,8 +160,14 @@ describe('switch ports down', () => {
   it('names the pulled host cable and both ends of the pulled ISL, from the packets they passed; never-cabled ports in the same Polling state are quiet', async () => {
     const findings = fabricFindings(await snapshotOf(['pulled', 'healthy']));
     const down = findings.filter((f) => f.condition === 'fabric-port-down');
-    expect(brief(down)).toEqual([`critical fabric-port-down ${LEAF1}/2`, `critical fabric-port-down ${LEAF3}/5`, `critical fabric-port-down ${SPINE2}/3`]);
-    expect(down[1]!.summary).toBe('port 5 of MF0;leaf-3:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 71 packets since its counters were reset)');
+    expect(brief(down)).toEqual([
+      `critical fabric-port-down ${LEAF1}/2`,
+      `critical fabric-port-down ${LEAF3}/5`,
+      `critical fabric-port-down ${SPINE2}/3`,
+    ]);
+    expect(down[1]!.summary).toBe(
+      'port 5 of MF0;leaf-3:SX6036/U1 has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (it passed 71 packets since its counters were reset)',
+    );
     expect(down[1]!.remedy).toMatch(/^reseat the cable at both ends/);
     expect(down[1]!.meaning).toContain(`perfquery -R -G ${LEAF3} 5`);
     // The rest is as on the healthy fabric, minus host 12.
@@ -148,18 +189,32 @@ describe('switch ports down', () => {
       `critical fabric-port-down ${LEAF3}/5 to ${SPINE2}/3`,
       `critical fabric-port-down ${SPINE2}/3 to ${LEAF3}/5`,
     ]);
-    expect(down[1]!.summary).toBe('port 5 of MF0;leaf-3:SX6036/U1 (an inter-switch link) has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (the last discovery saw its cable to port 3 of MF0;spine-2:SX6036/U1; it passed 71 packets since its counters were reset)');
+    expect(down[1]!.summary).toBe(
+      'port 5 of MF0;leaf-3:SX6036/U1 (an inter-switch link) has no link (Polling): cable pulled or broken, a transceiver failed, or the device at the other end is down (the last discovery saw its cable to port 3 of MF0;spine-2:SX6036/U1; it passed 71 packets since its counters were reset)',
+    );
     expect(down[0]!.summary).toContain('the last discovery saw its cable to port 1 of node12 HCA-1');
   });
 
   it('counts a link that went down as use, and tells a disabled port from a pulled cable', async () => {
     const healthy = await snapshotOf(['healthy']);
-    const downed = withPort(healthy, LEAF2, 7, { ...DOWN, physicalState: { id: 3, name: 'Disabled' }, counters: [{ name: 'link_downed', value: 2, saturated: false }] });
+    const downed = withPort(healthy, LEAF2, 7, {
+      ...DOWN,
+      physicalState: { id: 3, name: 'Disabled' },
+      counters: [{ name: 'link_downed', value: 2, saturated: false }],
+    });
     const [finding] = fabricFindings(downed).filter((f) => f.condition === 'fabric-port-down');
-    expect(finding!.summary).toBe('port 7 of MF0;leaf-2:SX6036/U1 has no link (Disabled): it is disabled (its link went down 2 times since its counters were reset)');
+    expect(finding!.summary).toBe(
+      'port 7 of MF0;leaf-2:SX6036/U1 has no link (Disabled): it is disabled (its link went down 2 times since its counters were reset)',
+    );
     expect(finding!.remedy).toBe(`enable it: ibportstate -G ${LEAF2} 7 enable`);
     // The same port with every counter at 0 never had a cable.
-    const spare = withPort(healthy, LEAF2, 7, { ...DOWN, counters: [{ name: 'link_downed', value: 0, saturated: false }, { name: 'transmit_packets', value: 0, saturated: false }] });
+    const spare = withPort(healthy, LEAF2, 7, {
+      ...DOWN,
+      counters: [
+        { name: 'link_downed', value: 0, saturated: false },
+        { name: 'transmit_packets', value: 0, saturated: false },
+      ],
+    });
     expect(fabricFindings(spare).filter((f) => f.condition === 'fabric-port-down')).toEqual([]);
   });
 
@@ -173,10 +228,20 @@ describe('switch ports down', () => {
 describe('ports stuck INIT', () => {
   it('reports a switch or CA port INIT with LinkUp, naming the other end; ACTIVE and ARMED ports are fine', async () => {
     const healthy = await snapshotOf(['healthy']);
-    const stuck = withPort(withPort(healthy, LEAF2, 1, INIT), HOST11, 1, { ...INIT, width: 4, speed: 'QDR', peer: { nodeGuid: LEAF1, port: 1 } });
+    const stuck = withPort(withPort(healthy, LEAF2, 1, INIT), HOST11, 1, {
+      ...INIT,
+      width: 4,
+      speed: 'QDR',
+      peer: { nodeGuid: LEAF1, port: 1 },
+    });
     const init = fabricFindings(stuck).filter((f) => f.condition === 'fabric-port-stuck-init');
-    expect(brief(init)).toEqual([`critical fabric-port-stuck-init ${LEAF2}/1 to 0x0002c90300a20010/1`, `critical fabric-port-stuck-init ${HOST11}/1 to ${LEAF1}/1`]);
-    expect(init[0]!.summary).toBe('port 1 of MF0;leaf-2:SX6036/U1 (cabled to port 1 of node21 HCA-1) is INIT with its link up (LinkUp): no subnet manager has configured it');
+    expect(brief(init)).toEqual([
+      `critical fabric-port-stuck-init ${LEAF2}/1 to 0x0002c90300a20010/1`,
+      `critical fabric-port-stuck-init ${HOST11}/1 to ${LEAF1}/1`,
+    ]);
+    expect(init[0]!.summary).toBe(
+      'port 1 of MF0;leaf-2:SX6036/U1 (cabled to port 1 of node21 HCA-1) is INIT with its link up (LinkUp): no subnet manager has configured it',
+    );
     expect(init[0]!.remedy).toMatch(/^start or restart the subnet manager \(systemctl restart opensm on its host\)/);
     expect((init[1]!.subject as { node: { type: string } }).node.type).toBe('ca');
     const armed = withPort(healthy, LEAF2, 1, { state: { id: 3, name: 'ARMED' }, physicalState: { id: 5, name: 'LinkUp' } });
@@ -189,13 +254,22 @@ describe('degraded links', () => {
     const healthy = await snapshotOf(['healthy']);
     // Leaf 2's first host link trained at 4X SDR where both ends enable QDR; with --fabric.hca-ports the CA end is read too.
     const slow = withPort(withPort(healthy, LEAF2, 1, { speed: 'SDR' }), '0x0002c90300a20010', 1, {
-      state: { id: 4, name: 'ACTIVE' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'SDR', peer: { nodeGuid: LEAF2, port: 1 },
+      state: { id: 4, name: 'ACTIVE' },
+      physicalState: { id: 5, name: 'LinkUp' },
+      width: 4,
+      speed: 'SDR',
+      peer: { nodeGuid: LEAF2, port: 1 },
     });
     const expectations = new Map(fabricOf(slow).expectations);
     expectations.set('0x0002c90300a20010/1', { width: 4, speed: 'QDR', source: 'peer' });
     const degraded = fabricFindings(withFabric(slow, { expectations })).filter((f) => f.condition === 'fabric-link-degraded');
-    expect(brief(degraded)).toEqual([`warning fabric-link-degraded ${LEAF2}/1 to 0x0002c90300a20010/1`, `warning fabric-link-degraded ${SPINE1}/1 to ${LEAF1}/4`]);
-    expect(degraded[0]!.summary).toBe('the link from port 1 of MF0;leaf-2:SX6036/U1 to port 1 of node21 HCA-1 runs at 4X SDR (10 Gb/s), expected 4X QDR (40 Gb/s: the best both ends enable): it trained at a lower speed');
+    expect(brief(degraded)).toEqual([
+      `warning fabric-link-degraded ${LEAF2}/1 to 0x0002c90300a20010/1`,
+      `warning fabric-link-degraded ${SPINE1}/1 to ${LEAF1}/4`,
+    ]);
+    expect(degraded[0]!.summary).toBe(
+      'the link from port 1 of MF0;leaf-2:SX6036/U1 to port 1 of node21 HCA-1 runs at 4X SDR (10 Gb/s), expected 4X QDR (40 Gb/s: the best both ends enable): it trained at a lower speed',
+    );
   });
 
   it('is quiet about a link at what both ends enable, and about a port without a link', async () => {
@@ -219,15 +293,23 @@ describe('subnet managers', () => {
     const lone = withFabric(await snapshotOf(['healthy']), { subnetManagers: [MASTER] });
     const sm = fabricFindings(lone).filter((f) => f.condition.startsWith('subnet-manager'));
     expect(brief(sm)).toEqual(['warning subnet-manager-not-redundant subnet']);
-    expect(sm[0]!.summary).toBe('the subnet has one subnet manager, 0x0002c90300a10011 (node11 HCA-1, LID 1, MASTER, priority 14), and no standby: when it fails nothing takes over');
+    expect(sm[0]!.summary).toBe(
+      'the subnet has one subnet manager, 0x0002c90300a10011 (node11 HCA-1, LID 1, MASTER, priority 14), and no standby: when it fails nothing takes over',
+    );
     expect(sm[0]!.remedy).toContain('sm_priority');
   });
 
   it('is quiet about a standby at a lower priority, and about standbys that tie below the master', async () => {
     const healthy = await snapshotOf(['healthy']);
-    expect(fabricFindings(withFabric(healthy, { subnetManagers: [MASTER, STANDBY] })).filter((f) => f.condition.startsWith('subnet-manager'))).toEqual([]);
+    expect(
+      fabricFindings(withFabric(healthy, { subnetManagers: [MASTER, STANDBY] })).filter((f) => f.condition.startsWith('subnet-manager')),
+    ).toEqual([]);
     const third = { ...STANDBY, guid: '0x0002c90300a20011', lid: 7 };
-    expect(fabricFindings(withFabric(healthy, { subnetManagers: [MASTER, STANDBY, third] })).filter((f) => f.condition.startsWith('subnet-manager'))).toEqual([]);
+    expect(
+      fabricFindings(withFabric(healthy, { subnetManagers: [MASTER, STANDBY, third] })).filter((f) =>
+        f.condition.startsWith('subnet-manager'),
+      ),
+    ).toEqual([]);
   });
 
   it('judges nothing about subnet managers when the SA gave no record (the fabric_sa finding says why)', async () => {
@@ -242,9 +324,16 @@ describe('subnet managers', () => {
 });
 
 describe('IPoIB broadcast groups', () => {
-  const group = (change: Partial<MulticastGroup>): MulticastGroup => ({ mgid: GROUP, pkey: '0xffff', mtuBytes: 2048, rateGbps: 10, members: 9, ...change });
+  const group = (change: Partial<MulticastGroup>): MulticastGroup => ({
+    mgid: GROUP,
+    pkey: '0xffff',
+    mtuBytes: 2048,
+    rateGbps: 10,
+    members: 9,
+    ...change,
+  });
 
-  it('is quiet about a group at the fabric\'s rate and MTU 4096, and about groups that are not IPoIB broadcast groups', async () => {
+  it("is quiet about a group at the fabric's rate and MTU 4096, and about groups that are not IPoIB broadcast groups", async () => {
     const healthy = await snapshotOf(['healthy']);
     const fine = withFabric(healthy, { multicastGroups: [group({ rateGbps: 40, mtuBytes: 4096 }), group({ mgid: 'ff12:601b:ffff::16' })] });
     expect(fabricFindings(fine).filter((f) => f.condition === 'multicast-group-suboptimal')).toEqual([]);
@@ -252,9 +341,12 @@ describe('IPoIB broadcast groups', () => {
 
   it('says the MTU alone when the rate is right, for a partition of its own', async () => {
     const healthy = await snapshotOf(['healthy']);
-    const [finding] = fabricFindings(withFabric(healthy, { multicastGroups: [group({ mgid: 'ff12:401b:8001::ffff:ffff', pkey: '0x8001', rateGbps: 40 })] }))
-      .filter((f) => f.condition === 'multicast-group-suboptimal');
-    expect(finding!.summary).toBe('the IPoIB broadcast group ff12:401b:8001::ffff:ffff of P_Key 0x8001 runs at 40 Gb/s with MTU 2048, while every HCA link could carry MTU 4096 (9 active HCA links)');
+    const [finding] = fabricFindings(
+      withFabric(healthy, { multicastGroups: [group({ mgid: 'ff12:401b:8001::ffff:ffff', pkey: '0x8001', rateGbps: 40 })] }),
+    ).filter((f) => f.condition === 'multicast-group-suboptimal');
+    expect(finding!.summary).toBe(
+      'the IPoIB broadcast group ff12:401b:8001::ffff:ffff of P_Key 0x8001 runs at 40 Gb/s with MTU 2048, while every HCA link could carry MTU 4096 (9 active HCA links)',
+    );
     expect(finding!.remedy).toContain('(<name>=0x0001, ipoib, mtu=5 : ALL=full;)');
     expect(finding!.subject).toEqual({ kind: 'multicast-group', mgid: 'ff12:401b:8001::ffff:ffff', pkey: '0x8001' });
   });
@@ -262,8 +354,11 @@ describe('IPoIB broadcast groups', () => {
   it('is quiet where the HCA links run no faster than the group and below QDR lanes (MTU 2048 may be all they have)', async () => {
     const healthy = await snapshotOf(['healthy']);
     let sdr = healthy;
-    for (const reading of fabricOf(healthy).ports.values()) if (reading.width !== undefined) sdr = withPort(sdr, reading.nodeGuid, reading.port, { speed: 'SDR' });
-    expect(fabricFindings(withFabric(sdr, { multicastGroups: [group({})] })).filter((f) => f.condition === 'multicast-group-suboptimal')).toEqual([]);
+    for (const reading of fabricOf(healthy).ports.values())
+      if (reading.width !== undefined) sdr = withPort(sdr, reading.nodeGuid, reading.port, { speed: 'SDR' });
+    expect(
+      fabricFindings(withFabric(sdr, { multicastGroups: [group({})] })).filter((f) => f.condition === 'multicast-group-suboptimal'),
+    ).toEqual([]);
   });
 
   it('says nothing when no CA link is known', async () => {
@@ -288,11 +383,16 @@ describe('address conflicts', () => {
 
 describe('the fabric collectors', () => {
   it('says no discovery succeeded, and not again that the ports cycle had nothing to read', async () => {
-    const failing: Override<FabricCommand> = (command, args) => (command === 'ibnetdiscover' ? result(command, args, { exitCode: 255, stderr: 'ibnetdiscover: iberror: failed: discover failed' }) : undefined);
+    const failing: Override<FabricCommand> = (command, args) =>
+      command === 'ibnetdiscover'
+        ? result(command, args, { exitCode: 255, stderr: 'ibnetdiscover: iberror: failed: discover failed' })
+        : undefined;
     const findings = fabricFindings(await snapshotOf(['healthy'], failing));
     const collectors = findings.filter((f) => f.subject.kind === 'collector');
     expect(brief(collectors)).toEqual(['warning collector-failing collector fabric_discovery']);
-    expect(collectors[0]!.summary).toBe('collector fabric_discovery failed (1 error; first: ibnetdiscover: exit code 255: ibnetdiscover: iberror: failed: discover failed): no discovery has succeeded, so no switch, port or link of the fabric could be checked');
+    expect(collectors[0]!.summary).toBe(
+      'collector fabric_discovery failed (1 error; first: ibnetdiscover: exit code 255: ibnetdiscover: iberror: failed: discover failed): no discovery has succeeded, so no switch, port or link of the fabric could be checked',
+    );
     // The cache file was private to the cycle: the item, and the command to try, is the tool alone.
     expect(collectors[0]!.remedy).toBe('run the failing command or read the file by hand, as the same user: ibnetdiscover');
     // The SA still answered.
@@ -303,12 +403,17 @@ describe('the fabric collectors', () => {
     const healthy = await snapshotOf(['healthy']);
     const topology = fabricOf(healthy).topology!;
     const failed: CollectorReport = {
-      collector: 'fabric_discovery', success: false, durationSeconds: 5, finishedAt: topology.discoveredAt + 1800,
+      collector: 'fabric_discovery',
+      success: false,
+      durationSeconds: 5,
+      finishedAt: topology.discoveredAt + 1800,
       errors: [{ collector: 'fabric_discovery', item: 'ibnetdiscover', message: 'timed out after 5000 ms' }],
     };
     const stale: Snapshot = { ...healthy, reports: [...healthy.reports.filter((r) => r.collector !== 'fabric_discovery'), failed] };
     const [finding] = fabricFindings(stale).filter((f) => f.subject.kind === 'collector');
-    expect(finding!.summary).toContain(`the topology in use is from ${new Date(topology.discoveredAt * 1000).toISOString()}, 30 minutes older: switches, hosts and cables added, moved or removed since are not seen`);
+    expect(finding!.summary).toContain(
+      `the topology in use is from ${new Date(topology.discoveredAt * 1000).toISOString()}, 30 minutes older: switches, hosts and cables added, moved or removed since are not seen`,
+    );
   });
 
   it('tells a switch that did not answer its PMA queries as a fact, the ports cycle having worked', async () => {
@@ -321,16 +426,29 @@ describe('the fabric collectors', () => {
 it('finds nothing without fabric mode', async () => {
   const snapshot = await snapshotOf(['healthy']);
   const fabric = new Set([FABRIC_DISCOVERY.name, FABRIC_PORTS.name, FABRIC_SA.name]);
-  const hostOnly: Snapshot = { ...snapshot, parts: new Map([...snapshot.parts].filter(([name]) => !fabric.has(name))), reports: snapshot.reports.filter((report) => !fabric.has(report.collector)) };
+  const hostOnly: Snapshot = {
+    ...snapshot,
+    parts: new Map([...snapshot.parts].filter(([name]) => !fabric.has(name))),
+    reports: snapshot.reports.filter((report) => !fabric.has(report.collector)),
+  };
   expect(fabricFindings(hostOnly)).toEqual([]);
-  expect(findingsOf(hostOnly).filter((finding) => groupOf(finding.subject).kind === 'subnet' || groupOf(finding.subject).kind === 'fabric-node')).toEqual([]);
+  expect(
+    findingsOf(hostOnly).filter((finding) => groupOf(finding.subject).kind === 'subnet' || groupOf(finding.subject).kind === 'fabric-node'),
+  ).toEqual([]);
 });
 
 describe('fabric findings mirror the fabric alerts and their runbooks', () => {
-  const rules = parse(readFileSync(path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml'), 'utf8')) as { groups: { rules: { alert?: string; labels?: { severity?: string }; annotations?: { runbook_url?: string } }[] }[] };
-  const alerts = new Map(rules.groups.flatMap((group) => group.rules).filter((rule) => rule.alert).map((rule) => [rule.alert!, rule]));
+  const rules = parse(readFileSync(path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml'), 'utf8')) as {
+    groups: { rules: { alert?: string; labels?: { severity?: string }; annotations?: { runbook_url?: string } }[] }[];
+  };
+  const alerts = new Map(
+    rules.groups
+      .flatMap((group) => group.rules)
+      .filter((rule) => rule.alert)
+      .map((rule) => [rule.alert!, rule]),
+  );
 
-  it('at the alert\'s severity, with its runbook section', async () => {
+  it("at the alert's severity, with its runbook section", async () => {
     const healthy = await snapshotOf(['healthy']);
     const findings = [
       ...fabricFindings(healthy),
@@ -338,10 +456,17 @@ describe('fabric findings mirror the fabric alerts and their runbooks', () => {
       ...fabricFindings(await snapshotOf(['duplicate-guid', 'healthy'])),
       ...fabricFindings(withPort(withFabric(healthy, { subnetManagers: [fabricOf(healthy).subnetManagers[0]!] }), LEAF2, 1, INIT)),
     ];
-    expect(new Set(findings.map((f) => f.condition))).toEqual(new Set([
-      'fabric-port-down', 'fabric-port-stuck-init', 'fabric-link-degraded', 'subnet-manager-not-redundant', 'subnet-manager-priority-tie',
-      'multicast-group-suboptimal', 'fabric-address-conflict',
-    ]));
+    expect(new Set(findings.map((f) => f.condition))).toEqual(
+      new Set([
+        'fabric-port-down',
+        'fabric-port-stuck-init',
+        'fabric-link-degraded',
+        'subnet-manager-not-redundant',
+        'subnet-manager-priority-tie',
+        'multicast-group-suboptimal',
+        'fabric-address-conflict',
+      ]),
+    );
     for (const finding of findings) {
       const rule = alerts.get(finding.alert!);
       expect(rule, finding.condition).toBeDefined();

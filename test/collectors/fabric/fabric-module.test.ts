@@ -34,7 +34,21 @@ const SWITCH = '0x0002c90200000001';
 const PORTS = [1, 2, 3];
 
 function snapshot(rising: string[] = []): Snapshot {
-  const nodes = new Map([[SWITCH, { guid: SWITCH, type: 'switch', description: 'leaf1', name: undefined, lid: 12, portCount: 40, vendorId: undefined, deviceId: undefined }]]);
+  const nodes = new Map([
+    [
+      SWITCH,
+      {
+        guid: SWITCH,
+        type: 'switch',
+        description: 'leaf1',
+        name: undefined,
+        lid: 12,
+        portCount: 40,
+        vendorId: undefined,
+        deviceId: undefined,
+      },
+    ],
+  ]);
   const ports = new Map(PORTS.map((port) => [fabricPortKey(SWITCH, port), { nodeGuid: SWITCH, port }]));
   const parts = new Map<string, unknown>([
     [FABRIC_DISCOVERY_PART.name, { topology: { nodes, ports: new Map(), duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 } }],
@@ -57,17 +71,38 @@ function fakeTool(answer: (args: readonly string[]) => { stdout: string; stderr?
 }
 
 function context(runner: CommandRunner<ModuleTool>, flags: string[] = []): CollectorContext {
-  const settings = settingsFromFlags(['--collector.fabric', '--fabric.module-interval', '10s', '--diag.timeout', '5s', '--fabric.max-concurrent', '1', ...flags]);
+  const settings = settingsFromFlags([
+    '--collector.fabric',
+    '--fabric.module-interval',
+    '10s',
+    '--diag.timeout',
+    '5s',
+    '--fabric.max-concurrent',
+    '1',
+    ...flags,
+  ]);
   return {
-    settings, logger: pino({ level: 'silent' }), mode: 'serve', now: Date.now,
+    settings,
+    logger: pino({ level: 'silent' }),
+    mode: 'serve',
+    now: Date.now,
     runner: (() => runner) as CollectorContext['runner'],
-    shared: (_key, make) => make(), countCommands: () => undefined, runSoon: () => false, fatal: () => undefined,
+    shared: (_key, make) => make(),
+    countCommands: () => undefined,
+    runSoon: () => false,
+    fatal: () => undefined,
   };
 }
 
 describe('the fabric_module collector', () => {
   it('reads switch ports in-band by LID in rounds, rising errors first, and keeps each reading', async () => {
-    const tool = fakeTool((args) => (args[3] === '1' ? { stdout: NDR, exitCode: 0 } : args[3] === '2' ? { stdout: BF3, exitCode: 0 } : { stdout: '', stderr: NO_DEVICE, exitCode: 1 }));
+    const tool = fakeTool((args) =>
+      args[3] === '1'
+        ? { stdout: NDR, exitCode: 0 }
+        : args[3] === '2'
+          ? { stdout: BF3, exitCode: 0 }
+          : { stdout: '', stderr: NO_DEVICE, exitCode: 1 },
+    );
     const reader = await FABRIC_MODULE.setUp(context(tool.runner));
     if ('off' in reader) throw new Error(reader.off);
     // 10s rounds of 5s commands, one at a time: one port a round.

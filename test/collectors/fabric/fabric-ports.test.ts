@@ -42,7 +42,11 @@ describe('fabric mode on recorded outputs', () => {
   });
 
   it('no discovery yet: the ports cycle fails and nothing of the fabric is served', async () => {
-    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'ibnetdiscover' ? result(command, args, { outcome: 'spawn-error', exitCode: undefined, stderr: 'spawn ibnetdiscover ENOENT' }) : undefined));
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      command === 'ibnetdiscover'
+        ? result(command, args, { outcome: 'spawn-error', exitCode: undefined, stderr: 'spawn ibnetdiscover ENOENT' })
+        : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_discovery"}')).toBe(0);
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(0);
@@ -55,7 +59,10 @@ describe('fabric mode on recorded outputs', () => {
   it('without a topology, each ports cycle asks for a discovery instead of waiting for the discovery interval', async () => {
     let discoveries = 0;
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
-      (command === 'ibnetdiscover' && ++discoveries === 1 ? result(command, args, { exitCode: 255, stdout: 'ibnetdiscover: iberror: failed: discover failed\n' }) : undefined));
+      command === 'ibnetdiscover' && ++discoveries === 1
+        ? result(command, args, { exitCode: 255, stdout: 'ibnetdiscover: iberror: failed: discover failed\n' })
+        : undefined,
+    );
     let clock = 1_000_000;
     const exporter = fabricExporter(runner, [], () => clock);
     await cycle(exporter);
@@ -71,7 +78,9 @@ describe('fabric mode on recorded outputs', () => {
   });
 
   it('a scan that hangs loses only the states: the counters are read, the time-out counted', async () => {
-    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'iblinkinfo' ? result(command, args, { outcome: 'timeout', exitCode: undefined }) : undefined));
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      command === 'iblinkinfo' ? result(command, args, { outcome: 'timeout', exitCode: undefined }) : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(value(text, 'infiniband_exporter_command_timeouts_total{command="iblinkinfo"}')).toBe(1);
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(0);
@@ -83,7 +92,8 @@ describe('fabric mode on recorded outputs', () => {
   it('a sweep that prints garbage: its lines are counted and skipped, the rest of the cycle stands', async () => {
     const garbage = 'Segmentation fault\n\u0000\u0001\u0002\nGUID ?? port x\n';
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
-      (command === 'ibqueryerrors' && args.includes('--counters') ? result(command, args, { stdout: garbage }) : undefined));
+      command === 'ibqueryerrors' && args.includes('--counters') ? result(command, args, { stdout: garbage }) : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(4);
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(0);
@@ -102,12 +112,16 @@ describe('fabric mode on recorded outputs', () => {
       expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(guid, 1)}}`)).toBeUndefined();
       expect(value(text, `infiniband_fabric_port_state_id{${port(guid, 1)}}`)).toBe(4);
     }
-    for (const guid of [SPINE2, LEAF2]) expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(guid, 1)}}`)).toBeGreaterThan(0);
+    for (const guid of [SPINE2, LEAF2])
+      expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(guid, 1)}}`)).toBeGreaterThan(0);
   });
 
   it('where ibqueryerrors cannot run, the counters are read switch by switch with perfquery', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['per-switch', 'healthy'], (command, args) =>
-      (command === 'ibqueryerrors' ? result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' }) : undefined));
+      command === 'ibqueryerrors'
+        ? result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' })
+        : undefined,
+    );
     const exporter = fabricExporter(runner);
     const text = await cycle(exporter);
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
@@ -130,8 +144,12 @@ describe('fabric mode on recorded outputs', () => {
 
   it('where ibqueryerrors cannot run, a perfquery run cut short fails the cycle; the ports it printed stand', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['per-switch', 'healthy'], (command, args) => {
-      if (command === 'ibqueryerrors') return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
-      if (command === 'perfquery' && args.join(' ') === '-l 2 1-4') return result(command, args, { stdout: recorded('fabric', 'per-switch', 'spine-1-basic').stdout.split('# Port counters: Lid 2 port 3')[0]! });
+      if (command === 'ibqueryerrors')
+        return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
+      if (command === 'perfquery' && args.join(' ') === '-l 2 1-4')
+        return result(command, args, {
+          stdout: recorded('fabric', 'per-switch', 'spine-1-basic').stdout.split('# Port counters: Lid 2 port 3')[0]!,
+        });
       return undefined;
     });
     const exporter = fabricExporter(runner);
@@ -142,13 +160,18 @@ describe('fabric mode on recorded outputs', () => {
     // Its data counters came from the extended run, which was whole.
     expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(SPINE1, 3)}}`)).toBeGreaterThan(0);
     const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_ports')!;
-    expect(report.errors).toContainEqual({ collector: 'fabric_ports', item: 'perfquery -l 2 1-4', message: 'the output is incomplete, cut short on its way: no counters of ports 3, 4' });
+    expect(report.errors).toContainEqual({
+      collector: 'fabric_ports',
+      item: 'perfquery -l 2 1-4',
+      message: 'the output is incomplete, cut short on its way: no counters of ports 3, 4',
+    });
   });
 
   it('a switch whose perfquery fails at first is tried once more, alone', async () => {
     let failed = false;
     const runner = new ReplayRunner<FabricCommand>('fabric', ['per-switch', 'healthy'], (command, args) => {
-      if (command === 'ibqueryerrors') return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
+      if (command === 'ibqueryerrors')
+        return result(command, args, { exitCode: 255, stdout: 'ibqueryerrors: iberror: failed: Failed to open port; (null):0\n' });
       // ibsim's 11th client is refused at once: the first perfquery to spine-1 cannot attach.
       if (command === 'perfquery' && args.join(' ') === '-l 2 1-4' && !failed) {
         failed = true;
@@ -182,7 +205,8 @@ describe('partial output is never success', () => {
     const exporter = fabricExporter(runner, [], () => clock);
     await cycle(exporter);
     // 19 of the 32 switch port lines, as the issue saw it.
-    runner.override = (command, args) => (command === 'iblinkinfo' ? result(command, args, { stdout: firstLines(healthyText('iblinkinfo-switches'), 19) }) : undefined);
+    runner.override = (command, args) =>
+      command === 'iblinkinfo' ? result(command, args, { stdout: firstLines(healthyText('iblinkinfo-switches'), 19) }) : undefined;
     clock += 60_000;
     await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
     const text = await scrape(exporter);
@@ -191,7 +215,9 @@ describe('partial output is never success', () => {
     // The 13 others are still there: their counters, and their cables as discovered.
     expect(series(text, 'infiniband_fabric_port_transmit_data_bytes_total')).toHaveLength(32);
     expect(value(text, `infiniband_fabric_port_state_id{${port(LEAF2, 1)}}`)).toBeUndefined();
-    expect(value(text, `infiniband_fabric_link_info{${port(LEAF2, 1)},peer_guid="0x0002c90300a20010",peer_port="1",peer_type="ca"}`)).toBe(1);
+    expect(value(text, `infiniband_fabric_link_info{${port(LEAF2, 1)},peer_guid="0x0002c90300a20010",peer_port="1",peer_type="ca"}`)).toBe(
+      1,
+    );
     expect(value(text, `infiniband_fabric_link_info{${port(SPINE1, 1)},peer_guid="${LEAF1}",peer_port="4",peer_type="switch"}`)).toBe(1);
     const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_ports')!;
     expect(report.errors.map((error) => error.message)).toEqual([
@@ -218,12 +244,14 @@ describe('partial output is never success', () => {
     expect(value(text, 'infiniband_exporter_read_errors_total{collector="fabric_ports"}')).toBe(3);
   });
 
-  it('in the log, a switch\'s failed PMA queries work again when a sweep that finished queried it again', async () => {
+  it("in the log, a switch's failed PMA queries work again when a sweep that finished queried it again", async () => {
     const log = logLines('info');
     const runner = new ReplayRunner<FabricCommand>('fabric', ['pma-failure', 'healthy']);
     const exporter = fabricExporter(runner, [], undefined, log.logger);
     await cycle(exporter);
-    const failed = log.lines.filter((line) => line.collector === 'fabric_ports' && line.msg === 'read failed; repeats of this error are summarised hourly').map((line) => line.item);
+    const failed = log.lines
+      .filter((line) => line.collector === 'fabric_ports' && line.msg === 'read failed; repeats of this error are summarised hourly')
+      .map((line) => line.item);
     expect(failed).toContain('ibqueryerrors Lid 6 port 0');
     runner.use(['healthy']);
     await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);

@@ -24,8 +24,12 @@ describe('fabric mode on recorded outputs', () => {
     const nodes = series(text, 'infiniband_fabric_node_info');
     expect(nodes.filter((line) => line.includes('node_type="switch"'))).toHaveLength(5);
     expect(nodes.filter((line) => line.includes('node_type="ca"'))).toHaveLength(9);
-    expect(text).toContain(`infiniband_fabric_node_info{node_guid="${SPINE1}",node_type="switch",node_desc="MF0;spine-1:SX6036/U1",node_name="",lid="2",ports="4",vendor_id="0x02c9",device_id="0xc738"} 1`);
-    expect(text).toContain(`infiniband_fabric_node_info{node_guid="${HOST11}",node_type="ca",node_desc="node11 HCA-1",node_name="",lid="1",ports="1",vendor_id="0x02c9",device_id="0x1003"} 1`);
+    expect(text).toContain(
+      `infiniband_fabric_node_info{node_guid="${SPINE1}",node_type="switch",node_desc="MF0;spine-1:SX6036/U1",node_name="",lid="2",ports="4",vendor_id="0x02c9",device_id="0xc738"} 1`,
+    );
+    expect(text).toContain(
+      `infiniband_fabric_node_info{node_guid="${HOST11}",node_type="ca",node_desc="node11 HCA-1",node_name="",lid="1",ports="1",vendor_id="0x02c9",device_id="0x1003"} 1`,
+    );
 
     // Every switch port, connected or not: 4 + 4 + 3 x 8.
     expect(series(text, 'infiniband_fabric_port_state_id')).toHaveLength(32);
@@ -72,10 +76,12 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, `infiniband_fabric_port_transmit_data_bytes_total{${port(LEAF3, 1)}}`)).toBe(2376 * 4);
     expect(value(text, `infiniband_fabric_port_unicast_transmit_packets_total{${port(LEAF3, 1)}}`)).toBe(0);
     expect(series(text, 'infiniband_fabric_port_transmit_data_bytes_total')).toHaveLength(32);
-    expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toEqual([
-      `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}} 65535`,
-      `infiniband_fabric_port_symbol_errors_total{${port(LEAF2, 1)}} 0`,
-    ].sort((a, b) => text.indexOf(a) - text.indexOf(b)));
+    expect(series(text, 'infiniband_fabric_port_symbol_errors_total')).toEqual(
+      [
+        `infiniband_fabric_port_symbol_errors_total{${port(SPINE1, 2)}} 65535`,
+        `infiniband_fabric_port_symbol_errors_total{${port(LEAF2, 1)}} 0`,
+      ].sort((a, b) => text.indexOf(a) - text.indexOf(b)),
+    );
 
     // The SA: both SMs, the standby's state from itself (the SA's record still says DISCOVERING).
     expect(series(text, 'infiniband_fabric_subnet_manager_info')).toEqual([
@@ -96,15 +102,24 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, 'infiniband_exporter_command_timeouts_total{command="ibqueryerrors"}')).toBe(0);
     // Three commands per ports cycle whatever the fabric's size, the sweeps from discovery's cache;
     // each switch's PortXmitWait tick once, at the first discovery (ibsim does not answer it).
-    expect([...runner.calls].sort()).toEqual([
-      'perfquery -c 2 1', 'perfquery -c 3 1', 'perfquery -c 4 1', 'perfquery -c 5 1', 'perfquery -c 6 1',
-      'ibnetdiscover --cache <cache>',
-      'iblinkinfo --line --switches-only',
-      'saquery SMIR', 'saquery -g', 'saquery -m',
-      'ibqueryerrors --skip-sl --threshold-file /dev/null --load-cache <cache> --switch',
-      'ibqueryerrors --skip-sl --counters --load-cache <cache> --switch',
-      'sminfo 1', 'sminfo 14',
-    ].sort());
+    expect([...runner.calls].sort()).toEqual(
+      [
+        'perfquery -c 2 1',
+        'perfquery -c 3 1',
+        'perfquery -c 4 1',
+        'perfquery -c 5 1',
+        'perfquery -c 6 1',
+        'ibnetdiscover --cache <cache>',
+        'iblinkinfo --line --switches-only',
+        'saquery SMIR',
+        'saquery -g',
+        'saquery -m',
+        'ibqueryerrors --skip-sl --threshold-file /dev/null --load-cache <cache> --switch',
+        'ibqueryerrors --skip-sl --counters --load-cache <cache> --switch',
+        'sminfo 1',
+        'sminfo 14',
+      ].sort(),
+    );
   });
 
   it('two shards split the nodes without overlap and sweep only their own switches', async () => {
@@ -138,7 +153,11 @@ describe('without --collector.fabric', () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy']);
     const command = parseCommandLine(['--path.sysfs', NO_INFINIBAND, '--no-collector.diag']);
     if (command.action !== 'run') throw new Error('unexpected');
-    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner } });
+    const exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed', fabric: runner },
+    });
     exporters.push(exporter);
     exporter.start();
     await exporter.collectOnce();

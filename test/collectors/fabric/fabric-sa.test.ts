@@ -13,7 +13,8 @@ afterEach(cleanUpFabricExporters);
 describe('fabric mode on recorded outputs', () => {
   it('the SM is dead: no SM records this cycle, fabric_sa fails, the rest stands', async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
-      (command === 'saquery' ? result(command, args, { exitCode: 110, stderr: 'Query SA failed: Connection timed out\n' }) : undefined));
+      command === 'saquery' ? result(command, args, { exitCode: 110, stderr: 'Query SA failed: Connection timed out\n' }) : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_sa"}')).toBe(0);
     expect(series(text, 'infiniband_fabric_subnet_manager_info')).toEqual([]);
@@ -21,22 +22,34 @@ describe('fabric mode on recorded outputs', () => {
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
   });
 
-  it('an SM that does not answer sminfo keeps the SA\'s record', async () => {
+  it("an SM that does not answer sminfo keeps the SA's record", async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
-      (command === 'sminfo' && args[0] === '14' ? result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' }) : undefined));
+      command === 'sminfo' && args[0] === '14'
+        ? result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' })
+        : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
-    expect(text).toContain('infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1');
+    expect(text).toContain(
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1',
+    );
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_sa"}')).toBe(1);
   });
 });
 
 describe('partial output is never success', () => {
   it.each([
-    ['SMIR cut inside its second record: no SM list at all (one SM fewer would be a subnet without standby)', 'SMIR', firstLines(healthyText('smir'), 12), 0],
+    [
+      'SMIR cut inside its second record: no SM list at all (one SM fewer would be a subnet without standby)',
+      'SMIR',
+      firstLines(healthyText('smir'), 12),
+      0,
+    ],
     ['SMIR without any record (the master lists itself)', 'SMIR', '', 0],
     ['SMIR garbage', 'SMIR', 'Segmentation fault\n\u0001\u0002 this is not saquery output\n', 0],
   ])('%s', async (_name, arg, stdout, expected) => {
-    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'saquery' && args[0] === arg ? result(command, args, { stdout }) : undefined));
+    const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      command === 'saquery' && args[0] === arg ? result(command, args, { stdout }) : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(success(text, 'fabric_sa')).toBe(0);
     expect(series(text, 'infiniband_fabric_subnet_manager_info')).toHaveLength(expected);
@@ -48,12 +61,13 @@ describe('partial output is never success', () => {
     let standbyAnswers = true;
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
       if (command === 'saquery' && args[0] === 'SMIR') return result(command, args, { stdout: smir });
-      if (command === 'sminfo' && args[0] === '14' && !standbyAnswers) return result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' });
+      if (command === 'sminfo' && args[0] === '14' && !standbyAnswers)
+        return result(command, args, { exitCode: 255, stdout: 'sminfo: iberror: failed: query\n' });
       return undefined;
     });
     const exporter = fabricExporter(runner);
     expect(series(await cycle(exporter), 'infiniband_fabric_subnet_manager_info')).toHaveLength(2);
-        smir = firstLines(healthyText('smir'), 9);
+    smir = firstLines(healthyText('smir'), 9);
     await exporter.collectors.runCycle(SA_CYCLE);
     let text = await scrape(exporter);
     expect(success(text, 'fabric_sa')).toBe(0);
@@ -62,7 +76,13 @@ describe('partial output is never success', () => {
       'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="STANDBY",priority="5"} 1',
     ]);
     const report = exporter.collectors.snapshot!.reports.find((r) => r.collector === 'fabric_sa')!;
-    expect(report.errors).toEqual([{ collector: 'fabric_sa', item: 'saquery SMIR', message: 'the subnet manager 0x0002c90300a30031 (LID 14) is not in the output but answers as STANDBY: the output is incomplete' }]);
+    expect(report.errors).toEqual([
+      {
+        collector: 'fabric_sa',
+        item: 'saquery SMIR',
+        message: 'the subnet manager 0x0002c90300a30031 (LID 14) is not in the output but answers as STANDBY: the output is incomplete',
+      },
+    ]);
     // The standby stopped: it no longer answers, the SA's one record is the whole list.
     standbyAnswers = false;
     await exporter.collectors.runCycle(SA_CYCLE);
@@ -81,7 +101,7 @@ describe('partial output is never success', () => {
     });
     const exporter = fabricExporter(runner);
     expect(success(await cycle(exporter), 'fabric_sa')).toBe(1);
-        groups = '';
+    groups = '';
     await exporter.collectors.runCycle(SA_CYCLE);
     let text = await scrape(exporter);
     expect(success(text, 'fabric_sa')).toBe(0);
@@ -98,15 +118,22 @@ describe('partial output is never success', () => {
     expect(series(text, 'infiniband_fabric_multicast_group_mtu_bytes')).toHaveLength(1);
     expect(series(text, 'infiniband_fabric_multicast_group_members')).toEqual([]);
 
-    const fresh = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => (command === 'saquery' && args[0] === '-g' ? result(command, args, { stdout: '' }) : undefined));
+    const fresh = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
+      command === 'saquery' && args[0] === '-g' ? result(command, args, { stdout: '' }) : undefined,
+    );
     expect(success(await cycle(fabricExporter(fresh)), 'fabric_sa')).toBe(1);
   });
 
-  it('sminfo garbage: the SA\'s record stays, the cycle fails', async () => {
+  it("sminfo garbage: the SA's record stays, the cycle fails", async () => {
     const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) =>
-      (command === 'sminfo' && args[0] === '14' ? result(command, args, { stdout: 'Segmentation fault\n\u0001\u0002 this is not sminfo output\n' }) : undefined));
+      command === 'sminfo' && args[0] === '14'
+        ? result(command, args, { stdout: 'Segmentation fault\n\u0001\u0002 this is not sminfo output\n' })
+        : undefined,
+    );
     const text = await cycle(fabricExporter(runner));
     expect(success(text, 'fabric_sa')).toBe(0);
-    expect(text).toContain('infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1');
+    expect(text).toContain(
+      'infiniband_fabric_subnet_manager_info{sm_guid="0x0002c90300a30031",sm_lid="14",state="DISCOVERING",priority="5"} 1',
+    );
   });
 });

@@ -25,22 +25,34 @@ afterEach(async () => {
 async function fabricWithGate() {
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-slices-'));
   dirs.push(dir);
-  const fabric = generateFabric({ shape: { tiers: 3, hosts: 512, radix: 16 }, faults: { seed: 7, pulledHostCables: 2, pulledSwitchCables: 1, narrowLinks: 2, slowLinks: 2, erroringPorts: 6, congestedPorts: 4 } });
+  const fabric = generateFabric({
+    shape: { tiers: 3, hosts: 512, radix: 16 },
+    faults: { seed: 7, pulledHostCables: 2, pulledSwitchCables: 1, narrowLinks: 2, slowLinks: 2, erroringPorts: 6, congestedPorts: 4 },
+  });
   writeScenario(fabric, path.join(dir, 'scenario'), { perSwitch: true });
   const tools = await fakeFabricTools(path.join(dir, 'scenario'), path.join(dir, 'bin'));
   // While the gate (a directory) exists, iblinkinfo says it started and waits: a scan in progress.
   const gate = path.join(dir, 'gate');
   const started = path.join(dir, 'started');
   const gated = path.join(dir, 'bin', 'iblinkinfo-gated');
-  await writeFile(gated, `#!/bin/sh\nif [ -d '${gate}' ]; then : > '${started}'; while [ -d '${gate}' ]; do sleep 0.02; done; fi\nexec '${tools.iblinkinfo}' "$@"\n`);
+  await writeFile(
+    gated,
+    `#!/bin/sh\nif [ -d '${gate}' ]; then : > '${started}'; while [ -d '${gate}' ]; do sleep 0.02; done; fi\nexec '${tools.iblinkinfo}' "$@"\n`,
+  );
   await chmod(gated, 0o755);
   return { tools: { ...tools, iblinkinfo: gated }, gate, started };
 }
 
 describe('fabric mode and its event loop', () => {
-  it('answers /metrics (the last cycle\'s ports) and /ready while a ports cycle waits on iblinkinfo', async () => {
+  it("answers /metrics (the last cycle's ports) and /ready while a ports cycle waits on iblinkinfo", async () => {
     const { tools, gate, started } = await fabricWithGate();
-    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', ...fakeToolFlags(tools)]);
+    const exporter = exporterFromFlags([
+      '--path.sysfs',
+      '/nonexistent',
+      '--no-collector.diag',
+      '--collector.fabric',
+      ...fakeToolFlags(tools),
+    ]);
     try {
       await exporter.collectOnce();
       await exporter.collectFabricOnce();

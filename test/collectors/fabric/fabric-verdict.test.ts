@@ -16,7 +16,14 @@ import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { samplesOf, sampleValue, scrape } from '../../support/exposition.js';
 import { ReplayRunner } from '../../support/replay.js';
-import { fakeFabricTools, fakeToolFlags, generateFabric, writeScenario, type GeneratedFabric, type GeneratedPort } from '../../../synthetic/fabric-generator/index.js';
+import {
+  fakeFabricTools,
+  fakeToolFlags,
+  generateFabric,
+  writeScenario,
+  type GeneratedFabric,
+  type GeneratedPort,
+} from '../../../synthetic/fabric-generator/index.js';
 
 const MIN = 60_000;
 const root = mkdtempSync(path.join(tmpdir(), 'ibx-verdict-'));
@@ -25,10 +32,15 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const guid = (port: GeneratedPort): string => `0x${port.node.guid.toString(16).padStart(16, '0')}`;
 
 /** A two-tier fabric (4 leaves of 4 hosts, 2 spines), written under `dir`. */
-function fabricAt(dir: string): { fabric: GeneratedFabric; uplinks: [GeneratedPort, GeneratedPort][]; hostLinks: [GeneratedPort, GeneratedPort][] } {
+function fabricAt(dir: string): {
+  fabric: GeneratedFabric;
+  uplinks: [GeneratedPort, GeneratedPort][];
+  hostLinks: [GeneratedPort, GeneratedPort][];
+} {
   const fabric = generateFabric({ shape: { tiers: 2, spines: 2, leaves: 4, hostsPerLeaf: 4 } });
   writeScenario(fabric, dir);
-  const switchEndFirst = ([a, b]: [GeneratedPort, GeneratedPort]): [GeneratedPort, GeneratedPort] => (a.node.kind === 'switch' ? [a, b] : [b, a]);
+  const switchEndFirst = ([a, b]: [GeneratedPort, GeneratedPort]): [GeneratedPort, GeneratedPort] =>
+    a.node.kind === 'switch' ? [a, b] : [b, a];
   return {
     fabric,
     uplinks: fabric.cables.filter(([a, b]) => a.node.kind === 'switch' && b.node.kind === 'switch'),
@@ -44,14 +56,17 @@ function raise(port: GeneratedPort, field: 'SymbolErrorCounter' | 'LinkDownedCou
 
 /** The listed links as `guid/port reason` lines, in any order of the exposition. */
 function listed(text: string): string[] {
-  return samplesOf(text, 'infiniband_fabric_link_bad').map((line) => {
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    return `${labels.node_guid}/${labels.port}-${labels.peer_guid}/${labels.peer_port} ${labels.reason}`;
-  }).sort();
+  return samplesOf(text, 'infiniband_fabric_link_bad')
+    .map((line) => {
+      const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      return `${labels.node_guid}/${labels.port}-${labels.peer_guid}/${labels.peer_port} ${labels.reason}`;
+    })
+    .sort();
 }
 const linkOf = ([a, b]: [GeneratedPort, GeneratedPort]): string => `${guid(a)}/${a.number}-${guid(b)}/${b.number}`;
 /** The label an uplink is listed by: its lower end first. */
-const uplinkOf = ([a, b]: [GeneratedPort, GeneratedPort]): string => (`${guid(a)}/${a.number}` < `${guid(b)}/${b.number}` ? linkOf([a, b]) : linkOf([b, a]));
+const uplinkOf = ([a, b]: [GeneratedPort, GeneratedPort]): string =>
+  `${guid(a)}/${a.number}` < `${guid(b)}/${b.number}` ? linkOf([a, b]) : linkOf([b, a]);
 
 describe('the bad-links verdict on a generated fabric', () => {
   it('lists exactly the links the rules name, keeps them through the clean period and drops them after (fake tools)', async () => {
@@ -60,7 +75,20 @@ describe('the bad-links verdict on a generated fabric', () => {
     const { fabric, uplinks, hostLinks } = fabricAt(scenario);
     const tools = await fakeFabricTools(scenario, path.join(dir, 'bin'));
     let clock = Date.UTC(2026, 0, 1);
-    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state'), '--fabric.verdict.ber', '1e-12', ...fakeToolFlags(tools)], () => clock);
+    const exporter = exporterFromFlags(
+      [
+        '--path.sysfs',
+        '/nonexistent',
+        '--no-collector.diag',
+        '--collector.fabric',
+        '--fabric.state-dir',
+        path.join(dir, 'state'),
+        '--fabric.verdict.ber',
+        '1e-12',
+        ...fakeToolFlags(tools),
+      ],
+      () => clock,
+    );
     const cycleAt = async (minute: number): Promise<string> => {
       writeScenario(fabric, scenario);
       clock = Date.UTC(2026, 0, 1) + minute * MIN;
@@ -79,7 +107,8 @@ describe('the bad-links verdict on a generated fabric', () => {
       raise(uplinks[3]![0], 'LinkDownedCounter', 1);
       raise(hostLinks[0]![0], 'SymbolErrorCounter', 40);
       const expected = [
-        `${uplinkOf(uplinks[0]!)} symbol_errors_12m`, `${uplinkOf(uplinks[0]!)} symbol_errors_125m`,
+        `${uplinkOf(uplinks[0]!)} symbol_errors_12m`,
+        `${uplinkOf(uplinks[0]!)} symbol_errors_125m`,
         `${uplinkOf(uplinks[2]!)} link_downed`,
         `${linkOf(hostLinks[0]!)} symbol_errors_12m`,
       ].sort();
@@ -100,8 +129,11 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'one-end');
     const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')], () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } });
+    const exporter = exporterFromFlags(
+      ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')],
+      () => clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
+    );
     const [switchEnd, host] = hostLinks[1]!;
     const [otherSwitchEnd] = hostLinks[2]!;
     const at = async (minute: number): Promise<string[]> => {
@@ -131,8 +163,11 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'cap');
     const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')], () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } });
+    const exporter = exporterFromFlags(
+      ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')],
+      () => clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
+    );
     try {
       await exporter.collectFabricOnce();
       hostLinks.forEach(([switchEnd], i) => raise(switchEnd, 'SymbolErrorCounter', 100 + i));
@@ -152,8 +187,20 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'shard');
     const { fabric, uplinks, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.shard', '1/2', '--fabric.state-dir', path.join(dir, 'state')], () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } });
+    const exporter = exporterFromFlags(
+      [
+        '--path.sysfs',
+        '/nonexistent',
+        '--no-collector.diag',
+        '--collector.fabric',
+        '--fabric.shard',
+        '1/2',
+        '--fabric.state-dir',
+        path.join(dir, 'state'),
+      ],
+      () => clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
+    );
     const shard = { index: 1, count: 2 };
     try {
       await exporter.collectFabricOnce();
@@ -177,11 +224,22 @@ describe('the bad-links verdict on a generated fabric', () => {
 
   /** An exporter on the replayed scenario of `dir`, at `clock()`, with its state in `dir`/state. */
   function replayed(dir: string, clock: () => number, flags: string[] = [], logger?: pino.Logger): Exporter {
-    return exporterFromFlags(['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state'), ...flags], clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) }, ...(logger && { logger }) });
+    return exporterFromFlags(
+      [
+        '--path.sysfs',
+        '/nonexistent',
+        '--no-collector.diag',
+        '--collector.fabric',
+        '--fabric.state-dir',
+        path.join(dir, 'state'),
+        ...flags,
+      ],
+      clock,
+      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) }, ...(logger && { logger }) },
+    );
   }
 
-  it('keeps the list and each link\'s clean-since across a restart, and starts afresh from a corrupt state file', async () => {
+  it("keeps the list and each link's clean-since across a restart, and starts afresh from a corrupt state file", async () => {
     const dir = path.join(root, 'restart');
     const { fabric, uplinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
@@ -202,7 +260,11 @@ describe('the bad-links verdict on a generated fabric', () => {
       await after.collectFabricOnce();
       expect(listed(await scrape(after))).toEqual([`${uplinkOf(uplinks[0]!)} link_downed`]);
       const json = JSON.parse((await after.app.inject({ method: 'GET', url: '/fabric/bad-links' })).body);
-      expect(json.links[0]).toMatchObject({ reasons: ['link_downed'], clean_since: new Date(MIN).toISOString(), leaves_at: new Date(127 * MIN).toISOString() });
+      expect(json.links[0]).toMatchObject({
+        reasons: ['link_downed'],
+        clean_since: new Date(MIN).toISOString(),
+        leaves_at: new Date(127 * MIN).toISOString(),
+      });
       clock = 127 * MIN;
       await after.collectors.runCycle(FABRIC_PORTS_CYCLE);
       expect(listed(await scrape(after))).toEqual([]);
@@ -265,8 +327,18 @@ describe('the bad-links verdict on a generated fabric', () => {
       expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
       const [switchEnd, host] = hostLinks[0]!;
       expect(JSON.parse(json.body)).toMatchObject({
-        cap: 10, over_cap: 0,
-        links: [{ node_guid: guid(switchEnd), port: switchEnd.number, peer_guid: guid(host), peer_port: host.number, peer_name: host.node.description, reasons: ['symbol_errors_12m', 'symbol_errors_125m'] }],
+        cap: 10,
+        over_cap: 0,
+        links: [
+          {
+            node_guid: guid(switchEnd),
+            port: switchEnd.number,
+            peer_guid: guid(host),
+            peer_port: host.number,
+            peer_name: host.node.description,
+            reasons: ['symbol_errors_12m', 'symbol_errors_125m'],
+          },
+        ],
       });
       const csv = await exporter.app.inject({ method: 'GET', url: '/fabric/bad-links?format=csv', headers: { authorization } });
       expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -275,12 +347,16 @@ describe('the bad-links verdict on a generated fabric', () => {
       expect(rows[1]).toContain(`"${guid(switchEnd)}",`);
       expect(rows[1]).toContain('"symbol_errors_12m symbol_errors_125m"');
       expect(rows).toHaveLength(2);
-      expect((await exporter.app.inject({ method: 'GET', url: '/fabric/bad-links?format=xml', headers: { authorization } })).statusCode).toBe(400);
+      expect(
+        (await exporter.app.inject({ method: 'GET', url: '/fabric/bad-links?format=xml', headers: { authorization } })).statusCode,
+      ).toBe(400);
       // The landing page links the list with its count; the fabric map draws the link as bad (and says so in its legend).
       const landing = (await exporter.app.inject({ method: 'GET', url: '/', headers: { authorization } })).body;
       expect(landing).toContain('<a href="/fabric/bad-links">/fabric/bad-links</a> — <strong>1</strong> link to drain and replace');
       const map = (await exporter.app.inject({ method: 'GET', url: '/fabric', headers: { authorization } })).body;
-      expect(map).toContain(`<path class="link problem bad" id="l-${guid(switchEnd).slice(2)}-${switchEnd.number}-${guid(host).slice(2)}-${host.number}"`);
+      expect(map).toContain(
+        `<path class="link problem bad" id="l-${guid(switchEnd).slice(2)}-${switchEnd.number}-${guid(host).slice(2)}-${host.number}"`,
+      );
       expect(map).toContain('on the list to drain and replace');
     } finally {
       await exporter.stop();

@@ -22,7 +22,11 @@ afterEach(async () => {
 function demoExporter(flags: string[], squeue?: CommandRunner<'squeue'>): Exporter {
   const command = parseCommandLine(['--demo=fabric', ...flags]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric: new RecordedRunner(DEMO), ...(squeue && { squeue }) } });
+  const exporter = new Exporter({
+    settings: command.settings,
+    logger: pino({ level: 'silent' }),
+    runners: { fabric: new RecordedRunner(DEMO), ...(squeue && { squeue }) },
+  });
   exporters.push(exporter);
   return exporter;
 }
@@ -35,11 +39,19 @@ async function cycle(exporter: Exporter): Promise<string> {
 }
 
 const squeueSaying = (stdout: string, exitCode = 0): CommandRunner<'squeue'> => ({
-  run: async (command, args): Promise<CommandResult<'squeue'>> => ({ command, args, outcome: 'exited', exitCode, stdout, stderr: exitCode === 0 ? '' : 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n', durationMs: 1 }),
+  run: async (command, args): Promise<CommandResult<'squeue'>> => ({
+    command,
+    args,
+    outcome: 'exited',
+    exitCode,
+    stdout,
+    stderr: exitCode === 0 ? '' : 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n',
+    durationMs: 1,
+  }),
 });
 
 describe('the jobs collector', () => {
-  it('--demo=fabric places the demo\'s two jobs: the degraded spine link under one, the miswired cable under the other', async () => {
+  it("--demo=fabric places the demo's two jobs: the degraded spine link under one, the miswired cable under the other", async () => {
     const text = await cycle(demoExporter([]));
     expect(value(text, 'infiniband_job_info{job_id="48213",user="alice",partition="gpu",name="train-llm"}')).toBe(1);
     expect(value(text, 'infiniband_job_hosts{job_id="48213",state="on_fabric"}')).toBe(4);
@@ -50,17 +62,19 @@ describe('the jobs collector', () => {
     expect(value(text, 'infiniband_job_links_impaired{job_id="48220",scope="host",reason="miswired"}')).toBe(1);
   });
 
-  it('names the jobs each impaired link carries, with the job\'s host on an adapter link', async () => {
+  it("names the jobs each impaired link carries, with the job's host on an adapter link", async () => {
     const exporter = demoExporter([]);
     await cycle(exporter);
-    const summaries = findingsOf(exporter.collectors.store.snapshot!).filter((finding) => finding.condition === 'job-link-impaired').map((finding) => finding.summary);
+    const summaries = findingsOf(exporter.collectors.store.snapshot!)
+      .filter((finding) => finding.condition === 'job-link-impaired')
+      .map((finding) => finding.summary);
     expect(summaries.sort()).toEqual([
       'the adapter link port 6 of leaf-3 – port 1 of node23 is miswired and carries 1 running job: 48220 (bob, cfd-sweep, host node23)',
       'the inter-switch link port 1 of spine-1 – port 4 of leaf-1 is degraded and carries 1 running job: 48213 (alice, train-llm)',
     ]);
   });
 
-  it('/fabric?job=ID draws that job\'s footprint; an unknown job is a 404', async () => {
+  it("/fabric?job=ID draws that job's footprint; an unknown job is a 404", async () => {
     const exporter = demoExporter([]);
     await cycle(exporter);
     const page = await exporter.app.inject({ method: 'GET', url: '/fabric?job=48213' });
@@ -74,14 +88,16 @@ describe('the jobs collector', () => {
   });
 
   it('reads squeue through the runner, counts hosts not found and leaves out one-host jobs', async () => {
-    const text = await cycle(demoExporter(['--squeue.path', '/bin/true'], squeueSaying('7|carol|gpu|node[11,13],node99|a|b\n8|dan|cpu|node11|single\n')));
+    const text = await cycle(
+      demoExporter(['--squeue.path', '/bin/true'], squeueSaying('7|carol|gpu|node[11,13],node99|a|b\n8|dan|cpu|node11|single\n')),
+    );
     expect(value(text, 'infiniband_job_info{job_id="7",user="carol",partition="gpu",name="a|b"}')).toBe(1);
     expect(value(text, 'infiniband_job_hosts{job_id="7",state="not_found"}')).toBe(1);
     expect(value(text, 'infiniband_job_hosts{job_id="7",state="on_fabric"}')).toBe(2);
     expect(text).not.toContain('job_id="8"');
   });
 
-  it('fails, keeping the fabric\'s series, when squeue cannot reach the controller', async () => {
+  it("fails, keeping the fabric's series, when squeue cannot reach the controller", async () => {
     const text = await cycle(demoExporter(['--squeue.path', '/bin/true'], squeueSaying('', 1)));
     expect(value(text, 'infiniband_exporter_collector_success{collector="jobs"}')).toBe(0);
     expect(value(text, 'infiniband_exporter_collector_success{collector="fabric_ports"}')).toBe(1);
@@ -90,8 +106,15 @@ describe('the jobs collector', () => {
   it('two shards give the links of one process between them', async () => {
     const one = await cycle(demoExporter([]));
     const shards = await Promise.all(['1/2', '2/2'].map((shard) => cycle(demoExporter(['--fabric.shard', shard]))));
-    for (const series of ['infiniband_job_links{job_id="48213",scope="switch"}', 'infiniband_job_links{job_id="48213",scope="host"}', 'infiniband_job_links_impaired{job_id="48213",scope="switch",reason="degraded"}']) {
-      expect(shards.map((text) => value(text, series) ?? 0).reduce((a, b) => a + b), series).toBe(value(one, series));
+    for (const series of [
+      'infiniband_job_links{job_id="48213",scope="switch"}',
+      'infiniband_job_links{job_id="48213",scope="host"}',
+      'infiniband_job_links_impaired{job_id="48213",scope="switch",reason="degraded"}',
+    ]) {
+      expect(
+        shards.map((text) => value(text, series) ?? 0).reduce((a, b) => a + b),
+        series,
+      ).toBe(value(one, series));
     }
     expect(value(shards[1]!, 'infiniband_job_info{job_id="48213",user="alice",partition="gpu",name="train-llm"}')).toBeUndefined();
   });

@@ -11,9 +11,11 @@ const LEAF = '0x0002c90200700005';
 const SPINE1 = '0x0002c90200600001';
 
 describe('a pulled cable of the plan', () => {
-  it('is one finding with both ends and the plan\'s line; the port-down findings of its ends are explained', () => {
+  it("is one finding with both ends and the plan's line; the port-down findings of its ends are explained", () => {
     const { findings } = railTreeMapInput();
-    const about = findings.filter((finding) => /rail2-leaf1 port 4|port 4 of rail2-leaf1|port 5 of spine-1|spine-1 port 5/.test(finding.summary));
+    const about = findings.filter((finding) =>
+      /rail2-leaf1 port 4|port 4 of rail2-leaf1|port 5 of spine-1|spine-1 port 5/.test(finding.summary),
+    );
     expect(about.map((finding) => finding.condition)).toEqual(['planned-link-missing']);
     expect(about[0]!.summary).toMatch(/^no link between rail2-leaf1 port 4 and spine-1 port 5, a cable of the plan \(plan\.txt line \d+\)/);
   });

@@ -30,13 +30,20 @@ function kmsgFile(content = ''): string {
 }
 
 function exporterOn(file: string): Exporter {
-  const exporter = new Exporter({ settings: settingsFromFlags(['--path.sysfs', DGX, '--no-collector.diag', '--path.kmsg', file]), logger: pino({ level: 'silent' }), runners: { module: 'not-installed', ethtool: 'not-installed' } });
+  const exporter = new Exporter({
+    settings: settingsFromFlags(['--path.sysfs', DGX, '--no-collector.diag', '--path.kmsg', file]),
+    logger: pino({ level: 'silent' }),
+    runners: { module: 'not-installed', ethtool: 'not-installed' },
+  });
   exporters.push(exporter);
   return exporter;
 }
 
 /** The fixture's records with mlx5_0's PCI address in place of the reporter's. */
-const onMlx5_0 = (name: string, first: number) => fixtureRecords(name, first).map((record) => record.replaceAll(/0000:(?:5e|61):00\.0/g, '0000:18:00.0')).join('');
+const onMlx5_0 = (name: string, first: number) =>
+  fixtureRecords(name, first)
+    .map((record) => record.replaceAll(/0000:(?:5e|61):00\.0/g, '0000:18:00.0'))
+    .join('');
 
 describe('the kernel collector', () => {
   it('counts the events appended after start-up per device and kind, never the backlog', async () => {
@@ -49,7 +56,13 @@ describe('the kernel collector', () => {
     expect(before.every((line) => line.endsWith(' 0'))).toBe(true);
     expect(before).toContain('infiniband_device_kernel_events_total{device="mlx5_0",kind="health_compromised"} 0');
 
-    appendFileSync(file, onMlx5_0('health-compromised.log', 100) + onMlx5_0('cmd-timeout.log', 200) + fixtureRecords('harmless-probe-and-cable.log', 300).join('') + fixtureRecords('cmd-timeout.log', 400).join(''));
+    appendFileSync(
+      file,
+      onMlx5_0('health-compromised.log', 100) +
+        onMlx5_0('cmd-timeout.log', 200) +
+        fixtureRecords('harmless-probe-and-cable.log', 300).join('') +
+        fixtureRecords('cmd-timeout.log', 400).join(''),
+    );
     await exporter.collectOnce();
     const text = await scrape(exporter);
     expect(samplesOf(text, 'infiniband_device_kernel_events_total').filter((line) => !line.endsWith(' 0'))).toEqual([
@@ -71,20 +84,26 @@ describe('the kernel collector', () => {
     expect(kernelFindings(KERNEL.of(exporter.collectors.snapshot!), Date.now() + 3_700_000)).toEqual([]);
   });
 
-  it('an event between readings makes the next scrape read again (the port states\' sample drains the log)', async () => {
+  it("an event between readings makes the next scrape read again (the port states' sample drains the log)", async () => {
     const file = kmsgFile();
     const exporter = exporterOn(file);
     await exporter.collectOnce();
     appendFileSync(file, onMlx5_0('health-compromised.log', 10));
     await exporter.collectors.sampleNow();
     const text = await scrape(exporter);
-    expect(samplesOf(text, 'infiniband_device_kernel_events_total')).toContain('infiniband_device_kernel_events_total{device="mlx5_0",kind="health_compromised"} 1');
+    expect(samplesOf(text, 'infiniband_device_kernel_events_total')).toContain(
+      'infiniband_device_kernel_events_total{device="mlx5_0",kind="health_compromised"} 1',
+    );
   });
 
   it('check reports recent events of the log with their runbook', async () => {
     const file = kmsgFile(onMlx5_0('health-compromised.log', 1));
     let stdout = '';
-    const code = await runCheck(['--path.sysfs', DGX, '--no-collector.diag', '--path.kmsg', file], { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: () => undefined }, env: {} }, { runners: { module: 'not-installed', ethtool: 'not-installed' } });
+    const code = await runCheck(
+      ['--path.sysfs', DGX, '--no-collector.diag', '--path.kmsg', file],
+      { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: () => undefined }, env: {} },
+      { runners: { module: 'not-installed', ethtool: 'not-installed' } },
+    );
     expect(code).toBe(1);
     expect(stdout).toMatch(/firmware health compromised on mlx5_0/);
   });

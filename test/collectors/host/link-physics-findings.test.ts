@@ -28,52 +28,95 @@ describe('PCIe findings', () => {
       ['pcie-link-degraded', 'warning', 'mlx5_1 runs PCIe Gen5 x8 of x16: its NDR port can move at most ~31 GB/s of its 50'],
       ['pcie-link-degraded', 'warning', 'mlx5_2 runs PCIe Gen3 x16 of Gen4 x16: its HDR port can move at most ~15 GB/s of its 25'],
     ]);
-    expect(findings[0]).toMatchObject({ subject: { kind: 'device', device: 'mlx5_1' }, alert: 'InfiniBandPCIeLinkDegraded', runbook: 'infinibandpcielinkdegraded' });
+    expect(findings[0]).toMatchObject({
+      subject: { kind: 'device', device: 'mlx5_1' },
+      alert: 'InfiniBandPCIeLinkDegraded',
+      runbook: 'infinibandpcielinkdegraded',
+    });
     expect(findings[0]!.remedy).toMatch(/^reseat the card/);
     expect(findings[1]!.cause).toContain('the port above the adapter (Gen3 x16)');
     expect(findings[1]!.remedy).toMatch(/^move the card to a slot wired for Gen4 x16/);
   });
 
-  it('says the platform\'s limit at info, and uncorrectable AER errors at warning', () => {
+  it("says the platform's limit at info, and uncorrectable AER errors at warning", () => {
     const dualPort: Device[] = ['mlx5_0', 'mlx5_1'].map((name) => ({ ...devices.find((d) => d.name === 'mlx5_2')!, name }));
     const gen4: PcieReading[] = [
-      { device: 'mlx5_0', address: '0000:81:00.0', current: { gtps: 16, lanes: 16 }, max: { gtps: 16, lanes: 16 }, upstream: undefined, aer: { correctable: 4, nonfatal: 1, fatal: 0 } },
-      { device: 'mlx5_1', address: '0000:81:00.1', current: { gtps: 16, lanes: 16 }, max: { gtps: 16, lanes: 16 }, upstream: undefined, aer: {} },
+      {
+        device: 'mlx5_0',
+        address: '0000:81:00.0',
+        current: { gtps: 16, lanes: 16 },
+        max: { gtps: 16, lanes: 16 },
+        upstream: undefined,
+        aer: { correctable: 4, nonfatal: 1, fatal: 0 },
+      },
+      {
+        device: 'mlx5_1',
+        address: '0000:81:00.1',
+        current: { gtps: 16, lanes: 16 },
+        max: { gtps: 16, lanes: 16 },
+        upstream: undefined,
+        aer: {},
+      },
     ];
     const findings = pcieFindings(dualPort, gen4);
     expect(findings.map((f) => [f.condition, f.severity, f.summary])).toEqual([
-      ['pcie-limited', 'info', 'mlx5_0\'s PCIe Gen4 x16 link carries at most ~31 GB/s, less than the 50 GB/s of the active ports it feeds'],
+      ['pcie-limited', 'info', "mlx5_0's PCIe Gen4 x16 link carries at most ~31 GB/s, less than the 50 GB/s of the active ports it feeds"],
       ['pcie-aer-uncorrectable', 'warning', 'mlx5_0 reported 1 non-fatal uncorrectable PCIe error since boot (and 4 correctable)'],
-      ['pcie-limited', 'info', 'mlx5_1\'s PCIe Gen4 x16 link carries at most ~31 GB/s, less than the 50 GB/s of the active ports it feeds'],
+      ['pcie-limited', 'info', "mlx5_1's PCIe Gen4 x16 link carries at most ~31 GB/s, less than the 50 GB/s of the active ports it feeds"],
     ]);
   });
 });
 
 const moduleOf = (file: string, changes: Partial<ModuleReading> = {}): ModuleReading => ({
-  device: 'mlx5_0', port: 1, ...interpretMlxlink(parseMlxlinkText(readFileSync(path.join(MODULE_FIXTURES, file), 'utf8'))), ...changes,
+  device: 'mlx5_0',
+  port: 1,
+  ...interpretMlxlink(parseMlxlinkText(readFileSync(path.join(MODULE_FIXTURES, file), 'utf8'))),
+  ...changes,
 });
 
 describe('module findings', () => {
   it('are silent for healthy modules, copper and an empty cage', () => {
-    expect(moduleFindings([
-      moduleOf('mlxlink-osfp-optical-excerpt.txt'),
-      moduleOf('mlxlink-4.35-cx7-ndr-osfp-passive-copper.txt'),
-      moduleOf('mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt'),
-      moduleOf('derived-empty-cage.txt'),
-    ])).toEqual([]);
+    expect(
+      moduleFindings([
+        moduleOf('mlxlink-osfp-optical-excerpt.txt'),
+        moduleOf('mlxlink-4.35-cx7-ndr-osfp-passive-copper.txt'),
+        moduleOf('mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt'),
+        moduleOf('derived-empty-cage.txt'),
+      ]),
+    ).toEqual([]);
   });
 
-  it('say a module too hot or too dark at its own thresholds, a high BER and the firmware\'s reason', () => {
+  it("say a module too hot or too dark at its own thresholds, a high BER and the firmware's reason", () => {
     const optical = moduleOf('mlxlink-osfp-optical-excerpt.txt');
     const findings = moduleFindings([
       { ...optical, temperatureCelsius: 77, rxPowerDbm: [1.9, -12.5, 2.2, 2] },
       { ...optical, device: 'mlx5_1', thresholds: {}, temperatureCelsius: 90 },
-      moduleOf('mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt', { device: 'mlx5_2', ber: { raw: 2e-6, effective: 3e-11 }, minutesSinceClear: 25074.8, linkDownReason: { opcode: 23, reason: 'Cable is unplugged' } }),
+      moduleOf('mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt', {
+        device: 'mlx5_2',
+        ber: { raw: 2e-6, effective: 3e-11 },
+        minutesSinceClear: 25074.8,
+        linkDownReason: { opcode: 23, reason: 'Cable is unplugged' },
+      }),
     ]);
     expect(findings.map((f) => [f.condition, f.severity, f.alert, f.summary])).toEqual([
-      ['module-temperature-high', 'warning', 'InfiniBandModuleTemperatureHigh', 'the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) is at 77 °C, at or above its own high alarm threshold of 75 °C'],
-      ['module-optical-power-low', 'warning', 'InfiniBandModuleOpticalPowerLow', 'the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) receives -12.5 dBm on lane 2: at or below its own low alarm threshold of -10.41 dBm'],
-      ['link-bit-error-rate-high', 'warning', 'InfiniBandLinkBitErrorRateHigh', 'port mlx5_2/1: the adapter\'s PHY measured an effective (post-FEC) BER of 3.0e-11 in the 25075 minutes since its counters were cleared, above 10^-12'],
+      [
+        'module-temperature-high',
+        'warning',
+        'InfiniBandModuleTemperatureHigh',
+        'the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) is at 77 °C, at or above its own high alarm threshold of 75 °C',
+      ],
+      [
+        'module-optical-power-low',
+        'warning',
+        'InfiniBandModuleOpticalPowerLow',
+        'the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) receives -12.5 dBm on lane 2: at or below its own low alarm threshold of -10.41 dBm',
+      ],
+      [
+        'link-bit-error-rate-high',
+        'warning',
+        'InfiniBandLinkBitErrorRateHigh',
+        "port mlx5_2/1: the adapter's PHY measured an effective (post-FEC) BER of 3.0e-11 in the 25075 minutes since its counters were cleared, above 10^-12",
+      ],
       ['link-down-reason', 'info', undefined, 'port mlx5_2/1: the adapter\'s firmware reports "Cable is unplugged" (status 23)'],
     ]);
   });
@@ -92,8 +135,16 @@ describe('bit error rate since reset', () => {
     expect(bitErrorRate(742_500, 4, 'EDR', 7200)).toBeCloseTo(1e-9, 20);
     const findings = bitErrorRateFindings(...portWith(742_500, 12), () => 7200);
     expect(findings.map((f) => [f.severity, f.alert, f.summary])).toEqual([
-      ['warning', 'InfiniBandLinkBitErrorRateHigh', 'port mlx5_0/1 (4X EDR), this port: symbol errors since reset: 742500, over the bits carried since the link came up 2 hours ago: BER ≈ 1.0e-9, above 10^-12'],
-      ['info', undefined, 'port mlx5_0/1 (4X EDR), the switch port at the other end: symbol errors since reset: 12, over the bits carried since the link came up 2 hours ago: BER ≈ 1.6e-14'],
+      [
+        'warning',
+        'InfiniBandLinkBitErrorRateHigh',
+        'port mlx5_0/1 (4X EDR), this port: symbol errors since reset: 742500, over the bits carried since the link came up 2 hours ago: BER ≈ 1.0e-9, above 10^-12',
+      ],
+      [
+        'info',
+        undefined,
+        'port mlx5_0/1 (4X EDR), the switch port at the other end: symbol errors since reset: 12, over the bits carried since the link came up 2 hours ago: BER ≈ 1.6e-14',
+      ],
     ]);
   });
 
@@ -111,11 +162,14 @@ describe('findings mirror the alerts and the runbooks', () => {
     const optical = moduleOf('mlxlink-osfp-optical-excerpt.txt');
     const all = [
       ...pcieFindings(devices, readings),
-      ...moduleFindings([{ ...optical, temperatureCelsius: 80, rxPowerDbm: [-20], ber: { symbol: 1e-10 }, linkDownReason: { opcode: 1, reason: 'x' } }]),
+      ...moduleFindings([
+        { ...optical, temperatureCelsius: 80, rxPowerDbm: [-20], ber: { symbol: 1e-10 }, linkDownReason: { opcode: 1, reason: 'x' } },
+      ]),
     ];
     for (const finding of all) {
       expect(runbooks.toLowerCase(), finding.runbook).toContain(`## ${finding.runbook}`);
-      if (finding.alert) expect(rules, finding.alert).toMatch(new RegExp(`alert: ${finding.alert}\\n(?:.*\\n){1,12}?\\s+severity: ${finding.severity}`));
+      if (finding.alert)
+        expect(rules, finding.alert).toMatch(new RegExp(`alert: ${finding.alert}\\n(?:.*\\n){1,12}?\\s+severity: ${finding.severity}`));
     }
   });
 });

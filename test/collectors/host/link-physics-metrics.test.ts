@@ -24,21 +24,44 @@ import { FIXTURES } from '../../support/trees.js';
 
 const files = new SysfsFiles(path.join(FIXTURES, 'sys/pcie'));
 const { devices } = readInfinibandClass(files, NO_DEVICE_FILTER);
-const pcie: PcieReading[] = devices.map((device) => readPcieLink(files, device.name).pcie).filter((reading): reading is PcieReading => reading !== undefined);
-const limits = pcieLimits(pcie, devices.flatMap((device) => device.ports.map((port) => ({
-  device: device.name,
-  port: port.port,
-  active: port.state?.id === 4,
-  dataRateBytesPerSecond: port.width !== undefined && port.speed !== undefined ? port.width * LANE_RATES[port.speed].dataGbps * BYTES_PER_GIGABIT : undefined,
-}))));
+const pcie: PcieReading[] = devices
+  .map((device) => readPcieLink(files, device.name).pcie)
+  .filter((reading): reading is PcieReading => reading !== undefined);
+const limits = pcieLimits(
+  pcie,
+  devices.flatMap((device) =>
+    device.ports.map((port) => ({
+      device: device.name,
+      port: port.port,
+      active: port.state?.id === 4,
+      dataRateBytesPerSecond:
+        port.width !== undefined && port.speed !== undefined ? port.width * LANE_RATES[port.speed].dataGbps * BYTES_PER_GIGABIT : undefined,
+    })),
+  ),
+);
 
-const moduleOf = (device: string, file: string): ModuleReading => ({ device, port: 1, ...interpretMlxlink(parseMlxlinkText(readFileSync(path.join(MODULE_FIXTURES, file), 'utf8'))) });
+const moduleOf = (device: string, file: string): ModuleReading => ({
+  device,
+  port: 1,
+  ...interpretMlxlink(parseMlxlinkText(readFileSync(path.join(MODULE_FIXTURES, file), 'utf8'))),
+});
 const modules: ModuleReading[] = [
   moduleOf('mlx5_0', 'mlxlink-4.35-cx7-ndr-osfp-passive-copper.txt'),
   moduleOf('mlx5_1', 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt'),
   moduleOf('mlx5_2', 'mlxlink-osfp-optical-excerpt.txt'),
   moduleOf('mlx5_3', 'derived-empty-cage.txt'),
-  { ...moduleOf('mlx5_4', 'mlxlink-osfp-optical-excerpt.txt'), identity: { identifier: 'OSFP', vendor: 'Vendor "A" \\ B', partNumber: 'X\nY', serial: undefined, cableType: undefined, lengthMeters: 30 }, linkDownReason: { opcode: 23, reason: 'Cable is unplugged' } },
+  {
+    ...moduleOf('mlx5_4', 'mlxlink-osfp-optical-excerpt.txt'),
+    identity: {
+      identifier: 'OSFP',
+      vendor: 'Vendor "A" \\ B',
+      partNumber: 'X\nY',
+      serial: undefined,
+      cableType: undefined,
+      lengthMeters: 30,
+    },
+    linkDownReason: { opcode: 23, reason: 'Cable is unplugged' },
+  },
 ];
 
 const written = (write: (out: ExpositionBuffer) => void): string => {
@@ -61,40 +84,48 @@ describe('link physics metrics', () => {
   it('give each adapter its PCIe link, and nothing for the one without attributes', () => {
     const lines = pcieText.split('\n').filter((line) => !line.startsWith('#'));
     expect(lines.filter((line) => line.includes('device="mlx5_3"'))).toEqual([]);
-    expect(lines).toEqual(expect.arrayContaining([
-      'infiniband_device_pcie_link_width_lanes{device="mlx5_1"} 8',
-      'infiniband_device_pcie_link_width_max_lanes{device="mlx5_1"} 16',
-      'infiniband_device_pcie_link_transfer_rate{device="mlx5_2"} 8',
-      'infiniband_device_pcie_link_max_transfer_rate{device="mlx5_2"} 16',
-      'infiniband_device_pcie_link_degraded{device="mlx5_0",reason="width"} 0',
-      'infiniband_device_pcie_link_degraded{device="mlx5_1",reason="width"} 1',
-      'infiniband_device_pcie_link_degraded{device="mlx5_1",reason="speed"} 0',
-      'infiniband_device_pcie_link_degraded{device="mlx5_2",reason="speed"} 1',
-      'infiniband_device_pcie_aer_errors_total{device="mlx5_1",severity="correctable"} 17',
-      'infiniband_port_pcie_limited{device="mlx5_0",port="1"} 0',
-      'infiniband_port_pcie_limited{device="mlx5_1",port="1"} 1',
-      'infiniband_port_pcie_limited{device="mlx5_2",port="1"} 1',
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'infiniband_device_pcie_link_width_lanes{device="mlx5_1"} 8',
+        'infiniband_device_pcie_link_width_max_lanes{device="mlx5_1"} 16',
+        'infiniband_device_pcie_link_transfer_rate{device="mlx5_2"} 8',
+        'infiniband_device_pcie_link_max_transfer_rate{device="mlx5_2"} 16',
+        'infiniband_device_pcie_link_degraded{device="mlx5_0",reason="width"} 0',
+        'infiniband_device_pcie_link_degraded{device="mlx5_1",reason="width"} 1',
+        'infiniband_device_pcie_link_degraded{device="mlx5_1",reason="speed"} 0',
+        'infiniband_device_pcie_link_degraded{device="mlx5_2",reason="speed"} 1',
+        'infiniband_device_pcie_aer_errors_total{device="mlx5_1",severity="correctable"} 17',
+        'infiniband_port_pcie_limited{device="mlx5_0",port="1"} 0',
+        'infiniband_port_pcie_limited{device="mlx5_1",port="1"} 1',
+        'infiniband_port_pcie_limited{device="mlx5_2",port="1"} 1',
+      ]),
+    );
     expect(lines.filter((line) => line.startsWith('infiniband_device_pcie_aer_errors_total{device="mlx5_2"'))).toEqual([]);
-    const bandwidth = Number(lines.find((line) => line.startsWith('infiniband_device_pcie_bandwidth_bytes_per_second{device="mlx5_1"}'))!.split(' ')[1]);
+    const bandwidth = Number(
+      lines.find((line) => line.startsWith('infiniband_device_pcie_bandwidth_bytes_per_second{device="mlx5_1"}'))!.split(' ')[1],
+    );
     expect(bandwidth / 1e9).toBeCloseTo(31.51, 2);
   });
 
   it('give each module its identity and the diagnostics it reports: none for copper, none for an empty cage', () => {
     const lines = moduleText.split('\n').filter((line) => !line.startsWith('#'));
-    expect(lines).toEqual(expect.arrayContaining([
-      'infiniband_port_module_info{device="mlx5_0",port="1",vendor="FS",part_number="OSFPFL-400G-PC01",serial="C2604279049-2",cable_type="Passive copper cable",length_meters="1"} 1',
-      'infiniband_port_module_temperature_celsius{device="mlx5_2",port="1"} 54',
-      'infiniband_port_module_voltage_volts{device="mlx5_2",port="1"} 3.2612',
-      'infiniband_port_module_rx_power_dbm{device="mlx5_2",port="1",lane="4"} 1.976',
-      'infiniband_port_module_tx_bias_amperes{device="mlx5_2",port="1",lane="1"} 0.00838',
-      'infiniband_port_module_threshold{device="mlx5_2",port="1",measure="temperature",level="high_alarm"} 75',
-      'infiniband_port_module_threshold{device="mlx5_2",port="1",measure="rx_power",level="low_alarm"} -10.41',
-      'infiniband_port_phy_ber{device="mlx5_1",port="1",kind="raw"} 1.5e-254',
-      'infiniband_port_link_down_reason_info{device="mlx5_4",port="1",reason="Cable is unplugged"} 1',
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'infiniband_port_module_info{device="mlx5_0",port="1",vendor="FS",part_number="OSFPFL-400G-PC01",serial="C2604279049-2",cable_type="Passive copper cable",length_meters="1"} 1',
+        'infiniband_port_module_temperature_celsius{device="mlx5_2",port="1"} 54',
+        'infiniband_port_module_voltage_volts{device="mlx5_2",port="1"} 3.2612',
+        'infiniband_port_module_rx_power_dbm{device="mlx5_2",port="1",lane="4"} 1.976',
+        'infiniband_port_module_tx_bias_amperes{device="mlx5_2",port="1",lane="1"} 0.00838',
+        'infiniband_port_module_threshold{device="mlx5_2",port="1",measure="temperature",level="high_alarm"} 75',
+        'infiniband_port_module_threshold{device="mlx5_2",port="1",measure="rx_power",level="low_alarm"} -10.41',
+        'infiniband_port_phy_ber{device="mlx5_1",port="1",kind="raw"} 1.5e-254',
+        'infiniband_port_link_down_reason_info{device="mlx5_4",port="1",reason="Cable is unplugged"} 1',
+      ]),
+    );
     for (const device of ['mlx5_0', 'mlx5_1']) {
-      expect(lines.filter((line) => line.includes(`device="${device}"`) && /temperature|voltage|power|bias|threshold/.test(line))).toEqual([]);
+      expect(lines.filter((line) => line.includes(`device="${device}"`) && /temperature|voltage|power|bias|threshold/.test(line))).toEqual(
+        [],
+      );
     }
     expect(lines.filter((line) => line.includes('device="mlx5_3"'))).toEqual([]);
     expect(moduleText).toContain('vendor="Vendor \\"A\\" \\\\ B",part_number="X\\nY",serial="",cable_type="",length_meters="30"');
@@ -102,15 +133,32 @@ describe('link physics metrics', () => {
 
   it('are named as the contract says, and clash with no other metric of the catalog', () => {
     expect(LINK_PHYSICS_METRICS.map((spec) => spec.name)).toEqual([
-      'infiniband_device_pcie_link_width_lanes', 'infiniband_device_pcie_link_width_max_lanes', 'infiniband_device_pcie_link_transfer_rate',
-      'infiniband_device_pcie_link_max_transfer_rate', 'infiniband_device_pcie_bandwidth_bytes_per_second', 'infiniband_device_pcie_link_degraded',
-      'infiniband_device_pcie_aer_errors_total', 'infiniband_port_pcie_limited',
-      'infiniband_port_module_info', 'infiniband_port_module_temperature_celsius', 'infiniband_port_module_voltage_volts', 'infiniband_port_module_rx_power_dbm',
-      'infiniband_port_module_tx_power_dbm', 'infiniband_port_module_tx_bias_amperes', 'infiniband_port_module_threshold', 'infiniband_port_phy_ber',
-      'infiniband_port_phy_lane_errors_total', 'infiniband_port_module_lane_fault', 'infiniband_port_link_down_reason_info',
+      'infiniband_device_pcie_link_width_lanes',
+      'infiniband_device_pcie_link_width_max_lanes',
+      'infiniband_device_pcie_link_transfer_rate',
+      'infiniband_device_pcie_link_max_transfer_rate',
+      'infiniband_device_pcie_bandwidth_bytes_per_second',
+      'infiniband_device_pcie_link_degraded',
+      'infiniband_device_pcie_aer_errors_total',
+      'infiniband_port_pcie_limited',
+      'infiniband_port_module_info',
+      'infiniband_port_module_temperature_celsius',
+      'infiniband_port_module_voltage_volts',
+      'infiniband_port_module_rx_power_dbm',
+      'infiniband_port_module_tx_power_dbm',
+      'infiniband_port_module_tx_bias_amperes',
+      'infiniband_port_module_threshold',
+      'infiniband_port_phy_ber',
+      'infiniband_port_phy_lane_errors_total',
+      'infiniband_port_module_lane_fault',
+      'infiniband_port_link_down_reason_info',
     ]);
     // The catalog the README's table is made from lists these very specs.
-    for (const spec of LINK_PHYSICS_METRICS) expect(allMetrics().find((other) => other.name === spec.name), spec.name).toBe(spec);
+    for (const spec of LINK_PHYSICS_METRICS)
+      expect(
+        allMetrics().find((other) => other.name === spec.name),
+        spec.name,
+      ).toBe(spec);
   });
 });
 

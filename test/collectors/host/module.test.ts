@@ -18,7 +18,11 @@ import path from 'node:path';
 
 /** The exporter on `flags`, the module tool found from --mstlink.path (no runner injected for it), after one host reading and one module cycle. */
 async function exporterAfterOneModuleCycle(flags: string[]): Promise<Exporter> {
-  const exporter = new Exporter({ settings: settingsFromFlags(flags), logger: pino({ level: 'silent' }), runners: { ethtool: 'not-installed' } });
+  const exporter = new Exporter({
+    settings: settingsFromFlags(flags),
+    logger: pino({ level: 'silent' }),
+    runners: { ethtool: 'not-installed' },
+  });
   await exporter.collectOnce();
   await exporter.collectors.runCycle(MODULE.schedule.cycle);
   return exporter;
@@ -27,7 +31,11 @@ async function exporterAfterOneModuleCycle(flags: string[]): Promise<Exporter> {
 async function check(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await runCheck(argv, { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stderr += text) }, env: {} }, { runners: { ethtool: 'not-installed' } });
+  const code = await runCheck(
+    argv,
+    { stdout: { write: (text: string) => (stdout += text), isTTY: false }, stderr: { write: (text: string) => (stderr += text) }, env: {} },
+    { runners: { ethtool: 'not-installed' } },
+  );
   return { code, stdout, stderr };
 }
 
@@ -48,7 +56,7 @@ describe('the module collector with a fake mstlink replaying recorded captures t
     await host?.remove();
   });
 
-  it('runs the tool once for each port of each mlx5 device, with the source\'s arguments', async () => {
+  it("runs the tool once for each port of each mlx5 device, with the source's arguments", async () => {
     const expected = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'].map((device) => moduleToolArguments({ device, port: 1 }).join(' '));
     expect((await host.tool.calls()).sort()).toEqual(expected.sort());
   });
@@ -59,7 +67,9 @@ describe('the module collector with a fake mstlink replaying recorded captures t
     ]);
     expect(sampleValue(text, `infiniband_port_module_temperature_celsius{${port('mlx5_0')}}`)).toBe(54);
     expect(sampleValue(text, `infiniband_port_module_voltage_volts{${port('mlx5_0')}}`)).toBe(3.2612);
-    expect(samplesOf(text, 'infiniband_port_module_rx_power_dbm')).toEqual([1.886, 1.989, 2.281, 1.976].map((dbm, i) => `infiniband_port_module_rx_power_dbm{${port('mlx5_0')},lane="${i + 1}"} ${dbm}`));
+    expect(samplesOf(text, 'infiniband_port_module_rx_power_dbm')).toEqual(
+      [1.886, 1.989, 2.281, 1.976].map((dbm, i) => `infiniband_port_module_rx_power_dbm{${port('mlx5_0')},lane="${i + 1}"} ${dbm}`),
+    );
     expect(samplesOf(text, 'infiniband_port_module_tx_power_dbm')).toHaveLength(4);
     expect(sampleValue(text, `infiniband_port_module_tx_bias_amperes{${port('mlx5_0')},lane="3"}`)).toBe(0.00838);
     expect(sampleValue(text, `infiniband_port_module_threshold{${port('mlx5_0')},measure="temperature",level="high_alarm"}`)).toBe(75);
@@ -67,21 +77,31 @@ describe('the module collector with a fake mstlink replaying recorded captures t
     expect(sampleValue(text, `infiniband_port_module_threshold{${port('mlx5_0')},measure="voltage",level="high_alarm"}`)).toBe(3.63);
   });
 
-  it('serves the copper cable\'s identity (from the tool\'s JSON) and its PHY BER, and no temperature, power or threshold', () => {
+  it("serves the copper cable's identity (from the tool's JSON) and its PHY BER, and no temperature, power or threshold", () => {
     expect(samplesOf(text, 'infiniband_port_module_info').filter((line) => line.includes('"mlx5_1"'))).toEqual([
       `infiniband_port_module_info{${port('mlx5_1')},vendor="FS",part_number="Q28-PC03",serial="S2202655321-1",cable_type="Passive copper cable",length_meters="3"} 1`,
     ]);
     expect(sampleValue(text, `infiniband_port_phy_ber{${port('mlx5_1')},kind="effective"}`)).toBe(1.5e-254);
     // The raw errors of each lane, from the -c section; a passive copper cable reports no lane flags.
-    expect(samplesOf(text, 'infiniband_port_phy_lane_errors_total')).toEqual([1, 2, 3, 4].map((lane) => `infiniband_port_phy_lane_errors_total{${port('mlx5_1')},lane="${lane}"} 0`));
+    expect(samplesOf(text, 'infiniband_port_phy_lane_errors_total')).toEqual(
+      [1, 2, 3, 4].map((lane) => `infiniband_port_phy_lane_errors_total{${port('mlx5_1')},lane="${lane}"} 0`),
+    );
     expect(samplesOf(text, 'infiniband_port_module_lane_fault')).toEqual([]);
-    const sensors = text.split('\n').filter((line) => /^infiniband_port_module_(temperature|voltage|rx_power|tx_power|tx_bias|threshold)/.test(line) && line.includes('"mlx5_1"'));
+    const sensors = text
+      .split('\n')
+      .filter(
+        (line) =>
+          /^infiniband_port_module_(temperature|voltage|rx_power|tx_power|tx_bias|threshold)/.test(line) && line.includes('"mlx5_1"'),
+      );
     expect(sensors).toEqual([]);
   });
 
   it('serves nothing for the empty cage, and nothing for the port whose tool call failed', () => {
     for (const device of ['mlx5_2', 'mlx5_3']) {
-      expect(text.split('\n').filter((line) => /^infiniband_port_(module_|phy_ber|link_down_reason)/.test(line) && line.includes(`"${device}"`)), device).toEqual([]);
+      expect(
+        text.split('\n').filter((line) => /^infiniband_port_(module_|phy_ber|link_down_reason)/.test(line) && line.includes(`"${device}"`)),
+        device,
+      ).toEqual([]);
     }
   });
 
@@ -110,11 +130,18 @@ describe('check on the link physics host with the fake mstlink', () => {
     hosts.push(host);
     const text = await check(host.flags);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('WARNING   the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) is at 77 °C, at or above its own high alarm threshold of 75 °C');
+    expect(text.stdout).toContain(
+      'WARNING   the module in mlx5_0/1 (CLT T-F4GS-BV0, serial CWJH05025502589) is at 77 °C, at or above its own high alarm threshold of 75 °C',
+    );
     expect(text.stdout).not.toContain('cables and optical modules:');
     // The port whose call failed is said, as information: the rest was read.
-    expect(text.stdout).toContain('INFO      collector module could not read 1 item (first: mstlink -d mlx5_2 -p 1 -m -c --json: exit code 1');
-    const json = JSON.parse((await check([...host.flags, '--format', 'json'])).stdout) as { findings: { condition: string; subject: { device?: string; port?: number }; alert: string | null }[]; collectors: { collector: string }[] };
+    expect(text.stdout).toContain(
+      'INFO      collector module could not read 1 item (first: mstlink -d mlx5_2 -p 1 -m -c --json: exit code 1',
+    );
+    const json = JSON.parse((await check([...host.flags, '--format', 'json'])).stdout) as {
+      findings: { condition: string; subject: { device?: string; port?: number }; alert: string | null }[];
+      collectors: { collector: string }[];
+    };
     expect(json.findings.filter((f) => f.condition === 'module-temperature-high')).toEqual([
       expect.objectContaining({ subject: { kind: 'port', device: 'mlx5_0', port: 1 }, alert: 'InfiniBandModuleTemperatureHigh' }),
     ]);
@@ -141,7 +168,13 @@ describe('hosts where the module tool must not run', () => {
   });
 
   it('never runs on a host without mlx5 devices (a ConnectX-3 host): no command, no error', async () => {
-    const exporter = await exporterAfterOneModuleCycle(['--path.sysfs', path.join(FIXTURES, 'sys/qdr-a0'), '--mstlink.path', tool.path, '--no-collector.diag']);
+    const exporter = await exporterAfterOneModuleCycle([
+      '--path.sysfs',
+      path.join(FIXTURES, 'sys/qdr-a0'),
+      '--mstlink.path',
+      tool.path,
+      '--no-collector.diag',
+    ]);
     exporters.push(exporter);
     expect(await tool.calls()).toEqual([]);
     const text = await scrape(exporter);

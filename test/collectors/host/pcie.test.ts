@@ -53,10 +53,11 @@ async function readings(count: number, stepMs = 10_000): Promise<void> {
     now += stepMs;
   }
 }
-const linkSpeedReads = (device?: string) => reads.filter((relative) => relative.endsWith('/device/current_link_speed') && (device === undefined || relative.includes(`/${device}/`)));
+const linkSpeedReads = (device?: string) =>
+  reads.filter((relative) => relative.endsWith('/device/current_link_speed') && (device === undefined || relative.includes(`/${device}/`)));
 
 describe('the pcie collector reads its files with the identity, not every reading', () => {
-  it('reads each device\'s current_link_speed once over 29 readings of 10 s, and again after IDENTITY_MAX_AGE_MS', async () => {
+  it("reads each device's current_link_speed once over 29 readings of 10 s, and again after IDENTITY_MAX_AGE_MS", async () => {
     await readings(29);
     // Four devices, one of them (mlx5_3) without the file: one attempt each.
     expect(linkSpeedReads()).toHaveLength(4);
@@ -70,7 +71,8 @@ describe('the pcie collector reads its files with the identity, not every readin
   });
 
   it('serves the same PCIe series between two reads of the files, and what they say after the next one', async () => {
-    const text = () => renderExposition(collectors.snapshot!, settingsFromFlags(['--path.sysfs', tree.root, '--no-collector.diag']), [SYSFS, PCIE]);
+    const text = () =>
+      renderExposition(collectors.snapshot!, settingsFromFlags(['--path.sysfs', tree.root, '--no-collector.diag']), [SYSFS, PCIE]);
     await readings(1);
     expect(text()).toContain('infiniband_device_pcie_link_width_lanes{device="mlx5_1"} 8\n');
     // Reseated: the link trains at x16. Not read before the identity is due again: still x8.
@@ -84,8 +86,9 @@ describe('the pcie collector reads its files with the identity, not every readin
     expect(linkSpeedReads('mlx5_1')).toHaveLength(2);
   });
 
-  it('reads a device\'s files again when one of its ports changes state: an adapter reset retrains its PCIe link too', async () => {
-    const text = () => renderExposition(collectors.snapshot!, settingsFromFlags(['--path.sysfs', tree.root, '--no-collector.diag']), [SYSFS, PCIE]);
+  it("reads a device's files again when one of its ports changes state: an adapter reset retrains its PCIe link too", async () => {
+    const text = () =>
+      renderExposition(collectors.snapshot!, settingsFromFlags(['--path.sysfs', tree.root, '--no-collector.diag']), [SYSFS, PCIE]);
     await readings(1);
     const state = path.join(tree.root, 'class/infiniband/mlx5_1/ports/1/state');
     // The adapter is reset: its port goes down, and its PCIe link comes back at x16.

@@ -39,9 +39,16 @@ describe('HTTP app through inject()', () => {
     }
   });
 
-  it('serves metrics in the text format with the exporter\'s own metrics unless disabled', async () => {
+  it("serves metrics in the text format with the exporter's own metrics unless disabled", async () => {
     const withOwn = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag']);
-    const without = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', '--web.telemetry-path', '/ib']);
+    const without = exporterFromFlags([
+      '--path.sysfs',
+      ZOO,
+      '--no-collector.diag',
+      '--web.disable-exporter-metrics',
+      '--web.telemetry-path',
+      '/ib',
+    ]);
     try {
       await withOwn.collectOnce();
       await without.collectOnce();
@@ -74,12 +81,16 @@ describe('HTTP app through inject()', () => {
 });
 
 describe('how fresh a scrape is', () => {
-  const sysfsTime = (body: string): number => Number(/^infiniband_exporter_last_collection_timestamp_seconds\{collector="sysfs"\} (\S+)$/m.exec(body)?.[1]);
+  const sysfsTime = (body: string): number =>
+    Number(/^infiniband_exporter_last_collection_timestamp_seconds\{collector="sysfs"\} (\S+)$/m.exec(body)?.[1]);
 
   it('scrapes within one interval share a host reading; concurrent ones share one; a later one reads again', async () => {
     // Every look at the clock moves it on a millisecond, so that two readings never share a time.
     let now = 1_700_000_000_000;
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s', '--web.disable-exporter-metrics'], () => (now += 1));
+    const exporter = exporterFromFlags(
+      ['--path.sysfs', ZOO, '--no-collector.diag', '--collection.interval', '10s', '--web.disable-exporter-metrics'],
+      () => (now += 1),
+    );
     try {
       const first = await Promise.all(Array.from({ length: 20 }, () => exporter.app.inject({ url: '/metrics' })));
       const times = new Set(first.map((response) => sysfsTime(response.body)));

@@ -73,12 +73,20 @@ describe.skipIf(skipReason !== undefined)('fabric map in a headless browser', ()
     }
     // The stylesheet applies: a down link is red and dashed.
     const strokeOf = (element: unknown): string[] => {
-      const style = (globalThis as unknown as { getComputedStyle(e: unknown): { stroke: string; strokeDasharray: string } }).getComputedStyle(element);
+      const style = (
+        globalThis as unknown as { getComputedStyle(e: unknown): { stroke: string; strokeDasharray: string } }
+      ).getComputedStyle(element);
       return [style.stroke, style.strokeDasharray];
     };
-    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5))}`).evaluate(strokeOf)).toEqual(['rgb(213, 94, 0)', '7px, 5px']);
+    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5))}`).evaluate(strokeOf)).toEqual([
+      'rgb(213, 94, 0)',
+      '7px, 5px',
+    ]);
     // A degraded link is dashed, a miswired one dash-dotted: not told by colour alone.
-    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(6), 4), fabricPortKey(SPINE1, 6))}`).evaluate(strokeOf)).toEqual(['rgb(230, 159, 0)', '6px, 3px']);
+    expect(await page.locator(`#${linkElementId(fabricPortKey(LEAF(6), 4), fabricPortKey(SPINE1, 6))}`).evaluate(strokeOf)).toEqual([
+      'rgb(230, 159, 0)',
+      '6px, 3px',
+    ]);
 
     // At 1 400 px the picture fits: no sideways scrolling, the last leaf in view.
     const overflow = (element: unknown): number[] => {
@@ -91,10 +99,14 @@ describe.skipIf(skipReason !== undefined)('fabric map in a headless browser', ()
     expect(pageWidth).toBeLessThanOrEqual(VIEWPORT.width);
 
     // Every entry of the list beside the picture links to a line that exists.
-    const targets = await page.locator('ol.problems a[href^="#l-"]').evaluateAll((links) => links.map((link) => (link as unknown as { getAttribute(name: string): string }).getAttribute('href')));
+    const targets = await page
+      .locator('ol.problems a[href^="#l-"]')
+      .evaluateAll((links) => links.map((link) => (link as unknown as { getAttribute(name: string): string }).getAttribute('href')));
     expect(targets.length).toBe(input.findings.length);
     for (const target of targets) expect(await page.locator(target).count(), target).toBe(1);
-    expect(await page.locator('ol.problems li').first().innerText()).toMatch(/^port 3 of rail1-leaf2 \(cabled to port 1 of gpu06 mlx5_1\) is INIT with its link up/);
+    expect(await page.locator('ol.problems li').first().innerText()).toMatch(
+      /^port 3 of rail1-leaf2 \(cabled to port 1 of gpu06 mlx5_1\) is INIT with its link up/,
+    );
 
     // The picture is not blank: each problem's colour is painted, over many pixels.
     const picture = decodePng(await page.locator('.picture svg').screenshot({ path: path.join(RESULTS, 'fabric-map-picture.png') }));
@@ -114,14 +126,32 @@ describe.skipIf(skipReason !== undefined)('fabric map in a headless browser', ()
     const fabric = fatTreeFabric({ spines: 18, leaves: 100, hostsPerLeaf: 18 });
     const pulled = fabricPortKey(leafGuid(57), 18 + 9);
     const reading = fabric.readings.get(pulled)!;
-    fabric.readings.set(pulled, { ...reading, state: { id: 1, name: 'DOWN' }, physicalState: { id: 2, name: 'Polling' }, width: undefined, speed: undefined, peer: undefined });
-    fabric.readings.set(fabricPortKey(spineGuid(9), 57), { ...fabric.readings.get(fabricPortKey(spineGuid(9), 57))!, state: { id: 1, name: 'DOWN' }, physicalState: { id: 2, name: 'Polling' }, width: undefined, speed: undefined, peer: undefined });
+    fabric.readings.set(pulled, {
+      ...reading,
+      state: { id: 1, name: 'DOWN' },
+      physicalState: { id: 2, name: 'Polling' },
+      width: undefined,
+      speed: undefined,
+      peer: undefined,
+    });
+    fabric.readings.set(fabricPortKey(spineGuid(9), 57), {
+      ...fabric.readings.get(fabricPortKey(spineGuid(9), 57))!,
+      state: { id: 1, name: 'DOWN' },
+      physicalState: { id: 2, name: 'Polling' },
+      width: undefined,
+      speed: undefined,
+      peer: undefined,
+    });
     const page = await context.newPage();
-    await page.setContent(renderFabricMap({ ...fabric, expectations: new Map(), findings: [], berOverThreshold: new Set([fabricPortKey(leafGuid(99), 3)]) }));
+    await page.setContent(
+      renderFabricMap({ ...fabric, expectations: new Map(), findings: [], berOverThreshold: new Set([fabricPortKey(leafGuid(99), 3)]) }),
+    );
     expect(await page.locator('g.node.switch').count()).toBe(118);
     expect(await page.locator('g.count').count()).toBe(100);
     expect(await page.locator('g.node.ca').count()).toBe(1);
-    expect(await page.locator(`#${linkElementId(pulled, fabricPortKey(spineGuid(9), 57))}`).getAttribute('class')).toBe('link problem down absent');
+    expect(await page.locator(`#${linkElementId(pulled, fabricPortKey(spineGuid(9), 57))}`).getAttribute('class')).toBe(
+      'link problem down absent',
+    );
     expect(await page.locator('.picture path.link.problem').count()).toBe(2);
     expect(await page.locator('.picture path.link.ok').count()).toBe(1799);
     // Readable: a leaf's name fits its box.

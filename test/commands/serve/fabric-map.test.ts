@@ -29,17 +29,21 @@ describe('fabric map', () => {
   });
 
   it('colours each problem link by its worst state, dashed where no cable is now', () => {
-    expect(Object.fromEntries([
-      ['moved, where it is', fabricPortKey(LEAF(1), 6), fabricPortKey(GPU(1, 0), 1)],
-      ['moved, where it belongs', fabricPortKey(LEAF(1), 1), fabricPortKey(GPU(1, 0), 1)],
-      ['swapped', fabricPortKey(LEAF(3), 2), fabricPortKey(GPU(3, 1), 1)],
-      ['other rail', fabricPortKey(LEAF(4), 7), fabricPortKey(GPU(4, 0), 1)],
-      ['pulled', fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5)],
-      ['1X', fabricPortKey(LEAF(6), 4), fabricPortKey(SPINE1, 6)],
-      ['INIT', fabricPortKey(LEAF(4), 3), fabricPortKey(GPU(6, 1), 1)],
-      ['rising errors', fabricPortKey(LEAF(2), 5), fabricPortKey('0x0002c90200600002', 2)],
-      ['BER', fabricPortKey(LEAF(3), 4), fabricPortKey(SPINE1, 3)],
-    ].map(([what, a, b]) => [what, linkClasses(html, a!, b!)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        [
+          ['moved, where it is', fabricPortKey(LEAF(1), 6), fabricPortKey(GPU(1, 0), 1)],
+          ['moved, where it belongs', fabricPortKey(LEAF(1), 1), fabricPortKey(GPU(1, 0), 1)],
+          ['swapped', fabricPortKey(LEAF(3), 2), fabricPortKey(GPU(3, 1), 1)],
+          ['other rail', fabricPortKey(LEAF(4), 7), fabricPortKey(GPU(4, 0), 1)],
+          ['pulled', fabricPortKey(LEAF(5), 4), fabricPortKey(SPINE1, 5)],
+          ['1X', fabricPortKey(LEAF(6), 4), fabricPortKey(SPINE1, 6)],
+          ['INIT', fabricPortKey(LEAF(4), 3), fabricPortKey(GPU(6, 1), 1)],
+          ['rising errors', fabricPortKey(LEAF(2), 5), fabricPortKey('0x0002c90200600002', 2)],
+          ['BER', fabricPortKey(LEAF(3), 4), fabricPortKey(SPINE1, 3)],
+        ].map(([what, a, b]) => [what, linkClasses(html, a!, b!)]),
+      ),
+    ).toEqual({
       'moved, where it is': 'link problem miswired',
       'moved, where it belongs': 'link problem miswired absent',
       swapped: 'link problem miswired',
@@ -57,25 +61,38 @@ describe('fabric map', () => {
 
   it('takes the worst state of a link: down before degraded before rising errors', () => {
     const key = fabricPortKey(LEAF(1), 4);
-    const both: FabricMapInput = { ...input, risingErrors: new Set([key]), readings: new Map([...input.readings].map(([k, r]) => [k, k === key ? { ...r, width: 1 as const } : r])) };
+    const both: FabricMapInput = {
+      ...input,
+      risingErrors: new Set([key]),
+      readings: new Map([...input.readings].map(([k, r]) => [k, k === key ? { ...r, width: 1 as const } : r])),
+    };
     expect(linkClasses(renderFabricMap(both), key, fabricPortKey(SPINE1, 1))).toBe('link problem degraded');
   });
 
-  it('lists the findings beside the picture in check\'s words, each linked to its line', () => {
+  it("lists the findings beside the picture in check's words, each linked to its line", () => {
     const items = [...html.matchAll(/<li class="(\w+)" id="f-\d+"><div class="what">(?:<a href="#([^"]+)">)?([^<]+)/g)];
     expect(items).toHaveLength(input.findings.length);
-    expect(items.map((item) => item[3])).toEqual(input.findings.map((finding) => finding.summary.replace(/'/g, '&#39;').replace(/"/g, '&#34;')));
+    expect(items.map((item) => item[3])).toEqual(
+      input.findings.map((finding) => finding.summary.replace(/'/g, '&#39;').replace(/"/g, '&#34;')),
+    );
     for (const [, , target] of items) if (target) expect(html).toContain(`id="${target}"`);
     expect(items.filter((item) => item[2] !== undefined).length).toBe(items.length);
     expect(html).toContain('→ swap the cables of rail1-leaf1 ports 2 and 3');
   });
 
   it('derives three tiers: leaves have hosts, spines one hop up, cores two', () => {
-    const fabric = fabricFromPlan([
-      'leaf1 1 h1 1', 'leaf2 1 h2 1',
-      'leaf1 10 spine1 1', 'leaf2 10 spine1 2', 'leaf1 11 spine2 1', 'leaf2 11 spine2 2',
-      'spine1 10 core1 1', 'spine2 10 core1 2',
-    ].join('\n'));
+    const fabric = fabricFromPlan(
+      [
+        'leaf1 1 h1 1',
+        'leaf2 1 h2 1',
+        'leaf1 10 spine1 1',
+        'leaf2 10 spine1 2',
+        'leaf1 11 spine2 1',
+        'leaf2 11 spine2 2',
+        'spine1 10 core1 1',
+        'spine2 10 core1 2',
+      ].join('\n'),
+    );
     const page = renderFabricMap({ topology: fabric.topology, readings: fabric.readings, expectations: new Map(), findings: [] });
     expect([...page.matchAll(/<text class="tier"[^>]*>([^<]+)</g)].map((m) => m[1])).toEqual(['cores', 'spines', 'leaves']);
     expect(page).toContain('Nothing to report: every link is as expected.');

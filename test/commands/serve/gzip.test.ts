@@ -73,7 +73,9 @@ describe('/metrics with gzip', () => {
   it('compresses a snapshot once, however many scrapes ask for it', async () => {
     const exporter = zoo(['--web.disable-exporter-metrics', '--collection.interval', '1h']);
     await exporter.collectOnce();
-    const bodies = await Promise.all(Array.from({ length: 10 }, () => exporter.app.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip' } })));
+    const bodies = await Promise.all(
+      Array.from({ length: 10 }, () => exporter.app.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip' } })),
+    );
     expect(new Set(bodies.map((response) => response.rawPayload.toString('base64'))).size).toBe(1);
   });
 
@@ -89,31 +91,43 @@ describe('/metrics with gzip', () => {
     expect(plain).toContain('infiniband_port_state_id{');
   });
 
-  it.skipIf(prometheus.skipReason)('a real Prometheus scrapes it compressed and stores what it says', async () => {
-    const exporter = zoo();
-    await exporter.collectOnce();
-    const encodings: string[] = [];
-    exporter.app.addHook('onSend', async (request, reply, payload) => {
-      if (request.url === '/metrics' && String(request.headers['user-agent']).startsWith('Prometheus/')) encodings.push(`${String(request.headers['accept-encoding'])} -> ${String(reply.getHeader('content-encoding'))}`);
-      return payload;
-    });
-    const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
-    const server = await startPrometheus(prometheus.paths.prometheus!, { zoo01: address });
-    try {
-      const samples = await waitFor('Prometheus to store a scrape', async () => {
-        const result = await server.query('infiniband_port_state_id{device="mlx5_2",port="1"}');
-        return result.length > 0 ? result : undefined;
-      }, 20_000, 200);
-      expect(samples[0]!.value![1]).toBe('2');
-      const own = await server.query('process_resident_memory_bytes');
-      expect(Number(own[0]!.value![1])).toBeGreaterThan(0);
-      expect((await server.query('scrape_samples_scraped'))[0]!.value![1]).toBe(String(plainSeries(await exporter.app.inject({ url: '/metrics' }).then((r) => r.body))));
-      expect(encodings.length).toBeGreaterThan(0);
-      for (const encoding of encodings) expect(encoding).toMatch(/gzip.* -> gzip$/);
-    } finally {
-      await server.stop();
-    }
-  }, 40_000);
+  it.skipIf(prometheus.skipReason)(
+    'a real Prometheus scrapes it compressed and stores what it says',
+    async () => {
+      const exporter = zoo();
+      await exporter.collectOnce();
+      const encodings: string[] = [];
+      exporter.app.addHook('onSend', async (request, reply, payload) => {
+        if (request.url === '/metrics' && String(request.headers['user-agent']).startsWith('Prometheus/'))
+          encodings.push(`${String(request.headers['accept-encoding'])} -> ${String(reply.getHeader('content-encoding'))}`);
+        return payload;
+      });
+      const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
+      const server = await startPrometheus(prometheus.paths.prometheus!, { zoo01: address });
+      try {
+        const samples = await waitFor(
+          'Prometheus to store a scrape',
+          async () => {
+            const result = await server.query('infiniband_port_state_id{device="mlx5_2",port="1"}');
+            return result.length > 0 ? result : undefined;
+          },
+          20_000,
+          200,
+        );
+        expect(samples[0]!.value![1]).toBe('2');
+        const own = await server.query('process_resident_memory_bytes');
+        expect(Number(own[0]!.value![1])).toBeGreaterThan(0);
+        expect((await server.query('scrape_samples_scraped'))[0]!.value![1]).toBe(
+          String(plainSeries(await exporter.app.inject({ url: '/metrics' }).then((r) => r.body))),
+        );
+        expect(encodings.length).toBeGreaterThan(0);
+        for (const encoding of encodings) expect(encoding).toMatch(/gzip.* -> gzip$/);
+      } finally {
+        await server.stop();
+      }
+    },
+    40_000,
+  );
 });
 
 /** The number of sample lines of an exposition. */
@@ -124,7 +138,10 @@ function plainSeries(text: string): number {
 describe('a large exposition (fabric mode)', () => {
   // Parts of 0.7 MB each: joined they pass MAX_JOINED_BYTES and are sent part by part.
   const line = (part: number, i: number): string => `infiniband_fabric_port_state_id{node_guid="0x${part}",port="${i}"} 4\n`;
-  const parts = [0, 1, 2].map((part) => new EncodedPart(`# HELP p${part} Part.\n# TYPE p${part} gauge\n${Array.from({ length: 12_000 }, (_, i) => line(part, i)).join('')}`));
+  const parts = [0, 1, 2].map(
+    (part) =>
+      new EncodedPart(`# HELP p${part} Part.\n# TYPE p${part} gauge\n${Array.from({ length: 12_000 }, (_, i) => line(part, i)).join('')}`),
+  );
 
   function app() {
     return buildApp({
@@ -160,7 +177,9 @@ describe('a large exposition (fabric mode)', () => {
 
   it('is inflated from the compressed parts as the client reads it, plain, with its length', async () => {
     // Parts as a fabric's are kept: compressed only.
-    const rendered = await Promise.all(parts.map((part) => new RenderedPart<Buffer>((text, out) => out.write(text.toString())).render(part.plain, [part])));
+    const rendered = await Promise.all(
+      parts.map((part) => new RenderedPart<Buffer>((text, out) => out.write(text.toString())).render(part.plain, [part])),
+    );
     const whole = Buffer.concat(parts.flatMap((part, i) => (i === 0 ? [part.plain] : [Buffer.from('\n'), part.plain])));
     const server = buildApp({
       source: { parts: async () => rendered.map((part) => part!), takenAt: () => Date.now() },

@@ -33,24 +33,31 @@ function expectNoInternals(body: string): void {
 }
 
 describe('methods', () => {
-  it.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const)('%s: 405 with Allow on the exporter\'s paths, 404 elsewhere', async (method) => {
-    const server = app();
-    for (const url of ['/', '/metrics', '/metrics?name[]=x', '/healthz', '/ready']) {
-      const response = await server.inject({ method, url });
-      expect(response.statusCode, url).toBe(405);
-      expect(response.headers.allow).toBe(ALLOWED_METHODS);
-      expectNoInternals(response.body);
-    }
-    for (const url of ['/nope', '/metrics/', '/admin']) {
-      const response = await server.inject({ method, url });
-      expect(response.statusCode, url).toBe(404);
-      expect(response.headers.allow).toBeUndefined();
-    }
-  });
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const)(
+    "%s: 405 with Allow on the exporter's paths, 404 elsewhere",
+    async (method) => {
+      const server = app();
+      for (const url of ['/', '/metrics', '/metrics?name[]=x', '/healthz', '/ready']) {
+        const response = await server.inject({ method, url });
+        expect(response.statusCode, url).toBe(405);
+        expect(response.headers.allow).toBe(ALLOWED_METHODS);
+        expectNoInternals(response.body);
+      }
+      for (const url of ['/nope', '/metrics/', '/admin']) {
+        const response = await server.inject({ method, url });
+        expect(response.statusCode, url).toBe(404);
+        expect(response.headers.allow).toBeUndefined();
+      }
+    },
+  );
 
   it('refuses a POST before reading its body, whatever its size or type', async () => {
     const server = app();
-    for (const [type, payload] of [['application/json', `{"a":"${'x'.repeat(1024 * 1024)}"}`], ['application/x-unknown', 'x'.repeat(10)], ['application/json', '{not json']]) {
+    for (const [type, payload] of [
+      ['application/json', `{"a":"${'x'.repeat(1024 * 1024)}"}`],
+      ['application/x-unknown', 'x'.repeat(10)],
+      ['application/json', '{not json'],
+    ]) {
       const response = await server.inject({ method: 'POST', url: '/metrics', headers: { 'content-type': type! }, payload });
       expect(response.statusCode).toBe(405);
       expectNoInternals(response.body);
@@ -94,7 +101,12 @@ describe('errors say nothing about internals', () => {
   });
 
   it('a GET with a broken body is answered without parsing messages', async () => {
-    const response = await app().inject({ method: 'GET', url: '/metrics', headers: { 'content-type': 'application/json' }, payload: '{"broken' });
+    const response = await app().inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"broken',
+    });
     expectNoInternals(response.body);
     expect([200, 400, 413, 415]).toContain(response.statusCode);
   });
@@ -146,7 +158,7 @@ describe('over a raw socket', () => {
     }
   });
 
-  it('cuts off a kept-alive client whose next request\'s headers never finish, but not an idle one', async () => {
+  it("cuts off a kept-alive client whose next request's headers never finish, but not an idle one", async () => {
     const server = quick();
     await server.listen({ host: '127.0.0.1', port: 0 });
     const idle = await connect(server);
@@ -182,7 +194,10 @@ describe('over a raw socket', () => {
 
   it.each([
     ['one huge header', `GET /metrics HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(SERVER_LIMITS.maxHeaderSize)}\r\n\r\n`],
-    ['many headers', `GET /metrics HTTP/1.1\r\nHost: a\r\n${Array.from({ length: 400 }, (_, i) => `X-H${i}: 12345678901234567890\r\n`).join('')}\r\n`],
+    [
+      'many headers',
+      `GET /metrics HTTP/1.1\r\nHost: a\r\n${Array.from({ length: 400 }, (_, i) => `X-H${i}: 12345678901234567890\r\n`).join('')}\r\n`,
+    ],
     ['a huge URL', `GET /metrics?${'q'.repeat(SERVER_LIMITS.maxHeaderSize)} HTTP/1.1\r\nHost: a\r\n\r\n`],
   ])('answers %s with 431 and closes', async (_name, request) => {
     const server = app();
@@ -198,7 +213,11 @@ describe('over a raw socket', () => {
     const server = app();
     await server.listen({ host: '127.0.0.1', port: 0 });
     const { socket, closed } = await connect(server);
-    socket.write('POST /metrics HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n400\r\n' + 'x'.repeat(1024) + '\r\n');
+    socket.write(
+      'POST /metrics HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n400\r\n' +
+        'x'.repeat(1024) +
+        '\r\n',
+    );
     const first = await new Promise<string>((resolve) => socket.once('data', (chunk: string) => resolve(chunk)));
     expect(first).toMatch(/^HTTP\/1\.1 405 /);
     expect(first).toMatch(/\r\nallow: GET, HEAD\r\n/i);

@@ -67,14 +67,17 @@ describe.skipIf(skipReason !== undefined)('landing page in a headless browser', 
 
       const first = page.locator('#findings ol.findings > li').first();
       await expect.poll(() => first.getAttribute('class')).toBe('critical');
-      expect(await first.innerText()).toMatch(/^CRITICAL\s+port mlx5_2\/1 is INIT with its link up \(LinkUp, SM LID 0\): no subnet manager has configured it\s+→ start a subnet manager on one host of this fabric: systemctl enable --now opensm/);
+      expect(await first.innerText()).toMatch(
+        /^CRITICAL\s+port mlx5_2\/1 is INIT with its link up \(LinkUp, SM LID 0\): no subnet manager has configured it\s+→ start a subnet manager on one host of this fabric: systemctl enable --now opensm/,
+      );
       expect(await first.isVisible()).toBe(true);
       const box = await first.boundingBox();
       expect(box).not.toBeNull();
       expect(box!.y + box!.height).toBeLessThan(VIEWPORT.height);
       // The critical styling is applied: the stylesheet loaded and the page is laid out.
       // Runs in the page, where getComputedStyle exists (this project's types have no DOM).
-      const backgroundOf = (element: unknown): string => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor;
+      const backgroundOf = (element: unknown): string =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor;
       expect(await first.evaluate(backgroundOf)).toBe('rgb(253, 236, 234)');
       expect(await page.locator('#findings ol.findings > li').count()).toBe(14);
       expect(await page.locator('#ports tbody tr').count()).toBe(14);
@@ -101,14 +104,18 @@ describe.skipIf(skipReason !== undefined)('landing page in a headless browser', 
       expect(response?.status()).toBe(200);
       const findings = page.locator('#findings ol.findings > li');
       await expect.poll(() => findings.first().getAttribute('class')).toBe('warning');
-      expect(await findings.first().innerText()).toMatch(/^WARNING\s+mlx5_1 runs PCIe Gen5 x8 of x16: its NDR port can move at most ~31 GB\/s of its 50\s+→ reseat the card/);
+      expect(await findings.first().innerText()).toMatch(
+        /^WARNING\s+mlx5_1 runs PCIe Gen5 x8 of x16: its NDR port can move at most ~31 GB\/s of its 50\s+→ reseat the card/,
+      );
       expect(await findings.nth(1).innerText()).toMatch(/^WARNING\s+mlx5_2 runs PCIe Gen3 x16 of Gen4 x16/);
       expect(await findings.first().isVisible()).toBe(true);
       const box = await findings.first().boundingBox();
       expect(box!.y + box!.height).toBeLessThan(VIEWPORT.height);
       expect(await page.locator('#findings p.summary').innerText()).toMatch(/^0 critical, 2 warning, 1 info, collected \d+ s ago$/);
       // The runbook link of the finding leads to the PCIe section.
-      expect(await findings.first().getByRole('link', { name: 'runbook' }).getAttribute('href')).toMatch(/docs\/runbooks\.md#infinibandpcielinkdegraded$/);
+      expect(await findings.first().getByRole('link', { name: 'runbook' }).getAttribute('href')).toMatch(
+        /docs\/runbooks\.md#infinibandpcielinkdegraded$/,
+      );
       // The ports of the two adapters are marked with the finding; the healthy adapters' are not.
       const rows = page.locator('#ports tbody tr');
       expect(await rows.count()).toBe(4);

@@ -45,19 +45,27 @@ describe('landing page', () => {
     const page = (await demo.app.inject({ url: '/' })).body;
     const findings = [...page.matchAll(/<li class="(critical|warning|info)">/g)].map((match) => match[1]);
     expect(findings).toEqual(['critical', 'critical', 'warning', 'warning', 'warning', 'warning', ...Array(8).fill('info')]);
-    expect(page).toContain('<div class="what">port mlx5_2/1 is INIT with its link up (LinkUp, SM LID 0): no subnet manager has configured it</div>');
+    expect(page).toContain(
+      '<div class="what">port mlx5_2/1 is INIT with its link up (LinkUp, SM LID 0): no subnet manager has configured it</div>',
+    );
     expect(page).toContain('systemctl enable --now opensm');
     expect(page).toContain('<a href="/runbooks#infinibandportstuckinitializing">runbook</a>');
     expect(page).toContain('<p class="summary">2 critical, 4 warning, 8 info, <time');
     const rows = [...page.matchAll(/<tr class="(\w+)">/g)].map((match) => match[1]);
     expect(rows).toHaveLength(14);
-    expect(page).toMatch(/<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td class="problem"><span class="marker" title="problem">⚠ <\/span>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/);
+    expect(page).toMatch(
+      /<tr class="critical"><td><strong>mlx5_2<\/strong><br><span class="note">zoo01 mlx5_2<\/span><\/td><td>1<\/td><td>InfiniBand<\/td><td class="problem"><span class="marker" title="problem">⚠ <\/span>INIT<\/td><td>LinkUp<\/td><td>4X NDR<\/td><td>4X NDR \(config\)<\/td><td>ib2<\/td><td>—<\/td><\/tr>/,
+    );
     expect(page).toMatch(/<tr class="ok"><td><strong>mlx5_1<\/strong>.*<td>Ethernet<\/td><td>ACTIVE<\/td>/);
     // Problem cells are marked by a class and a visible sign, not by colour alone: INIT, Polling, 1X, SDR below the expected speed.
-    const marked = [...page.matchAll(/<td class="problem"><span class="marker" title="problem">⚠ <\/span>([^<]+)<\/td>/g)].map((match) => match[1]);
+    const marked = [...page.matchAll(/<td class="problem"><span class="marker" title="problem">⚠ <\/span>([^<]+)<\/td>/g)].map(
+      (match) => match[1],
+    );
     expect(marked).toEqual(expect.arrayContaining(['INIT', 'Polling', expect.stringMatching(/^1X /), expect.stringMatching(/ SDR$/)]));
     expect(page).not.toMatch(/<td class="problem">[^<]*ACTIVE/);
-    const order = ['id="findings"', 'id="ports"', 'href="/metrics"', 'href="/healthz"', 'href="/ready"'].map((marker) => page.indexOf(marker));
+    const order = ['id="findings"', 'id="ports"', 'href="/metrics"', 'href="/healthz"', 'href="/ready"'].map((marker) =>
+      page.indexOf(marker),
+    );
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(page).not.toMatch(/<script/i);
@@ -80,15 +88,20 @@ describe('landing page', () => {
     const zoo = exporter(['--path.sysfs', tree.root, '--config.file', ZOO_CONFIG]);
     await zoo.collectOnce();
     const page = (await zoo.app.inject({ url: '/' })).body;
-    expect(page).toContain('&#60;script&#62;alert(&#34;pwned&#34;)&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62; &#38; &#39;quotes&#39;');
+    expect(page).toContain(
+      '&#60;script&#62;alert(&#34;pwned&#34;)&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62; &#38; &#39;quotes&#39;',
+    );
     expect(page).not.toContain('<script>');
     expect(page).not.toContain('<img');
   });
 
-  it('escapes the fabric\'s peer descriptions and every other string it shows', async () => {
+  it("escapes the fabric's peer descriptions and every other string it shows", async () => {
     const command = parseServeCommandLine(['--path.sysfs', DGX, '--no-collector.diag']);
     if (command.action !== 'run') throw new Error('not a command line that runs');
-    const { snapshot } = await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, { ethtool: 'not-installed', module: 'not-installed' });
+    const { snapshot } = await collectOnce(command.settings, pino({ level: 'silent' }), COLLECTORS, {
+      ethtool: 'not-installed',
+      module: 'not-installed',
+    });
     const peer = { guid: '0x0002c90300a1b3d0', port: 7, lid: 12, nodeType: 'Switch' as const, description: HOSTILE };
     const hostile: Snapshot = {
       ...snapshot,
@@ -116,7 +129,10 @@ describe('landing page', () => {
       const refused = await secured.app.inject({ url });
       expect(refused.statusCode, url).toBe(401);
       expect(refused.body, url).not.toContain('mlx5');
-      const allowed = await secured.app.inject({ url, headers: { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` } });
+      const allowed = await secured.app.inject({
+        url,
+        headers: { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` },
+      });
       expect(allowed.statusCode, url).toBe(200);
     }
   });
@@ -125,16 +141,27 @@ describe('landing page', () => {
 describe('landing page in fabric mode', () => {
   /** An exporter on the dgx host in fabric mode over the recorded fat tree, one cycle of everything done. */
   async function fabricExporter(scenarios: string[]): Promise<Exporter> {
-    const command = parseCommandLine(['--path.sysfs', DGX, '--config.file', path.join(FIXTURES, 'config/fabric.yml'), '--diag.timeout', '2s']);
+    const command = parseCommandLine([
+      '--path.sysfs',
+      DGX,
+      '--config.file',
+      path.join(FIXTURES, 'config/fabric.yml'),
+      '--diag.timeout',
+      '2s',
+    ]);
     if (command.action !== 'run') throw new Error('unexpected');
-    const made = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) } });
+    const made = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', scenarios) },
+    });
     exporters.push(made);
     await made.collectOnce();
     await made.collectFabricOnce();
     return made;
   }
 
-  it('shows the fabric\'s findings with the host\'s, worst first, and a summary of the fabric with its unhealthy links, both ends named', async () => {
+  it("shows the fabric's findings with the host's, worst first, and a summary of the fabric with its unhealthy links, both ends named", async () => {
     const page = (await (await fabricExporter(['pulled', 'healthy'])).app.inject({ url: '/' })).body;
     const findings = [...page.matchAll(/<li class="(critical|warning|info)">/g)].map((match) => match[1]);
     expect(findings).toEqual([...Array(3).fill('critical'), 'warning', ...Array(10).fill('info')]);
@@ -146,7 +173,9 @@ describe('landing page in fabric mode', () => {
     expect(fabric).toContain('<dt>ports read</dt><dd>32, 18 with a link</dd>');
     expect(fabric).toContain('<tr><td>0x0002c90300a10011</td><td>node11 HCA-1</td><td>1</td><td>MASTER</td><td>5</td></tr>');
     expect(fabric).toContain('<tr><td>0x0002c90300a30031</td><td>node33 HCA-1</td><td>14</td><td>STANDBY</td><td>5</td></tr>');
-    const rows = [...fabric.matchAll(/<tr class="(critical|warning|info)">(.*?)<\/tr>/g)].map((match) => match[2]!.replace(/<\/?td>/g, '|'));
+    const rows = [...fabric.matchAll(/<tr class="(critical|warning|info)">(.*?)<\/tr>/g)].map((match) =>
+      match[2]!.replace(/<\/?td>/g, '|'),
+    );
     expect(rows).toEqual([
       '|critical||MF0;leaf-1:SX6036/U1 port 2||—||DOWN / Polling||—||—||fabric-port-down|',
       '|critical||MF0;leaf-3:SX6036/U1 port 5||—||DOWN / Polling||—||—||fabric-port-down|',
@@ -167,10 +196,20 @@ describe('landing page in fabric mode', () => {
   it('escapes a hostile node description and node name coming from the fabric', async () => {
     const snapshot = (await fabricExporter(['pulled', 'healthy'])).collectors.snapshot!;
     const discovery = FABRIC_DISCOVERY.of(snapshot)!;
-    const nodes = new Map([...discovery.topology!.nodes].map(([guid, node]) => [guid, { ...node, description: HOSTILE, name: node.type === 'ca' ? `<b>${node.description}</b>` : undefined }]));
-    const hostile: Snapshot = { ...snapshot, parts: new Map([...snapshot.parts, [FABRIC_DISCOVERY.name, { ...discovery, topology: { ...discovery.topology!, nodes } }]]) };
+    const nodes = new Map(
+      [...discovery.topology!.nodes].map(([guid, node]) => [
+        guid,
+        { ...node, description: HOSTILE, name: node.type === 'ca' ? `<b>${node.description}</b>` : undefined },
+      ]),
+    );
+    const hostile: Snapshot = {
+      ...snapshot,
+      parts: new Map([...snapshot.parts, [FABRIC_DISCOVERY.name, { ...discovery, topology: { ...discovery.topology!, nodes } }]]),
+    };
     const page = landingPage({ telemetryPath: '/metrics', version: '1', snapshot: hostile, takenAt: 0 });
-    expect(page).toContain('port 5 of &#60;script&#62;alert(&#34;pwned&#34;)&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62; &#38; &#39;quotes&#39; has no link');
+    expect(page).toContain(
+      'port 5 of &#60;script&#62;alert(&#34;pwned&#34;)&#60;/script&#62;&#60;img src=x onerror=alert(1)&#62; &#38; &#39;quotes&#39; has no link',
+    );
     expect(page).toContain('<td>&#60;b&#62;node11 HCA-1&#60;/b&#62;</td>');
     expect(page).not.toMatch(/<(script|img|b)\b/);
   });
@@ -182,15 +221,29 @@ describe('landing page in fabric mode', () => {
     // A fabric of 150 more switch ports INIT with LinkUp (no subnet manager ever configured them).
     for (let port = 1; port <= 150; port++) {
       const reading: FabricPortReading = {
-        nodeGuid: '0x0002c902009a0000', port, state: { id: 2, name: 'INIT' }, physicalState: { id: 5, name: 'LinkUp' }, width: 4, speed: 'QDR', peer: undefined, counters: [],
+        nodeGuid: '0x0002c902009a0000',
+        port,
+        state: { id: 2, name: 'INIT' },
+        physicalState: { id: 5, name: 'LinkUp' },
+        width: 4,
+        speed: 'QDR',
+        peer: undefined,
+        counters: [],
       };
       ports.set(`${reading.nodeGuid}/${port}`, reading);
     }
-    const page = landingPage({ telemetryPath: '/metrics', version: '1', snapshot: { ...snapshot, parts: new Map([...snapshot.parts, [FABRIC_PORTS.name, { ...read, ports }]]) }, takenAt: 0 });
+    const page = landingPage({
+      telemetryPath: '/metrics',
+      version: '1',
+      snapshot: { ...snapshot, parts: new Map([...snapshot.parts, [FABRIC_PORTS.name, { ...read, ports }]]) },
+      takenAt: 0,
+    });
     const findings = page.slice(page.indexOf('id="findings"'), page.indexOf('id="ports"'));
     expect([...findings.matchAll(/<li class=/g)]).toHaveLength(LANDING_PAGE_LIST_LIMIT);
     // 150 INIT + the degraded ISL, the tie, the group and 8 IPoIB interfaces of the dgx.
-    expect(findings).toContain(`… and ${150 + 11 - LANDING_PAGE_LIST_LIMIT} more findings: <code>infiniband-exporter check --collector.fabric</code> lists them all.`);
+    expect(findings).toContain(
+      `… and ${150 + 11 - LANDING_PAGE_LIST_LIMIT} more findings: <code>infiniband-exporter check --collector.fabric</code> lists them all.`,
+    );
     expect(page).toContain('<p class="summary">150 critical, 1 warning, 10 info');
     const fabric = page.slice(page.indexOf('id="fabric"'));
     expect([...fabric.matchAll(/<tr class="(critical|warning)">/g)]).toHaveLength(LANDING_PAGE_LIST_LIMIT);

@@ -28,7 +28,11 @@ describe('own metrics', () => {
         this.set(readings);
       },
     });
-    const part = new TimedPart(() => registry.metrics(), OWN_METRICS_MAX_AGE_MS, () => now);
+    const part = new TimedPart(
+      () => registry.metrics(),
+      OWN_METRICS_MAX_AGE_MS,
+      () => now,
+    );
     const text = async (): Promise<string> => (await part.current()).plain.toString();
 
     const texts = await Promise.all(Array.from({ length: 20 }, text));
@@ -51,7 +55,19 @@ describe('own metrics', () => {
     const registry = processRegistry();
     const text = await registry.metrics();
     expect(timers()).toBe(before);
-    for (const name of ['process_cpu_user_seconds_total', 'process_cpu_system_seconds_total', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'process_start_time_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_heap_space_size_used_bytes', 'nodejs_gc_duration_seconds', 'nodejs_version_info', 'nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_cpu_system_seconds_total',
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'process_open_fds',
+      'process_start_time_seconds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_space_size_used_bytes',
+      'nodejs_gc_duration_seconds',
+      'nodejs_version_info',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
       expect(text, name).toContain(`# TYPE ${name} `);
     }
     expect(text).not.toMatch(/nodejs_eventloop_lag_(min|max|mean|stddev|p50|p90|p99)_seconds/);

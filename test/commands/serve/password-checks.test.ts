@@ -10,7 +10,11 @@ import { buildOnce, PROJECT } from '../../support/built.js';
 describe('bcrypt', () => {
   const hash = bcryptjs.hashSync('right', 4);
 
-  it.each([['$2y$', 'htpasswd'], ['$2a$', 'older tools'], ['$2b$', 'bcryptjs and OpenBSD']])('%s hashes (%s) verify', async (prefix) => {
+  it.each([
+    ['$2y$', 'htpasswd'],
+    ['$2a$', 'older tools'],
+    ['$2b$', 'bcryptjs and OpenBSD'],
+  ])('%s hashes (%s) verify', async (prefix) => {
     const compare = loadBcrypt();
     const variant = hash.replace(/^\$2b\$/, prefix);
     expect(await compare('right', variant)).toBe(true);
@@ -18,7 +22,7 @@ describe('bcrypt', () => {
     expect(await compare('', variant)).toBe(false);
   });
 
-  it('verifies an empty password (htpasswd makes one) and refuses one past bcrypt\'s 72 bytes, as Go\'s bcrypt does', async () => {
+  it("verifies an empty password (htpasswd makes one) and refuses one past bcrypt's 72 bytes, as Go's bcrypt does", async () => {
     const compare = loadBcrypt();
     expect(await compare('', bcryptjs.hashSync('', 4))).toBe(true);
     expect(await compare('x', bcryptjs.hashSync('', 4))).toBe(false);
@@ -109,7 +113,10 @@ describe('scheduling', () => {
     const checks = new PasswordChecks({ compare: bcrypt.compare });
     const flood = Array.from({ length: 10 }, (_, i) => checks.verify(USERS, 'prometheus', `wrong-${i}`, client('10.0.0.66')));
     await turns();
-    const others = [checks.verify(USERS, 'prometheus', 'right', client('10.0.0.1')), checks.verify(USERS, 'nobody', 'x', client('10.0.0.2'))];
+    const others = [
+      checks.verify(USERS, 'prometheus', 'right', client('10.0.0.1')),
+      checks.verify(USERS, 'nobody', 'x', client('10.0.0.2')),
+    ];
     for (let i = 0; i < 4; i++) await bcrypt.release();
     // .66 waited first, then .1, then .2; each goes to the back of the line after its turn.
     expect(bcrypt.started.slice(0, 5)).toEqual(['wrong-9', 'wrong-8', 'right', 'x', 'wrong-7']);
@@ -179,7 +186,9 @@ describe('scheduling', () => {
 describe('cache', () => {
   it('checks a good login once, and again only when its hash changes in the web config', async () => {
     const bcrypt = standIn();
-    const checks = new PasswordChecks({ compare: async (password, hash) => (bcrypt.started.push(password), hash === `hash-of-${password}`) });
+    const checks = new PasswordChecks({
+      compare: async (password, hash) => (bcrypt.started.push(password), hash === `hash-of-${password}`),
+    });
     for (let i = 0; i < 3; i++) expect(await checks.verify(USERS, 'prometheus', 'right', client())).toBe(true);
     expect(bcrypt.started).toEqual(['right']);
     expect(await checks.verify(new Map([['prometheus', 'hash-of-new']]), 'prometheus', 'right', client())).toBe(false);

@@ -83,7 +83,9 @@ describe('exit code 2 and one line for user errors', () => {
   it('names a sysfs root that does not exist, or is not one', () => {
     const missing = run(['--path.sysfs', '/nonexistent']);
     expect(missing.status).toBe(2);
-    expect(missing.stderr).toBe('infiniband-exporter: --path.sysfs: /nonexistent does not exist; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)\n');
+    expect(missing.stderr).toBe(
+      'infiniband-exporter: --path.sysfs: /nonexistent does not exist; expected the directory where sysfs is mounted (/sys, or /host/sys in a container)\n',
+    );
     const file = run(['--path.sysfs', path.join(ZOO, 'class/infiniband/mlx5_0/node_type')]);
     expect(file.status).toBe(2);
     expect(file.stderr).toMatch(/^infiniband-exporter: --path.sysfs: .*node_type is not a directory; expected/);
@@ -94,13 +96,22 @@ describe('exit code 2 and one line for user errors', () => {
     await writeFile(file, 'collection:\n  interval: 10s\ndiag:\n  timeout: forever\n');
     const result = run(['--config.file', file]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toBe(`infiniband-exporter: config file ${file}:4: "diag.timeout" must be a duration such as 10s, 1m or 500ms, got "forever"\n`);
+    expect(result.stderr).toBe(
+      `infiniband-exporter: config file ${file}:4: "diag.timeout" must be a duration such as 10s, 1m or 500ms, got "forever"\n`,
+    );
   });
 
   it('prints help and version', () => {
     const help = run(['--help']);
     expect(help.status).toBe(0);
-    for (const flag of ['--web.listen-address', '--path.sysfs', '--[no-]collector.diag', '--diag.max-concurrent', '--device.exclude', '--demo']) {
+    for (const flag of [
+      '--web.listen-address',
+      '--path.sysfs',
+      '--[no-]collector.diag',
+      '--diag.max-concurrent',
+      '--device.exclude',
+      '--demo',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
     const version = run(['--version']);
@@ -140,10 +151,14 @@ describe('running', () => {
   it('exits 1 with a log line when the address is taken', async () => {
     const first = await start(['--path.sysfs', ZOO, '--no-collector.diag']);
     const port = new URL(first.address).port;
-    const second = spawnSync(process.execPath, [MAIN, '--path.sysfs', ZOO, '--no-collector.diag', `--web.listen-address=127.0.0.1:${port}`], {
-      encoding: 'utf8',
-      timeout: 15_000,
-    });
+    const second = spawnSync(
+      process.execPath,
+      [MAIN, '--path.sysfs', ZOO, '--no-collector.diag', `--web.listen-address=127.0.0.1:${port}`],
+      {
+        encoding: 'utf8',
+        timeout: 15_000,
+      },
+    );
     expect(second.status).toBe(1);
     expect(second.stderr).toMatch(/cannot listen/);
     expect(second.stderr).toMatch(/EADDRINUSE/);

@@ -23,7 +23,9 @@ const SITE = 'https://wiki.example.com/infiniband-runbooks';
 
 function runbookUrls(): string[] {
   return RULE_FILES.flatMap((file) => {
-    const rules = parse(readFileSync(path.join(PROJECT_ROOT, file), 'utf8')) as { groups: { rules: { annotations?: { runbook_url?: string } }[] }[] };
+    const rules = parse(readFileSync(path.join(PROJECT_ROOT, file), 'utf8')) as {
+      groups: { rules: { annotations?: { runbook_url?: string } }[] }[];
+    };
     return rules.groups.flatMap((group) => group.rules.flatMap((rule) => rule.annotations?.runbook_url ?? []));
   });
 }
@@ -43,10 +45,12 @@ describe('/runbooks', () => {
   }
 
   it('carries docs/runbooks.md as npm run generate writes it', () => {
-    expect(readFileSync(path.join(PROJECT_ROOT, RUNBOOKS_MODULE), 'utf8'), `${RUNBOOKS_MODULE}: run npm run generate`).toBe(runbooksFiles()[0]!.content);
+    expect(readFileSync(path.join(PROJECT_ROOT, RUNBOOKS_MODULE), 'utf8'), `${RUNBOOKS_MODULE}: run npm run generate`).toBe(
+      runbooksFiles()[0]!.content,
+    );
   });
 
-  it('serves the runbooks with an anchor for every rule\'s runbook_url and every finding on the landing page', async () => {
+  it("serves the runbooks with an anchor for every rule's runbook_url and every finding on the landing page", async () => {
     const exporter = await demo();
     const response = await exporter.app.inject({ url: '/runbooks' });
     expect(response.statusCode).toBe(200);
@@ -88,34 +92,42 @@ describe('/runbooks', () => {
     }
   });
 
-  it('--web.runbook-url points the landing page\'s links at the site\'s copy', async () => {
+  it("--web.runbook-url points the landing page's links at the site's copy", async () => {
     const exporter = await demo(['--web.runbook-url', SITE]);
     const landing = (await exporter.app.inject({ url: '/' })).body;
     expect(landing).toContain(`<a href="${SITE}#infinibandportstuckinitializing">runbook</a>`);
     expect(landing).not.toContain('href="/runbooks#');
   });
 
-  it.skipIf(promtool.skipReason !== undefined)('rules rewritten with the site\'s URL as docs/runbooks.md says: promtool checks and tests them', async () => {
-    const runbooks = readFileSync(path.join(PROJECT_ROOT, 'docs/runbooks.md'), 'utf8');
-    const sed = /^sed -i 's\|([^|]+)\|([^|]+)\|' (.+)$/m.exec(runbooks);
-    expect(sed?.[1]).toBe(RUNBOOK_BASE);
-    const dir = mkdtempSync(path.join(tmpdir(), 'site-rules-'));
-    try {
-      cpSync(path.join(PROJECT_ROOT, 'rules'), path.join(dir, 'rules'), { recursive: true });
-      const tests = readdirSync(path.join(dir, 'rules/tests')).map((name) => path.join('rules/tests', name));
-      // The documented command, with the site's URL, over the rules and (for promtool's expectations) their tests.
-      await execa('sed', ['-i', `s|${RUNBOOK_BASE}|${SITE}|`, ...RULE_FILES, ...tests], { cwd: dir });
-      for (const file of RULE_FILES) {
-        const urls = [...readFileSync(path.join(dir, file), 'utf8').matchAll(/runbook_url: (\S+)/g)].map((match) => match[1]!);
-        expect(urls.length).toBeGreaterThan(0);
-        for (const url of urls) expect(url.startsWith(`${SITE}#`), url).toBe(true);
+  it.skipIf(promtool.skipReason !== undefined)(
+    "rules rewritten with the site's URL as docs/runbooks.md says: promtool checks and tests them",
+    async () => {
+      const runbooks = readFileSync(path.join(PROJECT_ROOT, 'docs/runbooks.md'), 'utf8');
+      const sed = /^sed -i 's\|([^|]+)\|([^|]+)\|' (.+)$/m.exec(runbooks);
+      expect(sed?.[1]).toBe(RUNBOOK_BASE);
+      const dir = mkdtempSync(path.join(tmpdir(), 'site-rules-'));
+      try {
+        cpSync(path.join(PROJECT_ROOT, 'rules'), path.join(dir, 'rules'), { recursive: true });
+        const tests = readdirSync(path.join(dir, 'rules/tests')).map((name) => path.join('rules/tests', name));
+        // The documented command, with the site's URL, over the rules and (for promtool's expectations) their tests.
+        await execa('sed', ['-i', `s|${RUNBOOK_BASE}|${SITE}|`, ...RULE_FILES, ...tests], { cwd: dir });
+        for (const file of RULE_FILES) {
+          const urls = [...readFileSync(path.join(dir, file), 'utf8').matchAll(/runbook_url: (\S+)/g)].map((match) => match[1]!);
+          expect(urls.length).toBeGreaterThan(0);
+          for (const url of urls) expect(url.startsWith(`${SITE}#`), url).toBe(true);
+        }
+        const check = await execa(promtool.paths.promtool!, ['check', 'rules', ...RULE_FILES], { cwd: dir, reject: false, all: true });
+        expect(check.exitCode, String(check.all)).toBe(0);
+        const test = await execa(promtool.paths.promtool!, ['test', 'rules', 'rules/tests/links.yml'], {
+          cwd: dir,
+          reject: false,
+          all: true,
+        });
+        expect(test.exitCode, String(test.all)).toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
       }
-      const check = await execa(promtool.paths.promtool!, ['check', 'rules', ...RULE_FILES], { cwd: dir, reject: false, all: true });
-      expect(check.exitCode, String(check.all)).toBe(0);
-      const test = await execa(promtool.paths.promtool!, ['test', 'rules', 'rules/tests/links.yml'], { cwd: dir, reject: false, all: true });
-      expect(test.exitCode, String(test.all)).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });

@@ -37,7 +37,10 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 function app(overrides: Partial<AppOptions> = {}): FastifyInstance {
   const built = buildApp({
     source: { parts: async () => [new EncodedPart('up 1\n')], takenAt: () => Date.now() },
-    telemetryPath: '/metrics', maxSnapshotAgeMs: 30_000, version: 'test', logger: pino({ level: 'silent' }),
+    telemetryPath: '/metrics',
+    maxSnapshotAgeMs: 30_000,
+    version: 'test',
+    logger: pino({ level: 'silent' }),
     ...overrides,
   });
   cleanups.push(() => built.close());
@@ -45,7 +48,11 @@ function app(overrides: Partial<AppOptions> = {}): FastifyInstance {
 }
 
 /** A server with basic auth for alice (bcrypt of `cost`); its port and its password checks. */
-async function secured(cost: number, users = `  alice: ${bcryptjs.hashSync('secret', cost)}\n`, compare?: BcryptCompare): Promise<{ port: number; passwords: PasswordChecks }> {
+async function secured(
+  cost: number,
+  users = `  alice: ${bcryptjs.hashSync('secret', cost)}\n`,
+  compare?: BcryptCompare,
+): Promise<{ port: number; passwords: PasswordChecks }> {
   const file = path.join(dir, `web-${cost}.yml`);
   writeFileSync(file, `basic_auth_users:\n${users}`);
   const web = WebSecurity.load(file, pino({ level: 'silent' }), compare ? { compare } : {});
@@ -89,7 +96,19 @@ async function connect(port: number): Promise<{ socket: net.Socket; closed: Prom
 }
 
 describe('authentication before routing', () => {
-  const PATHS = ['/', '/metrics', '/metrics/', '/healthz', '/ready', '/nope', '/admin', '/metrics?name[]=x', '/metrics%zz', '//etc/passwd', '*'];
+  const PATHS = [
+    '/',
+    '/metrics',
+    '/metrics/',
+    '/healthz',
+    '/ready',
+    '/nope',
+    '/admin',
+    '/metrics?name[]=x',
+    '/metrics%zz',
+    '//etc/passwd',
+    '*',
+  ];
   // CONNECT opens a tunnel in Node's server, not a request.
   const methods = METHODS.filter((method) => method !== 'CONNECT');
 
@@ -110,7 +129,16 @@ describe('authentication before routing', () => {
   it('also with a wrong password, and with a POST carrying a body', async () => {
     const { port } = await secured(4);
     for (const url of ['/metrics', '/nope']) {
-      expect((await ask(port, 'POST', url, { authorization: basic('alice', 'wrong'), 'content-type': 'application/json', 'content-length': '2' })).status, url).toBe(401);
+      expect(
+        (
+          await ask(port, 'POST', url, {
+            authorization: basic('alice', 'wrong'),
+            'content-type': 'application/json',
+            'content-length': '2',
+          })
+        ).status,
+        url,
+      ).toBe(401);
       expect((await ask(port, 'GET', url, { authorization: basic('mallory', 'secret') })).status, url).toBe(401);
     }
   });
@@ -167,7 +195,11 @@ describe('a flood of wrong passwords', () => {
   async function recorded(): Promise<{ port: number; passwords: PasswordChecks; started: string[] }> {
     const started: string[] = [];
     const bcrypt = loadBcrypt();
-    const { port, passwords } = await secured(COST, `  alice: ${bcryptjs.hashSync('secret', COST)}\n`, (password, hash) => (started.push(password), bcrypt(password, hash)));
+    const { port, passwords } = await secured(
+      COST,
+      `  alice: ${bcryptjs.hashSync('secret', COST)}\n`,
+      (password, hash) => (started.push(password), bcrypt(password, hash)),
+    );
     return { port, passwords, started };
   }
   const seen = (passwords: PasswordChecks) => passwords.counts.run + passwords.counts.skipped + passwords.waitingCount;
@@ -188,7 +220,12 @@ describe('a flood of wrong passwords', () => {
   it('each connection closed at once: their checks are skipped, and the scrape is answered', async () => {
     const { port, passwords, started } = await recorded();
     await flood(port, FLOOD, 'close');
-    await waitFor('the flood to reach the server', () => (passwords.counts.run + passwords.counts.skipped >= FLOOD ? true : undefined), 20_000, 5);
+    await waitFor(
+      'the flood to reach the server',
+      () => (passwords.counts.run + passwords.counts.skipped >= FLOOD ? true : undefined),
+      20_000,
+      5,
+    );
     expect((await ask(port, 'GET', '/metrics', { authorization: basic('alice', 'secret') })).status).toBe(200);
     expect(passwords.counts.skipped).toBeGreaterThan(FLOOD - 10);
     expect(started.filter((password) => password !== 'secret').length).toBeLessThan(10);
@@ -213,12 +250,32 @@ describe.skipIf(tools.skipReason !== undefined)('TLS handshake timeout', () => {
   let cert: string;
   let key: string;
   beforeAll(() => {
-    execFileSync(tools.paths.openssl!, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', 'tls.key', '-out', 'tls.crt'], { cwd: dir, stdio: 'pipe' });
+    execFileSync(
+      tools.paths.openssl!,
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-keyout',
+        'tls.key',
+        '-out',
+        'tls.crt',
+      ],
+      { cwd: dir, stdio: 'pipe' },
+    );
     cert = readFileSync(path.join(dir, 'tls.crt'), 'utf8');
     key = readFileSync(path.join(dir, 'tls.key'), 'utf8');
   });
 
-  it('is 5 s on an HTTPS server, Node\'s 120 s default overridden', async () => {
+  it("is 5 s on an HTTPS server, Node's 120 s default overridden", async () => {
     const server = app({ serverOptions: { https: { cert, key } } });
     const symbol = Object.getOwnPropertySymbols(server.server).find((candidate) => candidate.description === 'handshake-timeout')!;
     expect((server.server as unknown as Record<symbol, number>)[symbol]).toBe(TLS_LIMITS.handshakeTimeout);
@@ -255,23 +312,37 @@ describe.skipIf(tools.skipReason !== undefined)('TLS handshake timeout', () => {
     const server = app({
       maxConnections: 2,
       serverOptions: { https: { cert, key } },
-      source: { parts: async () => { waiting += 1; await gate; return [new EncodedPart('up 1\n')]; }, takenAt: () => Date.now() },
+      source: {
+        parts: async () => {
+          waiting += 1;
+          await gate;
+          return [new EncodedPart('up 1\n')];
+        },
+        takenAt: () => Date.now(),
+      },
     });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const port = (server.server.address() as net.AddressInfo).port;
-    const scrape = () => new Promise<number>((resolve, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', port, path: '/metrics', ca: cert, servername: 'localhost', agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
+    const scrape = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port, path: '/metrics', ca: cert, servername: 'localhost', agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     // One request held in the app (its headers arrived over TLS), one connection silent in its handshake.
     const busy = scrape();
     await waitFor('the request to be in the app', () => (waiting === 1 ? true : undefined));
     const silent = await connect(port);
-    await waitFor('both connections to be accepted', () => new Promise<true | undefined>((resolve) => server.server.getConnections((_error, count) => resolve(count === 2 ? true : undefined))));
+    await waitFor(
+      'both connections to be accepted',
+      () =>
+        new Promise<true | undefined>((resolve) =>
+          server.server.getConnections((_error, count) => resolve(count === 2 ? true : undefined)),
+        ),
+    );
     const next = scrape();
     expect(await silent.closed).toBe('');
     await waitFor('the second request to be in the app', () => (waiting === 2 ? true : undefined));
@@ -288,12 +359,18 @@ describe('the connection cap', () => {
     connection.socket.write('GET /metrics HTTP/1.1\r\nHost: a\r\n');
     return connection;
   };
-  const connections = (server: FastifyInstance) => new Promise<number>((resolve) => server.server.getConnections((_error, count) => resolve(count)));
+  const connections = (server: FastifyInstance) =>
+    new Promise<number>((resolve) => server.server.getConnections((_error, count) => resolve(count)));
 
   it('at --web.max-connections closes the connection waiting longest for its headers, not the newcomer; counts and logs it', async () => {
     const logged: Line[] = [];
     let refused = 0;
-    const server = app({ maxConnections: 2, maxConnectionsPerClient: 100, onConnectionRefused: () => (refused += 1), logger: logTo(logged) });
+    const server = app({
+      maxConnections: 2,
+      maxConnectionsPerClient: 100,
+      onConnectionRefused: () => (refused += 1),
+      logger: logTo(logged),
+    });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const port = (server.server.address() as net.AddressInfo).port;
     const first = await halfSent(port);
@@ -304,7 +381,9 @@ describe('the connection cap', () => {
     expect(await first.closed).toBe('');
     expect(second.socket.destroyed).toBe(false);
     expect(refused).toBe(1);
-    expect(logged).toEqual([expect.objectContaining({ msg: 'closing connections: --web.max-connections are open', refused: 1, maxConnections: 2 })]);
+    expect(logged).toEqual([
+      expect.objectContaining({ msg: 'closing connections: --web.max-connections are open', refused: 1, maxConnections: 2 }),
+    ]);
   });
 
   it('refuses the newcomer when every open connection is in a request, and serves again once they end', async () => {
@@ -315,7 +394,14 @@ describe('the connection cap', () => {
     const server = app({
       maxConnections: 2,
       onConnectionRefused: () => (refused += 1),
-      source: { parts: async () => { waiting += 1; await gate; return [new EncodedPart('up 1\n')]; }, takenAt: () => Date.now() },
+      source: {
+        parts: async () => {
+          waiting += 1;
+          await gate;
+          return [new EncodedPart('up 1\n')];
+        },
+        takenAt: () => Date.now(),
+      },
     });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const port = (server.server.address() as net.AddressInfo).port;
@@ -330,10 +416,15 @@ describe('the connection cap', () => {
     expect((await ask(port, 'GET', '/metrics')).status).toBe(200);
   });
 
-  it('at --web.max-connections-per-client closes that address\'s connection waiting longest for its headers', async () => {
+  it("at --web.max-connections-per-client closes that address's connection waiting longest for its headers", async () => {
     const logged: Line[] = [];
     let refused = 0;
-    const server = app({ maxConnections: 100, maxConnectionsPerClient: 3, onConnectionRefused: () => (refused += 1), logger: logTo(logged) });
+    const server = app({
+      maxConnections: 100,
+      maxConnectionsPerClient: 3,
+      onConnectionRefused: () => (refused += 1),
+      logger: logTo(logged),
+    });
     await server.listen({ host: '127.0.0.1', port: 0 });
     const port = (server.server.address() as net.AddressInfo).port;
     const held = [];
@@ -345,19 +436,40 @@ describe('the connection cap', () => {
     expect(await held[0]!.closed).toBe('');
     expect(held.slice(1).map((connection) => connection.socket.destroyed)).toEqual([false, false]);
     expect(refused).toBe(1);
-    expect(logged).toEqual([expect.objectContaining({ msg: 'closing connections: --web.max-connections-per-client are open from one address', refused: 1, maxConnectionsPerClient: 3 })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        msg: 'closing connections: --web.max-connections-per-client are open from one address',
+        refused: 1,
+        maxConnectionsPerClient: 3,
+      }),
+    ]);
   });
 
   it('its closings are in /metrics', async () => {
-    const exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', '--web.max-connections=1']);
+    const exporter = exporterFromFlags([
+      '--path.sysfs',
+      ZOO,
+      '--no-collector.diag',
+      '--web.disable-exporter-metrics',
+      '--web.max-connections=1',
+    ]);
     cleanups.push(() => exporter.stop());
     await exporter.collectOnce();
-    const value = async () => Number(/^infiniband_exporter_http_connections_refused_total (\d+)$/m.exec((await exporter.app.inject({ url: '/metrics' })).body)?.[1]);
+    const value = async () =>
+      Number(
+        /^infiniband_exporter_http_connections_refused_total (\d+)$/m.exec((await exporter.app.inject({ url: '/metrics' })).body)?.[1],
+      );
     expect(await value()).toBe(0);
     await exporter.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (exporter.app.server.address() as net.AddressInfo).port;
     const held = await connect(port);
-    await waitFor('the connection to be accepted', () => new Promise<true | undefined>((resolve) => exporter.app.server.getConnections((_error, count) => resolve(count === 1 ? true : undefined))));
+    await waitFor(
+      'the connection to be accepted',
+      () =>
+        new Promise<true | undefined>((resolve) =>
+          exporter.app.server.getConnections((_error, count) => resolve(count === 1 ? true : undefined)),
+        ),
+    );
     const newcomer = await connect(port);
     expect(await held.closed).toBe('');
     newcomer.socket.destroy();

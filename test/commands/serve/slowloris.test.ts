@@ -19,7 +19,10 @@ afterEach(async () => {
 async function listening(overrides: Partial<AppOptions>): Promise<{ server: FastifyInstance; port: number }> {
   const server = buildApp({
     source: { parts: async () => [new EncodedPart('up 1\n')], takenAt: () => Date.now() },
-    telemetryPath: '/metrics', maxSnapshotAgeMs: 30_000, version: 'test', logger: pino({ level: 'silent' }),
+    telemetryPath: '/metrics',
+    maxSnapshotAgeMs: 30_000,
+    version: 'test',
+    logger: pino({ level: 'silent' }),
     ...overrides,
   });
   cleanups.push(() => server.close());
@@ -30,15 +33,21 @@ async function listening(overrides: Partial<AppOptions>): Promise<{ server: Fast
 /** `count` connections that send a request line and one header, and never the rest. */
 function slowloris(port: number, count: number): { sockets: net.Socket[]; opened: Promise<void> } {
   const sockets: net.Socket[] = [];
-  const opened = Promise.all(Array.from({ length: count }, () => new Promise<void>((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-      resolve();
-    });
-    socket.on('error', () => resolve());
-    socket.on('close', () => resolve());
-    sockets.push(socket);
-  }))).then(() => undefined);
+  const opened = Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1', () => {
+            socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+            resolve();
+          });
+          socket.on('error', () => resolve());
+          socket.on('close', () => resolve());
+          sockets.push(socket);
+        }),
+    ),
+  ).then(() => undefined);
   cleanups.push(() => sockets.forEach((socket) => socket.destroy()));
   return { sockets, opened };
 }
@@ -55,12 +64,17 @@ function scrape(port: number): Promise<{ status: number; ms: number }> {
   });
 }
 
-const openCount = (server: FastifyInstance) => new Promise<number>((resolve) => server.server.getConnections((_error, count) => resolve(count)));
+const openCount = (server: FastifyInstance) =>
+  new Promise<number>((resolve) => server.server.getConnections((_error, count) => resolve(count)));
 
 describe('slowloris from one address', () => {
   it('600 half-sent connections against a cap of 100: a scrape is still answered within 1 s', async () => {
     let closed = 0;
-    const { server, port } = await listening({ maxConnections: 100, maxConnectionsPerClient: 1000, onConnectionRefused: () => (closed += 1) });
+    const { server, port } = await listening({
+      maxConnections: 100,
+      maxConnectionsPerClient: 1000,
+      onConnectionRefused: () => (closed += 1),
+    });
     const attack = slowloris(port, 600);
     await attack.opened;
     await waitFor('the server to have seen every connection', () => (closed >= 500 ? true : undefined));
@@ -77,7 +91,9 @@ describe('slowloris from one address', () => {
     const { server, port } = await listening({ maxConnections: 512, onConnectionRefused: () => (closed += 1) });
     const attack = slowloris(port, 200);
     await attack.opened;
-    await waitFor('the server to have seen every connection', () => (closed >= 200 - DEFAULT_MAX_CONNECTIONS_PER_CLIENT ? true : undefined));
+    await waitFor('the server to have seen every connection', () =>
+      closed >= 200 - DEFAULT_MAX_CONNECTIONS_PER_CLIENT ? true : undefined,
+    );
     expect(await openCount(server)).toBe(DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
     const answer = await scrape(port);
     expect(answer.status).toBe(200);

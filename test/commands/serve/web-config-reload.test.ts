@@ -51,21 +51,31 @@ async function serve(text: string): Promise<string> {
   web = WebSecurity.load(file, logger, { settleMs: SETTLE_MS });
   app = buildApp({
     source: { parts: async () => [new EncodedPart('up 1\n')], takenAt: () => Date.now() },
-    telemetryPath: '/metrics', maxSnapshotAgeMs: 30_000, version: 'test', logger, authenticate: web.authenticate,
+    telemetryPath: '/metrics',
+    maxSnapshotAgeMs: 30_000,
+    version: 'test',
+    logger,
+    authenticate: web.authenticate,
   });
   web.attach(app.server);
   return `${await app.listen({ host: '127.0.0.1', port: 0 })}/metrics`;
 }
 
-const status = async (url: string, authorization?: string): Promise<number> => (await fetch(url, authorization ? { headers: { authorization } } : {})).status;
+const status = async (url: string, authorization?: string): Promise<number> =>
+  (await fetch(url, authorization ? { headers: { authorization } } : {})).status;
 
 /** Until the web config has read the file as it is now (settled, then applied or refused). */
 async function settled(): Promise<void> {
   const before = logged.length;
-  await waitFor('the change to be read', async () => {
-    web!.current();
-    return logged.length > before ? true : undefined;
-  }, 5_000, 10);
+  await waitFor(
+    'the change to be read',
+    async () => {
+      web!.current();
+      return logged.length > before ? true : undefined;
+    },
+    5_000,
+    10,
+  );
 }
 
 /** What the log said about reloads since `from`. */
@@ -111,9 +121,21 @@ describe('a change that cannot be used keeps the previous configuration', () => 
     ['only a comment', '# being rewritten\n', /the file is empty/],
     ['not YAML', 'basic_auth_users:\n  alice: "x\n', /:3: not valid YAML/],
     ['a password in clear', 'basic_auth_users:\n  alice: secret\n', /:2: the password of "alice" must be a bcrypt hash/],
-    ['cut short before its users', 'http_server_config:\n  headers:\n    X-Frame-Options: deny\n', /lists no basic_auth_users; to turn authentication off, say so with "basic_auth_users: \{\}"/],
-    ['cut short after "basic_auth_users:"', 'http_server_config:\n  headers:\n    X-Frame-Options: deny\nbasic_auth_users:\n', /lists no basic_auth_users/],
-    ['turning TLS on', `tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\nbasic_auth_users:\n  ${BOB}\n`, /turning TLS on or off or changing client_auth_type takes a restart/],
+    [
+      'cut short before its users',
+      'http_server_config:\n  headers:\n    X-Frame-Options: deny\n',
+      /lists no basic_auth_users; to turn authentication off, say so with "basic_auth_users: \{\}"/,
+    ],
+    [
+      'cut short after "basic_auth_users:"',
+      'http_server_config:\n  headers:\n    X-Frame-Options: deny\nbasic_auth_users:\n',
+      /lists no basic_auth_users/,
+    ],
+    [
+      'turning TLS on',
+      `tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\nbasic_auth_users:\n  ${BOB}\n`,
+      /turning TLS on or off or changing client_auth_type takes a restart/,
+    ],
   ])('%s: auth stays, one line says why, the reload is exported as failed', async (_name, text, reason) => {
     const url = await serve(GOOD);
     const startedAt = web!.reloadStatus().successAt;
@@ -253,7 +275,13 @@ describe('in /metrics', () => {
 
     writeFileSync(file, GOOD);
     const startedAt = Date.now() / 1000;
-    exporter = exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', '--web.disable-exporter-metrics', `--web.config.file=${file}`]);
+    exporter = exporterFromFlags([
+      '--path.sysfs',
+      ZOO,
+      '--no-collector.diag',
+      '--web.disable-exporter-metrics',
+      `--web.config.file=${file}`,
+    ]);
     const scrape = async () => (await exporter!.app.inject({ url: '/metrics', headers: { authorization: basic('alice', 'secret') } })).body;
     const first = await scrape();
     expect(first).toContain('# TYPE infiniband_exporter_web_config_last_reload_successful gauge\n');
@@ -263,10 +291,15 @@ describe('in /metrics', () => {
     expect(timestamp).toBeLessThanOrEqual(Date.now() / 1000);
 
     writeFileSync(file, '');
-    const failed = await waitFor('the emptied file to be refused', async () => {
-      const text = await scrape();
-      return value(text, 'infiniband_exporter_web_config_last_reload_successful') === 0 ? text : undefined;
-    }, 10 * WEB_CONFIG_SETTLE_MS, 100);
+    const failed = await waitFor(
+      'the emptied file to be refused',
+      async () => {
+        const text = await scrape();
+        return value(text, 'infiniband_exporter_web_config_last_reload_successful') === 0 ? text : undefined;
+      },
+      10 * WEB_CONFIG_SETTLE_MS,
+      100,
+    );
     expect(value(failed, 'infiniband_exporter_web_config_last_reload_success_timestamp_seconds')).toBe(timestamp);
     expect((await exporter.app.inject({ url: '/metrics' })).statusCode).toBe(401);
   });

@@ -34,7 +34,7 @@ function parseError(text: string): string {
 }
 
 describe('parsing', () => {
-  it('reads every supported key, defaults to TLS 1.2 and resolves files against the file\'s folder', () => {
+  it("reads every supported key, defaults to TLS 1.2 and resolves files against the file's folder", () => {
     const hash = htpasswd('secret');
     const config = parseWebConfigText(
       [
@@ -80,19 +80,42 @@ describe('parsing', () => {
   });
 
   it.each(['', '\n\n', '# nothing yet\n', '---\n'])('an empty file (%j) is an error, not a request to turn authentication off', (text) => {
-    expect(parseError(text)).toBe('web config file /etc/ibx/web.yml: the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)');
+    expect(parseError(text)).toBe(
+      'web config file /etc/ibx/web.yml: the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)',
+    );
   });
 
   it.each([
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  certfile: b.crt\n', /^web config file \/etc\/ibx\/web.yml:4: unknown key "tls_server_config.certfile", expected one of: tls_server_config.cert_file, /],
-    ['basic_auth_users: {}\nweb_config: 1\n', /^web config file \/etc\/ibx\/web.yml:2: unknown key "web_config", expected one of: tls_server_config, http_server_config, basic_auth_users$/],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  certfile: b.crt\n',
+      /^web config file \/etc\/ibx\/web.yml:4: unknown key "tls_server_config.certfile", expected one of: tls_server_config.cert_file, /,
+    ],
+    [
+      'basic_auth_users: {}\nweb_config: 1\n',
+      /^web config file \/etc\/ibx\/web.yml:2: unknown key "web_config", expected one of: tls_server_config, http_server_config, basic_auth_users$/,
+    ],
     ['basic_auth_users:\n  alice: secret\n', /:2: the password of "alice" must be a bcrypt hash \(\$2y\$…/],
     ['tls_server_config:\n  key_file: a.key\n', /:2: "tls_server_config" needs "cert_file"/],
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: RequireAndVerifyClientCert\n', /:4: client_auth_type RequireAndVerifyClientCert needs "tls_server_config.client_ca_file"/],
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_ca_file: ca.crt\n', /:4: a client CA is set but client_auth_type is NoClientCert/],
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version: TLS1.2\n', /:4: "tls_server_config.min_version" must be one of TLS10, TLS11, TLS12, TLS13, got "TLS1.2"/],
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version: TLS13\n  max_version: TLS12\n', /:5: max_version is below min_version/],
-    ['tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n', /:4: unsupported cipher suite TLS_RSA_WITH_RC4_128_SHA; supported: /],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_auth_type: RequireAndVerifyClientCert\n',
+      /:4: client_auth_type RequireAndVerifyClientCert needs "tls_server_config.client_ca_file"/,
+    ],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  client_ca_file: ca.crt\n',
+      /:4: a client CA is set but client_auth_type is NoClientCert/,
+    ],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version: TLS1.2\n',
+      /:4: "tls_server_config.min_version" must be one of TLS10, TLS11, TLS12, TLS13, got "TLS1.2"/,
+    ],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  min_version: TLS13\n  max_version: TLS12\n',
+      /:5: max_version is below min_version/,
+    ],
+    [
+      'tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n',
+      /:4: unsupported cipher suite TLS_RSA_WITH_RC4_128_SHA; supported: /,
+    ],
     ['http_server_config:\n  headers:\n    Server: ibx\n', /:3: unknown key "http_server_config.headers.Server"/],
     ['http_server_config:\n  http2: true\n', /:2: "http_server_config.http2": this exporter serves HTTP\/1.1 only/],
     ['rate_limit:\n  interval: 1s\n', /:1: "rate_limit" is not supported/],
@@ -108,11 +131,19 @@ describe('parsing', () => {
     try {
       const file = path.join(dir, 'web.yml');
       writeFileSync(file, 'basic_auth_users: {}\ntls_config:\n  cert_file: x\n');
-      const result = spawnSync(process.execPath, [MAIN, '--path.sysfs', ZOO, `--web.config.file=${file}`], { encoding: 'utf8', timeout: 20_000 });
+      const result = spawnSync(process.execPath, [MAIN, '--path.sysfs', ZOO, `--web.config.file=${file}`], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       expect(result.status).toBe(2);
-      expect(result.stderr).toBe(`infiniband-exporter: web config file ${file}:2: unknown key "tls_config", expected one of: tls_server_config, http_server_config, basic_auth_users\n`);
+      expect(result.stderr).toBe(
+        `infiniband-exporter: web config file ${file}:2: unknown key "tls_config", expected one of: tls_server_config, http_server_config, basic_auth_users\n`,
+      );
 
-      const missing = spawnSync(process.execPath, [MAIN, '--path.sysfs', ZOO, `--web.config.file=${path.join(dir, 'absent.yml')}`], { encoding: 'utf8', timeout: 20_000 });
+      const missing = spawnSync(process.execPath, [MAIN, '--path.sysfs', ZOO, `--web.config.file=${path.join(dir, 'absent.yml')}`], {
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       expect(missing.status).toBe(2);
       expect(missing.stderr).toMatch(/^infiniband-exporter: web config file .*absent\.yml: cannot be read: ENOENT/);
     } finally {
@@ -125,7 +156,8 @@ const tools = requireSystemTools('web-config', { promtool: 'prometheus', openssl
 
 describe('many users', () => {
   const HASH = `$2y$10$${'a'.repeat(53)}`;
-  const users = (count: number, extra = '') => `basic_auth_users:\n${Array.from({ length: count }, (_, i) => `  user${i}: ${HASH}\n`).join('')}${extra}`;
+  const users = (count: number, extra = '') =>
+    `basic_auth_users:\n${Array.from({ length: count }, (_, i) => `  user${i}: ${HASH}\n`).join('')}${extra}`;
 
   it('20 001 users load in well under a second: duplicate keys are found in linear time', () => {
     const text = users(20_001);
@@ -137,7 +169,9 @@ describe('many users', () => {
   });
 
   it('a user named twice is an error naming the line of the second', () => {
-    expect(parseError(users(20_000, `  user17: ${HASH}\n`))).toBe('web config file /etc/ibx/web.yml:20002: not valid YAML: Map keys must be unique');
+    expect(parseError(users(20_000, `  user17: ${HASH}\n`))).toBe(
+      'web config file /etc/ibx/web.yml:20002: not valid YAML: Map keys must be unique',
+    );
   });
 });
 
@@ -147,14 +181,60 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
 
   /** A self-signed CA: <name>.crt and <name>.key. */
   function makeCa(name: string): void {
-    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.crt`);
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.crt`,
+    );
   }
 
   /** A certificate signed by a CA, with a fresh key: <name>.crt and <name>.key. */
   function makeLeaf(name: string, ca: string, extensions: string): void {
-    openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
+    openssl(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    );
     writeFileSync(path.join(dir, `${name}.ext`), `${extensions}\n`);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.crt`, '-CAkey', `${ca}.key`, '-set_serial', `0x${Date.now().toString(16)}${Math.floor(Math.random() * 1e6)}`, '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.crt`,
+      '-CAkey',
+      `${ca}.key`,
+      '-set_serial',
+      `0x${Date.now().toString(16)}${Math.floor(Math.random() * 1e6)}`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    );
   }
   const SERVER = 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth';
   const CLIENT = 'subjectAltName=DNS:prometheus.example.org\nextendedKeyUsage=clientAuth';
@@ -204,7 +284,11 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          host: '127.0.0.1', port, path: '/metrics', ca: pem('ca.crt'), agent: false,
+          host: '127.0.0.1',
+          port,
+          path: '/metrics',
+          ca: pem('ca.crt'),
+          agent: false,
           ...(user !== undefined && { auth: `${user}:${password ?? ''}` }),
           ...rest,
         },
@@ -222,12 +306,17 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
   }
 
   const fingerprint = (name: string) =>
-    execFileSync(tools.paths.openssl!, ['x509', '-in', file(name), '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().replace(/^.*=/, '');
+    execFileSync(tools.paths.openssl!, ['x509', '-in', file(name), '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' })
+      .trim()
+      .replace(/^.*=/, '');
 
   it('serves metrics over TLS to the right password; a wrong, unknown or missing one gets 401', async () => {
     replace('exporter.crt', 'server-a.crt');
     replace('exporter.key', 'server-a.key');
-    writeFileSync(file('web.yml'), `tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\nhttp_server_config:\n  headers:\n    X-Frame-Options: deny\nbasic_auth_users:\n  prometheus: ${htpasswd('right')}\n`);
+    writeFileSync(
+      file('web.yml'),
+      `tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\nhttp_server_config:\n  headers:\n    X-Frame-Options: deny\nbasic_auth_users:\n  prometheus: ${htpasswd('right')}\n`,
+    );
     const port = await serve(file('web.yml'));
 
     const ok = await get(port, { user: 'prometheus', password: 'right' });
@@ -238,7 +327,12 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
     // A second time is served from the cache of good logins: the answer is the same.
     expect((await get(port, { user: 'prometheus', password: 'right' })).status).toBe(200);
 
-    for (const credentials of [{ user: 'prometheus', password: 'wrong' }, { user: 'nobody', password: 'right' }, { user: 'prometheus', password: '' }, {}]) {
+    for (const credentials of [
+      { user: 'prometheus', password: 'wrong' },
+      { user: 'nobody', password: 'right' },
+      { user: 'prometheus', password: '' },
+      {},
+    ]) {
       const denied = await get(port, credentials);
       expect(denied.status, JSON.stringify(credentials)).toBe(401);
       expect(denied.headers['www-authenticate']).toBe('Basic realm="infiniband-exporter", charset="UTF-8"');
@@ -248,8 +342,16 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
     expect((await get(port, { path: '/healthz' })).status).toBe(401);
 
     // The file is read again once a change has settled: the new user works, the old one no longer does.
-    writeFileSync(file('web.yml'), `tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\nbasic_auth_users:\n  scraper: ${htpasswd('new')}\n`);
-    await waitFor('the new user to be let in', async () => ((await get(port, { user: 'scraper', password: 'new' })).status === 200 ? true : undefined), 10_000, 100);
+    writeFileSync(
+      file('web.yml'),
+      `tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\nbasic_auth_users:\n  scraper: ${htpasswd('new')}\n`,
+    );
+    await waitFor(
+      'the new user to be let in',
+      async () => ((await get(port, { user: 'scraper', password: 'new' })).status === 200 ? true : undefined),
+      10_000,
+      100,
+    );
     expect((await get(port, { user: 'prometheus', password: 'right' })).status).toBe(401);
   });
 
@@ -287,7 +389,10 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
   it('RequireAndVerifyClientCert lets in only clients with a certificate from the CA', async () => {
     replace('exporter.crt', 'server-a.crt');
     replace('exporter.key', 'server-a.key');
-    writeFileSync(file('web.yml'), 'tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [prometheus.example.org]\n');
+    writeFileSync(
+      file('web.yml'),
+      'tls_server_config:\n  cert_file: exporter.crt\n  key_file: exporter.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [prometheus.example.org]\n',
+    );
     const port = await serve(file('web.yml'));
     expect((await get(port, { cert: pem('client.crt'), key: pem('client.key') })).status).toBe(200);
     await expect(get(port)).rejects.toThrow();
@@ -297,7 +402,9 @@ describe.skipIf(tools.skipReason !== undefined)('HTTPS with openssl-made certifi
   it('a certificate that does not match its key is a usage error at start', () => {
     writeFileSync(file('mismatch.yml'), 'tls_server_config:\n  cert_file: server-a.crt\n  key_file: server-b.key\n');
     expect(() => exporterFromFlags(['--path.sysfs', ZOO, '--no-collector.diag', `--web.config.file=${file('mismatch.yml')}`])).toThrow(
-      new RegExp(`^web config file ${file('mismatch.yml')}: tls_server_config: cannot use the certificate, key or CA: .*key values mismatch`),
+      new RegExp(
+        `^web config file ${file('mismatch.yml')}: tls_server_config: cannot use the certificate, key or CA: .*key values mismatch`,
+      ),
     );
   });
 

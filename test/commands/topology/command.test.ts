@@ -33,10 +33,14 @@ async function save(override?: Override<FabricCommand>): Promise<{ code: number;
   dirs.push(dir);
   const file = path.join(dir, 'plan.txt');
   const out = { stdout: '', stderr: '' };
-  const code = await runTopology(['save', file, '--path.sysfs', NO_INFINIBAND, '--diag.timeout', '2s'], { stdout: { write: (text: string) => (out.stdout += text) }, stderr: { write: (text: string) => (out.stderr += text) } }, {
-    runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy'], override) },
-    now: () => new Date('2026-11-27T12:00:00Z'),
-  });
+  const code = await runTopology(
+    ['save', file, '--path.sysfs', NO_INFINIBAND, '--diag.timeout', '2s'],
+    { stdout: { write: (text: string) => (out.stdout += text) }, stderr: { write: (text: string) => (out.stderr += text) } },
+    {
+      runners: { module: 'not-installed', fabric: new ReplayRunner<FabricCommand>('fabric', ['healthy'], override) },
+      now: () => new Date('2026-11-27T12:00:00Z'),
+    },
+  );
   return { code, stderr: out.stderr, text: code === 0 ? await readFile(file, 'utf8') : '' };
 }
 
@@ -52,7 +56,9 @@ describe('topology save', () => {
     const { code, stderr, text } = await save(cloning);
     expect(code).toBe(0);
     expect(stderr.split('\n').filter(Boolean)).toEqual([
-      expect.stringMatching(/^infiniband-exporter topology save: wrote the fabric \(14 nodes, \d+ cables\) to .*plan\.txt as a cabling plan$/),
+      expect.stringMatching(
+        /^infiniband-exporter topology save: wrote the fabric \(14 nodes, \d+ cables\) to .*plan\.txt as a cabling plan$/,
+      ),
       'infiniband-exporter topology save: named 3 nodes by GUID, as no name is theirs alone: 3 share their NodeDescription with another node',
     ]);
     expect(text).toContain('# 3 nodes by GUID, as no name is theirs alone: 3 share their NodeDescription with another node.\n');

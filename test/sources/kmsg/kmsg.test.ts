@@ -28,21 +28,41 @@ describe('what counts in the kernel log', () => {
     ['harmless-probe-failure.log', []],
     [
       'events-source-format.log',
-      ['fatal', 'module_error', 'pci_error', 'pci_error', 'pci_error', 'tx_timeout', 'link_down'].map((kind) => ({ subject: { pci: '0000:3b:00.0' }, kind })),
+      ['fatal', 'module_error', 'pci_error', 'pci_error', 'pci_error', 'tx_timeout', 'link_down'].map((kind) => ({
+        subject: { pci: '0000:3b:00.0' },
+        kind,
+      })),
     ],
   ])('%s', (name, expected) => {
     expect(eventsOf(name)).toEqual(expected);
   });
 
   it('names the device from DEVICE= of the record, and an InfiniBand device from its messages', () => {
-    expect(classifyKernelMessage({ message: 'mlx5_core 0000:3b:00.0: poll_health:174: device\'s health compromised - reached miss count', device: '+pci:0000:3B:00.0' })).toEqual({ subject: { pci: '0000:3b:00.0' }, kind: 'health_compromised' });
-    expect(classifyKernelMessage({ message: 'infiniband mlx5_2: wait_func:1132:(pid 7): QUERY_VPORT_COUNTER(0x770) timeout. Will cause a leak of a command resource' })).toEqual({ subject: { device: 'mlx5_2' }, kind: 'cmd_timeout' });
+    expect(
+      classifyKernelMessage({
+        message: "mlx5_core 0000:3b:00.0: poll_health:174: device's health compromised - reached miss count",
+        device: '+pci:0000:3B:00.0',
+      }),
+    ).toEqual({ subject: { pci: '0000:3b:00.0' }, kind: 'health_compromised' });
+    expect(
+      classifyKernelMessage({
+        message: 'infiniband mlx5_2: wait_func:1132:(pid 7): QUERY_VPORT_COUNTER(0x770) timeout. Will cause a leak of a command resource',
+      }),
+    ).toEqual({ subject: { device: 'mlx5_2' }, kind: 'cmd_timeout' });
     // Another driver's words are not an adapter's.
-    expect(classifyKernelMessage({ message: 'nvme 0000:01:00.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)' })).toBeUndefined();
+    expect(
+      classifyKernelMessage({
+        message: 'nvme 0000:01:00.0: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)',
+      }),
+    ).toBeUndefined();
   });
 
   it('reads the header and the DEVICE= continuation of a record', () => {
-    expect(parseKmsgHeaderLine('3,1234,5120331870,-,caller=T12;mlx5_core 0000:3b:00.0: x')).toEqual({ sequence: 1234, usec: 5120331870, message: 'mlx5_core 0000:3b:00.0: x' });
+    expect(parseKmsgHeaderLine('3,1234,5120331870,-,caller=T12;mlx5_core 0000:3b:00.0: x')).toEqual({
+      sequence: 1234,
+      usec: 5120331870,
+      message: 'mlx5_core 0000:3b:00.0: x',
+    });
     expect(parseKmsgHeaderLine('[ 1.2] mlx5_core 0000:3b:00.0: x')).toBeUndefined();
   });
 });
@@ -61,7 +81,10 @@ describe('following a plain file', () => {
     writeFileSync(file, content);
     return file;
   }
-  function follow(file: string, fromStart = false): { follower: KmsgFollower; drain: () => { records: KmsgRecord[]; counts: ReturnType<KmsgFollower['drain']> } } {
+  function follow(
+    file: string,
+    fromStart = false,
+  ): { follower: KmsgFollower; drain: () => { records: KmsgRecord[]; counts: ReturnType<KmsgFollower['drain']> } } {
     const follower = new KmsgFollower(file, fromStart);
     followers.push(follower);
     return {
@@ -88,11 +111,18 @@ describe('following a plain file', () => {
   it('keeps a line written in two parts, and DEVICE= of the continuation lines', () => {
     const file = logFile('');
     const { drain } = follow(file);
-    appendFileSync(file, '3,7,100,-;mlx5_core 0000:3b:00.0: poll_health:174: device\'s health ');
+    appendFileSync(file, "3,7,100,-;mlx5_core 0000:3b:00.0: poll_health:174: device's health ");
     expect(drain().records).toEqual([]);
     appendFileSync(file, 'compromised - reached miss count\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\nnot a record\n');
     const { records, counts } = drain();
-    expect(records).toEqual([{ sequence: 7, usec: 100, message: 'mlx5_core 0000:3b:00.0: poll_health:174: device\'s health compromised - reached miss count', device: '+pci:0000:3b:00.0' }]);
+    expect(records).toEqual([
+      {
+        sequence: 7,
+        usec: 100,
+        message: "mlx5_core 0000:3b:00.0: poll_health:174: device's health compromised - reached miss count",
+        device: '+pci:0000:3b:00.0',
+      },
+    ]);
     expect(counts.unparsed).toBe(1);
   });
 

@@ -24,10 +24,22 @@ import type { CablingPlan, CablingReport, RailRule, ResolvedPlan } from '../../.
 import type { FabricTopology } from '../../../model/fabric.js';
 import { judgeCablingSteps } from '../../../model/cabling-conformance.js';
 import type { Snapshot } from '../../../model/snapshot.js';
-import { defineCollector, type Collector, type CollectorContext, type Off, type Reader, type Reading } from '../../../collection/collector.js';
+import {
+  defineCollector,
+  type Collector,
+  type CollectorContext,
+  type Off,
+  type Reader,
+  type Reading,
+} from '../../../collection/collector.js';
 import { CABLING_METRIC_ORDER, writeCablingMetricsSteps } from './metrics.js';
 import { cablingFindings, explainedByCabling } from './findings.js';
-import { FABRIC_CABLING_PART, FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS, type DiscoveryPart } from '../../parts.js';
+import {
+  FABRIC_CABLING_PART,
+  FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY,
+  FABRIC_PORTS_PART as FABRIC_PORTS,
+  type DiscoveryPart,
+} from '../../parts.js';
 import { FABRIC_RAILS_SECTION } from './rails-section.js';
 import { FABRIC_PORTS_CYCLE, FABRIC_SWITCH } from '../fabric-mode.js';
 
@@ -51,13 +63,21 @@ const versionOf = (stats: Stats): string => `${stats.ino}:${stats.size}:${stats.
 
 // The plan's parser and resolver are fabric mode's sources: loaded when first needed, never by a
 // host that does not run fabric mode.
-type PlanSource = typeof import('../../../sources/fabric/cabling-plan.js') & typeof import('../../../sources/fabric/cabling-plan-resolution.js');
+type PlanSource = typeof import('../../../sources/fabric/cabling-plan.js') &
+  typeof import('../../../sources/fabric/cabling-plan-resolution.js');
 let planSource: Promise<PlanSource> | undefined;
 const loadPlanSource = (): Promise<PlanSource> =>
-  (planSource ??= Promise.all([import('../../../sources/fabric/cabling-plan.js'), import('../../../sources/fabric/cabling-plan-resolution.js')]).then(([parsing, resolution]) => ({ ...parsing, ...resolution })));
+  (planSource ??= Promise.all([
+    import('../../../sources/fabric/cabling-plan.js'),
+    import('../../../sources/fabric/cabling-plan-resolution.js'),
+  ]).then(([parsing, resolution]) => ({ ...parsing, ...resolution })));
 
 /** Read and parse the plan file (in time slices: a reload must not hold the loop): the plan, or the one line that says why it cannot be used. */
-async function loadPlan({ parsePlanSteps, planErrorMessage }: PlanSource, file: string, source: string): Promise<{ loaded: PlanFile } | { error: string }> {
+async function loadPlan(
+  { parsePlanSteps, planErrorMessage }: PlanSource,
+  file: string,
+  source: string,
+): Promise<{ loaded: PlanFile } | { error: string }> {
   let text: string;
   let version: string;
   try {
@@ -116,9 +136,14 @@ class CablingReader implements Reader<CablingReport> {
       if (this.refused && this.inForce) failures.push(`${this.refused.message}; the plan read before stays in force`);
     }
     // Names of the plan that do not resolve: errors of the collector, each with its first line.
-    const problems = (this.inForce?.resolved?.problems ?? []).map((problem) => ({ item: `${this.source} ${this.file}:${problem.lines[0]}`, message: problem.message }));
+    const problems = (this.inForce?.resolved?.problems ?? []).map((problem) => ({
+      item: `${this.source} ${this.file}:${problem.lines[0]}`,
+      message: problem.message,
+    }));
     // Every cable of the fabric: judged in time slices.
-    const report = await inSlices(judgeCablingSteps(this.inForce?.resolved, this.rails, discovery?.topology, FABRIC_PORTS.of(snapshot)?.ports ?? new Map()));
+    const report = await inSlices(
+      judgeCablingSteps(this.inForce?.resolved, this.rails, discovery?.topology, FABRIC_PORTS.of(snapshot)?.ports ?? new Map()),
+    );
     return {
       ...(report && { part: report }),
       ...(failures.length > 0 && { failure: failures.join('; ') }),
@@ -147,7 +172,8 @@ class CablingReader implements Reader<CablingReport> {
       } else if (!candidate) {
         return this.context.fatal(new UsageError(result.error));
       } else {
-        if (this.refused?.version !== version) logger.error({ file, error: result.error }, 'the changed cabling plan is not usable; the plan read before stays in force');
+        if (this.refused?.version !== version)
+          logger.error({ file, error: result.error }, 'the changed cabling plan is not usable; the plan read before stays in force');
         this.refused = { version, message: result.error };
       }
     }
@@ -170,7 +196,8 @@ class CablingReader implements Reader<CablingReport> {
 const PLAN_REFUSED = {
   consequence: 'the cabling plan in force may not be the file as it is now: the cables are judged against the plan read before',
   meaning: 'A changed plan that does not parse is refused so that a typo never passes for a miswired fabric.',
-  cause: 'An edit of the plan file with a malformed line, a port cabled twice, or an unknown width or speed; or the file was removed or made unreadable.',
+  cause:
+    'An edit of the plan file with a malformed line, a port cabled twice, or an unknown width or speed; or the file was removed or made unreadable.',
 };
 
 function setUp(context: CollectorContext): Reader<CablingReport> | Off {
@@ -200,7 +227,8 @@ export const FABRIC_CABLING: Collector<CablingReport> = defineCollector({
   verify,
   setUp,
   metrics: { families: CABLING_METRIC_ORDER, write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
-  findings: (snapshot) => cablingFindings(FABRIC_CABLING.of(snapshot), FABRIC_DISCOVERY.of(snapshot)?.topology, FABRIC_PORTS.of(snapshot)?.ports),
+  findings: (snapshot) =>
+    cablingFindings(FABRIC_CABLING.of(snapshot), FABRIC_DISCOVERY.of(snapshot)?.topology, FABRIC_PORTS.of(snapshot)?.ports),
   explains: (snapshot) => {
     const report = FABRIC_CABLING.of(snapshot);
     return report && explainedByCabling(report);

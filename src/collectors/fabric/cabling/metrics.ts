@@ -17,14 +17,26 @@ const gauge = (name: string, labels: readonly string[], help: string): MetricSpe
 
 /** The families, in the order they are written. */
 export const CABLING_METRICS = {
-  plannedLinkStatus: gauge('infiniband_fabric_planned_link_status', CABLE,
-    'Each cable of the cabling plan (--fabric.topology-file), labelled by its ends as the plan writes them: 0 as planned, 1 no link (not plugged in, broken, or a node of it missing), 2 connected elsewhere (an end is cabled to another port: check --collector.fabric and /fabric say which cable to move where), 3 up as planned but below the plan\'s width or speed.'),
-  unplannedLinkInfo: gauge('infiniband_fabric_unplanned_link_info', CABLE,
-    'A cable the cabling plan does not have (value always 1), switch end first: on a port the plan has another cable for (a misplaced cable shows here where it is, and as status 2 of its planned cable), or between two nodes of the plan.'),
-  planNodesMissing: gauge('infiniband_fabric_plan_nodes_missing', [],
-    'Nodes the cabling plan names that the fabric does not have: powered off, not installed yet, every cable unplugged, or (a switch) failed. 0 when every node of the plan is there.'),
-  railViolation: gauge('infiniband_fabric_rail_violation', ['node_guid', 'port', 'rail', 'peer_guid', 'peer_port', 'peer_rail'],
-    'Present (value 1) only while a host adapter (node_guid, port) of a rail-optimised fabric is cabled to a switch of another rail (peer_guid, peer_port, of rail peer_rail; empty when that switch is of no rail): its rail traffic crosses the spines. Rails from fabric.rails, else inferred from where most hosts cable each adapter.'),
+  plannedLinkStatus: gauge(
+    'infiniband_fabric_planned_link_status',
+    CABLE,
+    "Each cable of the cabling plan (--fabric.topology-file), labelled by its ends as the plan writes them: 0 as planned, 1 no link (not plugged in, broken, or a node of it missing), 2 connected elsewhere (an end is cabled to another port: check --collector.fabric and /fabric say which cable to move where), 3 up as planned but below the plan's width or speed.",
+  ),
+  unplannedLinkInfo: gauge(
+    'infiniband_fabric_unplanned_link_info',
+    CABLE,
+    'A cable the cabling plan does not have (value always 1), switch end first: on a port the plan has another cable for (a misplaced cable shows here where it is, and as status 2 of its planned cable), or between two nodes of the plan.',
+  ),
+  planNodesMissing: gauge(
+    'infiniband_fabric_plan_nodes_missing',
+    [],
+    'Nodes the cabling plan names that the fabric does not have: powered off, not installed yet, every cable unplugged, or (a switch) failed. 0 when every node of the plan is there.',
+  ),
+  railViolation: gauge(
+    'infiniband_fabric_rail_violation',
+    ['node_guid', 'port', 'rail', 'peer_guid', 'peer_port', 'peer_rail'],
+    'Present (value 1) only while a host adapter (node_guid, port) of a rail-optimised fabric is cabled to a switch of another rail (peer_guid, peer_port, of rail peer_rail; empty when that switch is of no rail): its rail traffic crosses the spines. Rails from fabric.rails, else inferred from where most hosts cable each adapter.',
+  ),
 } as const;
 
 export const CABLING_METRIC_ORDER: readonly MetricSpec[] = Object.values(CABLING_METRICS);
@@ -45,26 +57,40 @@ function* cablingSamplesSteps(report: CablingReport | undefined, shard: Shard): 
       const [a, b] = link.cable.ends;
       // A cable with a node no name resolved has no GUID to label it: it counts in plan_nodes_missing.
       if (a.nodeGuid === undefined || b.nodeGuid === undefined || !inShard(a.nodeGuid, shard)) continue;
-      samples.add(CABLING_METRICS.plannedLinkStatus, { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) }, link.status);
+      samples.add(
+        CABLING_METRICS.plannedLinkStatus,
+        { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) },
+        link.status,
+      );
     }
-    for (const { ends: [a, b] } of conformance.unplanned) {
+    for (const {
+      ends: [a, b],
+    } of conformance.unplanned) {
       if (pace()) yield;
       if (!inShard(a.nodeGuid, shard)) continue;
-      samples.add(CABLING_METRICS.unplannedLinkInfo, { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) }, 1);
+      samples.add(
+        CABLING_METRICS.unplannedLinkInfo,
+        { node_guid: a.nodeGuid, port: String(a.port), peer_guid: b.nodeGuid, peer_port: String(b.port) },
+        1,
+      );
     }
     // The fabric's count, served once: by shard 1.
     if (shard.index === 1) samples.add(CABLING_METRICS.planNodesMissing, {}, conformance.missingNodes.length);
   }
   for (const violation of report?.rails?.violations ?? []) {
     if (!inShard(violation.adapter.nodeGuid, shard)) continue;
-    samples.add(CABLING_METRICS.railViolation, {
-      node_guid: violation.adapter.nodeGuid,
-      port: String(violation.adapter.port),
-      rail: violation.rail,
-      peer_guid: violation.leaf.nodeGuid,
-      peer_port: String(violation.leaf.port),
-      peer_rail: violation.leafRail,
-    }, 1);
+    samples.add(
+      CABLING_METRICS.railViolation,
+      {
+        node_guid: violation.adapter.nodeGuid,
+        port: String(violation.adapter.port),
+        rail: violation.rail,
+        peer_guid: violation.leaf.nodeGuid,
+        peer_port: String(violation.leaf.port),
+        peer_rail: violation.leafRail,
+      },
+      1,
+    );
   }
   return samples;
 }

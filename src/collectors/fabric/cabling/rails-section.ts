@@ -72,10 +72,11 @@ export const FABRIC_RAILS_SECTION: Section<readonly RailRule[]> = {
     }
     return undefined;
   },
-  parse: (value) => (value as Entry[]).map((entry, index) => ({
-    name: nameOf(entry, index),
-    leaves: typeof entry.leaves === 'string' ? [entry.leaves] : entry.leaves,
-    adapter: entry.adapter.trim(),
-  })),
+  parse: (value) =>
+    (value as Entry[]).map((entry, index) => ({
+      name: nameOf(entry, index),
+      leaves: typeof entry.leaves === 'string' ? [entry.leaves] : entry.leaves,
+      adapter: entry.adapter.trim(),
+    })),
   explain,
 };

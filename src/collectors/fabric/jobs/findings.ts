@@ -46,9 +46,12 @@ export function jobFindings(snapshot: Snapshot): Finding[] {
       severity: 'warning',
       subject: { kind: 'fabric-port', node: owner.node, port: owner.port, peer },
       summary: `the ${link.scope === 'host' ? 'adapter' : 'inter-switch'} link ${portPhrase(owner)} – ${portPhrase(peer)} is ${reasons.join(', ')} and carries ${plural(jobs.length, 'running job')}: ${named}${more}`,
-      meaning: 'Every collective operation of these jobs waits on their slowest link: a down, degraded, erroring or miswired link in a job\'s footprint slows the whole job, or moves its traffic onto fewer links.',
-      cause: 'A cable, transceiver or port going bad (errors, a lower width or speed), a cable pulled or moved, while jobs were placed across it.',
-      remedy: 'fix the link as its own finding says; if it cannot be fixed now, drain the hosts or the link (scontrol update nodename=<host> state=drain reason="IB link") so that new jobs avoid it',
+      meaning:
+        "Every collective operation of these jobs waits on their slowest link: a down, degraded, erroring or miswired link in a job's footprint slows the whole job, or moves its traffic onto fewer links.",
+      cause:
+        'A cable, transceiver or port going bad (errors, a lower width or speed), a cable pulled or moved, while jobs were placed across it.',
+      remedy:
+        'fix the link as its own finding says; if it cannot be fixed now, drain the hosts or the link (scontrol update nodename=<host> state=drain reason="IB link") so that new jobs avoid it',
       runbook: 'infinibandjobnetworkimpaired',
       alert: 'InfiniBandJobNetworkImpaired',
     };
@@ -58,5 +61,6 @@ export function jobFindings(snapshot: Snapshot): Finding[] {
 export const JOBS_FAILURE: CollectorFailure = {
   consequence: 'the running jobs were not read: the job series and the jobs a bad link carries are out of date',
   meaning: 'The fabric is watched as before; only which jobs run over which links is not known.',
-  cause: 'squeue failed (the Slurm controller is down or unreachable, munge not running on this host, squeue past its time limit) or --jobs.file could not be read or no longer parses (the read errors say which line).',
+  cause:
+    'squeue failed (the Slurm controller is down or unreachable, munge not running on this host, squeue past its time limit) or --jobs.file could not be read or no longer parses (the read errors say which line).',
 };

@@ -10,14 +10,26 @@ import { FABRIC_CABLING_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.j
 import type { JobsPart } from '../../../model/job-footprint.js';
 
 export const JOB_METRICS = {
-  info: gauge('infiniband_job_info', ['job_id', 'user', 'partition', 'name'],
-    'A running job of the workload manager on at least --jobs.min-hosts hosts (value always 1), from squeue or --jobs.file; served by shard 1 only.'),
-  hosts: gauge('infiniband_job_hosts', ['job_id', 'state'],
-    'Hosts of a running job: on_fabric, matched to an adapter of the fabric; not_found, no adapter has that node-name-map name, NodeDescription host or fabric.host_pattern match (its links are not watched). Shard 1 only.'),
-  links: gauge('infiniband_job_links', ['job_id', 'scope'],
-    'Links of a job\'s footprint this shard reports: scope host, its adapters\' links; scope switch, the inter-switch links on minimal-hop paths between its leaves. Sum over shards for the whole footprint.'),
-  linksImpaired: gauge('infiniband_job_links_impaired', ['job_id', 'scope', 'reason'],
-    'Links of a job\'s footprint that are down, degraded (below the expected width or speed), with rising error counters, over the BER threshold, or miswired (not where the cabling plan or the rails want them), in the last ports cycle; a link counts once per reason. Sum over shards (infiniband:job_links_impaired:sum).'),
+  info: gauge(
+    'infiniband_job_info',
+    ['job_id', 'user', 'partition', 'name'],
+    'A running job of the workload manager on at least --jobs.min-hosts hosts (value always 1), from squeue or --jobs.file; served by shard 1 only.',
+  ),
+  hosts: gauge(
+    'infiniband_job_hosts',
+    ['job_id', 'state'],
+    'Hosts of a running job: on_fabric, matched to an adapter of the fabric; not_found, no adapter has that node-name-map name, NodeDescription host or fabric.host_pattern match (its links are not watched). Shard 1 only.',
+  ),
+  links: gauge(
+    'infiniband_job_links',
+    ['job_id', 'scope'],
+    "Links of a job's footprint this shard reports: scope host, its adapters' links; scope switch, the inter-switch links on minimal-hop paths between its leaves. Sum over shards for the whole footprint.",
+  ),
+  linksImpaired: gauge(
+    'infiniband_job_links_impaired',
+    ['job_id', 'scope', 'reason'],
+    "Links of a job's footprint that are down, degraded (below the expected width or speed), with rising error counters, over the BER threshold, or miswired (not where the cabling plan or the rails want them), in the last ports cycle; a link counts once per reason. Sum over shards (infiniband:job_links_impaired:sum).",
+  ),
 } as const;
 
 export const FAMILIES = Object.values(JOB_METRICS);
@@ -51,7 +63,8 @@ export function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
     const counts = jobLinkCounts(placed, evidence);
     for (const scope of FOOTPRINT_SCOPES) {
       samples.add(JOB_METRICS.links, { job_id: job.id, scope }, counts[scope].links);
-      for (const reason of IMPAIRMENT_REASONS) samples.add(JOB_METRICS.linksImpaired, { job_id: job.id, scope, reason }, counts[scope].impaired[reason]);
+      for (const reason of IMPAIRMENT_REASONS)
+        samples.add(JOB_METRICS.linksImpaired, { job_id: job.id, scope, reason }, counts[scope].impaired[reason]);
     }
   }
   samples.writeTo(FAMILIES, out);

@@ -13,15 +13,32 @@ import type { CollectorContext, Cycle, Off, Reader, Reading, ToolGroup } from '.
 import { FABRIC_DISCOVERY_PART } from '../../parts.js';
 import { DISCOVERY_CYCLE, FABRIC_SHARD } from '../fabric-mode.js';
 
-export const SQUEUE_PATH = optionalFlag(STRING, { name: 'squeue.path', key: 'jobs.squeue_path', help: 'squeue executable, e.g. /usr/bin/squeue: Slurm\'s running jobs are read with it (unless --jobs.file is given) and placed on the fabric.', check: true });
-export const JOBS_INTERVAL = flag(DURATION, { name: 'jobs.interval', key: 'jobs.interval', default: '30s', help: 'How often the running jobs are read (squeue, or --jobs.file when it changed).', check: true });
+export const SQUEUE_PATH = optionalFlag(STRING, {
+  name: 'squeue.path',
+  key: 'jobs.squeue_path',
+  help: "squeue executable, e.g. /usr/bin/squeue: Slurm's running jobs are read with it (unless --jobs.file is given) and placed on the fabric.",
+  check: true,
+});
+export const JOBS_INTERVAL = flag(DURATION, {
+  name: 'jobs.interval',
+  key: 'jobs.interval',
+  default: '30s',
+  help: 'How often the running jobs are read (squeue, or --jobs.file when it changed).',
+  check: true,
+});
 export const JOBS_FILE_FLAG = optionalFlag(STRING, {
   name: 'jobs.file',
   key: 'jobs.file',
   help: 'YAML or JSON list of the running jobs, {id, user, partition, name, hosts: [...]}, for a scheduler other than Slurm; read again when it changes.',
   check: true,
 });
-export const JOBS_MIN_HOSTS = flag(COUNT, { name: 'jobs.min-hosts', key: 'jobs.min_hosts', default: '2', help: 'Jobs on fewer hosts are left out (a one-host job uses no inter-switch link).', check: true });
+export const JOBS_MIN_HOSTS = flag(COUNT, {
+  name: 'jobs.min-hosts',
+  key: 'jobs.min_hosts',
+  default: '2',
+  help: 'Jobs on fewer hosts are left out (a one-host job uses no inter-switch link).',
+  check: true,
+});
 
 /** `fabric.host_pattern` (config file): a regular expression on an adapter's NodeDescription whose first group (else whole match) is the host name. */
 export const FABRIC_HOST_PATTERN: Section<RegExp | undefined> = {
@@ -57,7 +74,6 @@ export const JOBS_CYCLE: Cycle = {
   // Jobs are placed on a topology: the first reading waits for the first discovery.
   after: { cycle: DISCOVERY_CYCLE, fresh: false },
 };
-
 
 /** Where the jobs are read from. */
 interface JobSource {
@@ -113,7 +129,11 @@ class SqueueSource implements JobSource {
     const failure = commandFailure(result, this.timeoutMs, '--jobs.interval');
     if (failure !== undefined) return { error: failure, item: commandLine(result), timeout: result.outcome === 'timeout' };
     const parsed = parseSqueue(result.stdout);
-    if (parsed.unparsed.count > 0) return { error: `${parsed.unparsed.count} lines not understood, e.g. ${JSON.stringify(parsed.unparsed.examples[0])}`, item: commandLine(result) };
+    if (parsed.unparsed.count > 0)
+      return {
+        error: `${parsed.unparsed.count} lines not understood, e.g. ${JSON.stringify(parsed.unparsed.examples[0])}`,
+        item: commandLine(result),
+      };
     return { jobs: parsed.jobs };
   }
 }
@@ -136,16 +156,23 @@ class JobsReader implements Reader<JobsPart> {
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<JobsPart>> {
     const read = await this.source.read(signal);
-    if ('error' in read) return { errors: [{ item: read.item, message: read.error }], failOnErrors: true, timeouts: read.timeout ? ['squeue'] : [] };
+    if ('error' in read)
+      return { errors: [{ item: read.item, message: read.error }], failOnErrors: true, timeouts: read.timeout ? ['squeue'] : [] };
     const topology = FABRIC_DISCOVERY_PART.of(snapshot)?.topology;
     if (!topology) return { failure: 'no fabric topology yet: jobs are placed on the links discovery found' };
     const minHosts = this.context.settings.get(JOBS_MIN_HOSTS);
-    const jobs = this.placement.place(topology, read.jobs.filter((job) => job.hosts.length >= minHosts));
+    const jobs = this.placement.place(
+      topology,
+      read.jobs.filter((job) => job.hosts.length >= minHosts),
+    );
     for (const job of jobs) {
       const fresh = job.notFound.filter((host) => !this.logged.has(host));
       if (fresh.length === 0) continue;
       for (const host of fresh) this.logged.add(host);
-      this.context.logger.warn({ job: job.job.id, hosts: fresh }, `job ${job.job.id}: ${fresh.length} host(s) not found on the fabric (no adapter with that node-name-map name, NodeDescription or fabric.host_pattern match): ${fresh.slice(0, 10).join(', ')}`);
+      this.context.logger.warn(
+        { job: job.job.id, hosts: fresh },
+        `job ${job.job.id}: ${fresh.length} host(s) not found on the fabric (no adapter with that node-name-map name, NodeDescription or fabric.host_pattern match): ${fresh.slice(0, 10).join(', ')}`,
+      );
     }
     return { part: { source: this.source.kind, jobs, shard: this.context.settings.get(FABRIC_SHARD) } };
   }
@@ -159,7 +186,7 @@ export function setUpJobs(context: CollectorContext): Reader<JobsPart> | Off {
   const timeoutMs = squeueTimeoutMs(settings);
   context.countCommands(SQUEUE_TOOLS.tools);
   const injected = context.runner(SQUEUE_TOOLS);
-  if (injected === 'not-installed') return { off: 'no squeue (Slurm\'s client) and no --jobs.file: no jobs to place on the fabric' };
+  if (injected === 'not-installed') return { off: "no squeue (Slurm's client) and no --jobs.file: no jobs to place on the fabric" };
   if (injected !== undefined) return new JobsReader(context, new SqueueSource(injected, timeoutMs));
   // Only where asked: squeue lying on PATH of a host whose fabric runs no Slurm jobs would make a failing collector of it.
   const configured = settings.get(SQUEUE_PATH);

@@ -21,16 +21,31 @@ import type { PortCounter } from '../../../model/host.js';
 import type { FabricCongestion, TierCongestion } from '../../parts.js';
 
 export const CONGESTION_METRICS = {
-  tickSeconds: gauge('infiniband_fabric_node_xmit_wait_tick_seconds', ['node_guid', 'source'],
-    'How long one PortXmitWait tick of this node lasts, in seconds, at the speed and width most of its linked ports run: its PortSamplesControl Tick read from the device (source="device", perfquery -c), or the documented value of its generation where the device does not answer (source="default"). rate(infiniband_fabric_port_transmit_wait_total) times this is the fraction of time a port was stalled.'),
-  portRatio: gauge('infiniband_fabric_port_congestion_ratio', ['node_guid', 'port'],
-    'Fraction of the time between the last two ports cycles (0-1) in which this switch port had data to send and could not send it (PortXmitWait x tick). Served only from 0.01: an absent port waited less than 1 % of the time.'),
-  tierMax: gauge('infiniband_fabric_congestion_ratio_max', ['tier', 'direction'],
-    'The largest stalled fraction (0-1) of the switch ports of one tier and direction this instance swept, between its last two ports cycles. tier 1 = switches with hosts, counting up; direction="down" sends toward the hosts, "up" away. Shards combine with max().'),
-  tierSum: gauge('infiniband_fabric_congestion_ratio_sum', ['tier', 'direction'],
-    'Sum of the stalled fractions of the switch ports of one tier and direction this instance swept: divided by infiniband_fabric_congestion_ports (both summed over shards) it is the mean (infiniband:fabric_tier_congestion:mean).'),
-  tierPorts: gauge('infiniband_fabric_congestion_ports', ['tier', 'direction'],
-    'Switch ports of one tier and direction this instance measured between its last two ports cycles (linked, both readings of PortXmitWait usable).'),
+  tickSeconds: gauge(
+    'infiniband_fabric_node_xmit_wait_tick_seconds',
+    ['node_guid', 'source'],
+    'How long one PortXmitWait tick of this node lasts, in seconds, at the speed and width most of its linked ports run: its PortSamplesControl Tick read from the device (source="device", perfquery -c), or the documented value of its generation where the device does not answer (source="default"). rate(infiniband_fabric_port_transmit_wait_total) times this is the fraction of time a port was stalled.',
+  ),
+  portRatio: gauge(
+    'infiniband_fabric_port_congestion_ratio',
+    ['node_guid', 'port'],
+    'Fraction of the time between the last two ports cycles (0-1) in which this switch port had data to send and could not send it (PortXmitWait x tick). Served only from 0.01: an absent port waited less than 1 % of the time.',
+  ),
+  tierMax: gauge(
+    'infiniband_fabric_congestion_ratio_max',
+    ['tier', 'direction'],
+    'The largest stalled fraction (0-1) of the switch ports of one tier and direction this instance swept, between its last two ports cycles. tier 1 = switches with hosts, counting up; direction="down" sends toward the hosts, "up" away. Shards combine with max().',
+  ),
+  tierSum: gauge(
+    'infiniband_fabric_congestion_ratio_sum',
+    ['tier', 'direction'],
+    'Sum of the stalled fractions of the switch ports of one tier and direction this instance swept: divided by infiniband_fabric_congestion_ports (both summed over shards) it is the mean (infiniband:fabric_tier_congestion:mean).',
+  ),
+  tierPorts: gauge(
+    'infiniband_fabric_congestion_ports',
+    ['tier', 'direction'],
+    'Switch ports of one tier and direction this instance measured between its last two ports cycles (linked, both readings of PortXmitWait usable).',
+  ),
 } as const;
 
 export const CONGESTION_FAMILIES = Object.values(CONGESTION_METRICS);
@@ -69,7 +84,8 @@ export class CongestionWalk {
     // no ratio then, rather than the whole count taken for one cycle's.
     const was = before && waitOf(before);
     const now = waitOf(after);
-    const ratio = was === undefined || now === undefined ? undefined : stalledFraction(was.value, now.value, tickSeconds, this.seconds, now.saturated);
+    const ratio =
+      was === undefined || now === undefined ? undefined : stalledFraction(was.value, now.value, tickSeconds, this.seconds, now.saturated);
     if (ratio === undefined) return;
     this.ratios.set(key, ratio);
     const tier = this.tierOf.get(after.nodeGuid);
@@ -98,7 +114,11 @@ export class CongestionWalk {
 }
 
 /** The congestion families from a ports cycle's congestion. */
-export function* writeCongestion(congestion: FabricCongestion, readings: ReadonlyMap<string, FabricPortReading>, out: ExpositionBuffer): Work<void> {
+export function* writeCongestion(
+  congestion: FabricCongestion,
+  readings: ReadonlyMap<string, FabricPortReading>,
+  out: ExpositionBuffer,
+): Work<void> {
   const pace = pacer();
   const ticks = new FamilyWriter(out, CONGESTION_METRICS.tickSeconds);
   for (const [guid, tick] of congestion.nodeTicks) {

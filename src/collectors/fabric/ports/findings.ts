@@ -24,7 +24,6 @@ import { composeFabric } from '../../../model/fabric.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
 
-
 function counter(reading: FabricPortReading, name: string): number {
   return reading.counters.find((c) => c.name === name)?.value ?? 0;
 }
@@ -89,8 +88,10 @@ function stuckInitFinding(fabric: FabricSnapshot, key: string, reading: FabricPo
     severity: 'critical',
     subject: { kind: 'fabric-port', node: end.node, port: end.port, peer },
     summary: `${portPhrase(end)}${peer ? ` (cabled to ${portPhrase(peer)})` : ''} is INIT with its link up (LinkUp): no subnet manager has configured it`,
-    meaning: 'The link trained, but the port carries no traffic until a subnet manager configures it. INIT is normal for the seconds until the next sweep; a port still INIT a minute later is stuck.',
-    cause: 'No subnet manager runs; it runs but its sweep fails on this part of the fabric (its log names the port); it marked the port bad after repeated errors; or an M_Key or partition misconfiguration on the node.',
+    meaning:
+      'The link trained, but the port carries no traffic until a subnet manager configures it. INIT is normal for the seconds until the next sweep; a port still INIT a minute later is stuck.',
+    cause:
+      'No subnet manager runs; it runs but its sweep fails on this part of the fabric (its log names the port); it marked the port bad after repeated errors; or an M_Key or partition misconfiguration on the node.',
     remedy: `start or restart the subnet manager (systemctl restart opensm on its host); if only this port stays INIT, reset it: ibportstate -G ${end.node.guid} ${end.port} reset`,
     runbook: 'infinibandfabricportstuckinitializing',
     alert: 'InfiniBandFabricPortStuckInitializing',
@@ -109,7 +110,11 @@ interface DegradedEnd {
 /** Which end of a link reports it: a switch end before a CA end, then the lower GUID (as the alert), then the lower port. */
 function reportsFirst(fabric: FabricSnapshot, a: DegradedEnd, b: DegradedEnd): number {
   const rank = (end: DegradedEnd): number => (fabric.topology?.nodes.get(end.reading.nodeGuid)?.type === 'switch' ? 0 : 1);
-  return rank(a) - rank(b) || (a.reading.nodeGuid < b.reading.nodeGuid ? -1 : a.reading.nodeGuid > b.reading.nodeGuid ? 1 : 0) || a.reading.port - b.reading.port;
+  return (
+    rank(a) - rank(b) ||
+    (a.reading.nodeGuid < b.reading.nodeGuid ? -1 : a.reading.nodeGuid > b.reading.nodeGuid ? 1 : 0) ||
+    a.reading.port - b.reading.port
+  );
 }
 
 /** One finding per degraded link, however many of its ends were read. */
@@ -123,7 +128,10 @@ function* degradedLinkFindings(fabric: FabricSnapshot): Work<Finding[]> {
     if (!expectation || !(widthDegraded || speedDegraded)) continue;
     const peer = reading.peer ?? fabric.topology?.ports.get(key)?.peer;
     const link = [key, peer ? fabricPortKey(peer.nodeGuid, peer.port) : ''].sort().join(' ');
-    links.set(link, [...(links.get(link) ?? []), { key, reading, expectation, width: widthDegraded === true, speed: speedDegraded === true, peer }]);
+    links.set(link, [
+      ...(links.get(link) ?? []),
+      { key, reading, expectation, width: widthDegraded === true, speed: speedDegraded === true, peer },
+    ]);
   }
   return [...links.values()].map((ends) => {
     const [reporter] = [...ends].sort((a, b) => reportsFirst(fabric, a, b)) as [DegradedEnd];
@@ -138,7 +146,8 @@ function* degradedLinkFindings(fabric: FabricSnapshot): Work<Finding[]> {
       subject: { kind: 'fabric-port', node: end.node, port: end.port, peer },
       summary: `the link from ${portPhrase(end)} to ${peer ? portPhrase(peer) : 'an unknown port'} runs at ${rateText(reading.width, reading.speed)}), expected ${rateText(expectation.width, expectation.speed)}: ${expectedFrom(expectation)}): ${what}`,
       meaning: `Every job routed over this link gets a fraction of the bandwidth it should; on an inter-switch link that is the traffic of many hosts. A link trains both ends alike: this is one cable, named from both ends.${planned}`,
-      cause: 'A damaged cable or a dirty or failing transceiver (lost lanes), a cable of a lower generation, a port configured narrower or slower by hand (ibportstate … width/speed), or a split cable in the wrong port.',
+      cause:
+        'A damaged cable or a dirty or failing transceiver (lost lanes), a cable of a lower generation, a port configured narrower or slower by hand (ibportstate … width/speed), or a split cable in the wrong port.',
       remedy: `reseat the cable at both ends and clean the optics; if it still trains narrow or slow, replace the cable or transceiver; then make it retrain: ibportstate -G ${end.node.guid} ${end.port} reset`,
       runbook: 'infinibandfabriclinkdegraded',
       alert: 'InfiniBandFabricLinkDegraded',
@@ -174,12 +183,6 @@ export function* portFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
     return nameA.localeCompare(nameB) || guidA.localeCompare(guidB) || portA - portB;
   });
 }
-
-
-
-
-
-
 
 export const PORTS_FAILURE: CollectorFailure = {
   consequence: 'port states, widths or counters of this cycle are missing: down, INIT and degraded links could not all be judged',

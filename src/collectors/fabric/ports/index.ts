@@ -13,10 +13,9 @@ export { FABRIC_EXPECTATIONS };
 import { FAMILIES, writeMetrics } from './metrics.js';
 import { judge } from './findings.js';
 
-
 export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
   name: FABRIC_PORTS_PART.name,
-  checks: 'the fabric\'s ports and links',
+  checks: "the fabric's ports and links",
   enabledBy: FABRIC_SWITCH,
   flags: FABRIC_FLAGS,
   sections: [FABRIC_EXPECTATIONS],
@@ -24,7 +23,12 @@ export const FABRIC_PORTS: Collector<FabricPortsPart> = defineCollector({
   schedule: { cycle: FABRIC_PORTS_CYCLE },
   onOverrun: 'drop',
   setUp: (context) => new PortsReader(context),
-  metrics: { families: FAMILIES, inputs: [FABRIC_DISCOVERY_PART], write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)), writeSteps: writeMetrics },
+  metrics: {
+    families: FAMILIES,
+    inputs: [FABRIC_DISCOVERY_PART],
+    write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)),
+    writeSteps: writeMetrics,
+  },
   findings: (snapshot) => atOnce(judge(snapshot)),
   findingSteps: judge,
   // Without a topology the ports cycle has nothing to read: the discovery finding says why.

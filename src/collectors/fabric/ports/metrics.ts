@@ -15,25 +15,56 @@ import { CONGESTION_FAMILIES, writeCongestion } from './congestion.js';
 const FABRIC_PORT = ['node_guid', 'port'] as const;
 
 export const PORT_METRICS = {
-  stateId: gauge('infiniband_fabric_port_state_id', FABRIC_PORT,
-    'Logical state of a fabric port, numbered as the kernel numbers host ports: 1 DOWN (no link), 2 INIT (link up, but no subnet manager configured it), 3 ARMED, 4 ACTIVE. Down ports stay listed: a pulled cable shows as 1 here, not as a missing series.'),
-  physicalStateId: gauge('infiniband_fabric_port_physical_state_id', FABRIC_PORT,
-    'Physical state of a fabric port: 1 Sleep, 2 Polling (no cable, or nobody at the other end), 3 Disabled (switched off by management), 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.'),
-  rate: gauge('infiniband_fabric_port_rate_bytes_per_second', FABRIC_PORT,
-    'Nominal rate of a fabric port\'s link: width x lane rate (Gb/s x 1e9 / 8, as for host ports). Absent while the port is down.'),
-  widthLanes: gauge('infiniband_fabric_port_link_width_lanes', FABRIC_PORT, 'Active width of a fabric port\'s link in lanes (1, 2, 4, 8 or 12). Absent while the port is down.'),
-  laneRate: gauge('infiniband_fabric_port_lane_rate_bytes_per_second', FABRIC_PORT,
-    'Nominal rate of one lane at the active speed (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s). Absent while the port is down.'),
-  widthExpected: gauge('infiniband_fabric_port_link_width_expected_lanes', FABRIC_PORT,
-    'Width the link should run at: from fabric.expectations in the config file (first rule matching either end), else the widest both ends enable (PortInfo LinkWidthEnabled, from discovery). Absent when unknown.'),
-  laneRateExpected: gauge('infiniband_fabric_port_lane_rate_expected_bytes_per_second', FABRIC_PORT,
-    'Lane rate the link should run at: from fabric.expectations in the config file, else the fastest speed both ends enable (PortInfo LinkSpeed(Ext)Enabled). Absent when unknown.'),
-  degraded: gauge('infiniband_fabric_port_link_degraded', [...FABRIC_PORT, 'reason'],
-    'Present (value 1) only while a fabric link runs below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link.'),
-  linkInfo: gauge('infiniband_fabric_link_info', [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'],
-    'The port at the other end of a fabric port\'s cable (value always 1): its node GUID, port number and node type (switch, ca, router). Switch ports as last read; CA ports as last discovered.'),
-  pmaSaturated: gauge('infiniband_fabric_port_pma_saturated', [...FABRIC_PORT, 'counter'],
-    'Present (value 1) only while a fixed-width PMA counter of a fabric port sits at its maximum: it no longer counts and new errors are invisible until it is reset (perfquery -R).'),
+  stateId: gauge(
+    'infiniband_fabric_port_state_id',
+    FABRIC_PORT,
+    'Logical state of a fabric port, numbered as the kernel numbers host ports: 1 DOWN (no link), 2 INIT (link up, but no subnet manager configured it), 3 ARMED, 4 ACTIVE. Down ports stay listed: a pulled cable shows as 1 here, not as a missing series.',
+  ),
+  physicalStateId: gauge(
+    'infiniband_fabric_port_physical_state_id',
+    FABRIC_PORT,
+    'Physical state of a fabric port: 1 Sleep, 2 Polling (no cable, or nobody at the other end), 3 Disabled (switched off by management), 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.',
+  ),
+  rate: gauge(
+    'infiniband_fabric_port_rate_bytes_per_second',
+    FABRIC_PORT,
+    "Nominal rate of a fabric port's link: width x lane rate (Gb/s x 1e9 / 8, as for host ports). Absent while the port is down.",
+  ),
+  widthLanes: gauge(
+    'infiniband_fabric_port_link_width_lanes',
+    FABRIC_PORT,
+    "Active width of a fabric port's link in lanes (1, 2, 4, 8 or 12). Absent while the port is down.",
+  ),
+  laneRate: gauge(
+    'infiniband_fabric_port_lane_rate_bytes_per_second',
+    FABRIC_PORT,
+    'Nominal rate of one lane at the active speed (SDR 2.5, DDR 5, QDR 10, FDR10 10, FDR 14, EDR 25, HDR 50, NDR 100, XDR 200 Gb/s). Absent while the port is down.',
+  ),
+  widthExpected: gauge(
+    'infiniband_fabric_port_link_width_expected_lanes',
+    FABRIC_PORT,
+    'Width the link should run at: from fabric.expectations in the config file (first rule matching either end), else the widest both ends enable (PortInfo LinkWidthEnabled, from discovery). Absent when unknown.',
+  ),
+  laneRateExpected: gauge(
+    'infiniband_fabric_port_lane_rate_expected_bytes_per_second',
+    FABRIC_PORT,
+    'Lane rate the link should run at: from fabric.expectations in the config file, else the fastest speed both ends enable (PortInfo LinkSpeed(Ext)Enabled). Absent when unknown.',
+  ),
+  degraded: gauge(
+    'infiniband_fabric_port_link_degraded',
+    [...FABRIC_PORT, 'reason'],
+    'Present (value 1) only while a fabric link runs below its expected width (reason="width") or speed (reason="speed"): a damaged cable, transceiver or port. Set on both ends of an inter-switch link.',
+  ),
+  linkInfo: gauge(
+    'infiniband_fabric_link_info',
+    [...FABRIC_PORT, 'peer_guid', 'peer_port', 'peer_type'],
+    "The port at the other end of a fabric port's cable (value always 1): its node GUID, port number and node type (switch, ca, router). Switch ports as last read; CA ports as last discovered.",
+  ),
+  pmaSaturated: gauge(
+    'infiniband_fabric_port_pma_saturated',
+    [...FABRIC_PORT, 'counter'],
+    'Present (value 1) only while a fixed-width PMA counter of a fabric port sits at its maximum: it no longer counts and new errors are invisible until it is reset (perfquery -R).',
+  ),
 } as const;
 
 /**
@@ -46,11 +77,18 @@ export const PORT_METRICS = {
 const WAIT = 'transmit_wait';
 const ERRORS = new Set(PMA_COUNTERS.filter((c) => c.error && c.name !== WAIT).map((c) => c.name));
 const SPARSE = (c: (typeof PMA_COUNTERS)[number]): string =>
-  c.name === WAIT ? ' Served once non-zero.' : ERRORS.has(c.name) ? ' Served, with the other error counters of the port, once any of them is non-zero: absent on a port whose traffic counters are served means 0.' : '';
+  c.name === WAIT
+    ? ' Served once non-zero.'
+    : ERRORS.has(c.name)
+      ? ' Served, with the other error counters of the port, once any of them is non-zero: absent on a port whose traffic counters are served means 0.'
+      : '';
 
 /** PMA counters of fabric ports: the host contract's names under infiniband_fabric_port_. */
 export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
-  PMA_COUNTERS.map((c) => [c.name, counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}${SPARSE(c)}`)]),
+  PMA_COUNTERS.map((c) => [
+    c.name,
+    counter(`infiniband_fabric_port_${c.name}_total`, FABRIC_PORT, `Of a fabric port: ${c.help}${SPARSE(c)}`),
+  ]),
 );
 
 /** Whether a reading's error counters are served (any of them non-zero). */
@@ -61,13 +99,22 @@ function hasErrors(counters: readonly PortCounter[]): boolean {
 
 const M = PORT_METRICS;
 export const FAMILIES: readonly MetricSpec[] = [
-  M.stateId, M.physicalStateId, M.rate, M.widthLanes, M.laneRate, M.widthExpected, M.laneRateExpected, M.degraded, M.linkInfo,
+  M.stateId,
+  M.physicalStateId,
+  M.rate,
+  M.widthLanes,
+  M.laneRate,
+  M.widthExpected,
+  M.laneRateExpected,
+  M.degraded,
+  M.linkInfo,
   ...PMA_COUNTER_METRICS.values(),
   M.pmaSaturated,
   ...CONGESTION_FAMILIES,
 ];
 
-const rateOf = (speed: LinkSpeed | undefined): number | undefined => (speed === undefined ? undefined : LANE_RATES[speed].nominalGbps * BYTES_PER_GIGABIT);
+const rateOf = (speed: LinkSpeed | undefined): number | undefined =>
+  speed === undefined ? undefined : LANE_RATES[speed].nominalGbps * BYTES_PER_GIGABIT;
 
 /**
  * Every read port, and the cables of ports that are not read (CA ports without --fabric.hca-ports)
@@ -112,7 +159,8 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
     if (assessment.speedDegraded) degraded.sample(labels[i]!, ',reason="speed"', 1);
   }
   const links = new FamilyWriter(out, M.linkInfo);
-  const peerLabels = (peer: PortAddress): string => `,peer_guid="${peer.nodeGuid}",peer_port="${peer.port}",peer_type="${topology?.nodes.get(peer.nodeGuid)?.type ?? ''}"`;
+  const peerLabels = (peer: PortAddress): string =>
+    `,peer_guid="${peer.nodeGuid}",peer_port="${peer.port}",peer_type="${topology?.nodes.get(peer.nodeGuid)?.type ?? ''}"`;
   for (let i = 0; i < readings.length; i++) {
     if (pace()) yield;
     const { peer } = readings[i]!;
@@ -121,7 +169,13 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
   if (topology && discovery) {
     for (const [key, port] of topology.ports) {
       if (pace()) yield;
-      if (!port.peer || part.ports.has(key) || topology.nodes.get(port.nodeGuid)?.type === 'switch' || !inShard(port.nodeGuid, discovery.shard)) continue;
+      if (
+        !port.peer ||
+        part.ports.has(key) ||
+        topology.nodes.get(port.nodeGuid)?.type === 'switch' ||
+        !inShard(port.nodeGuid, discovery.shard)
+      )
+        continue;
       links.sample(`{node_guid="${port.nodeGuid}",port="${port.port}"`, peerLabels(port.peer), 1);
     }
   }

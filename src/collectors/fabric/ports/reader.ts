@@ -23,8 +23,6 @@ import { DISCOVERY_CYCLE, FABRIC_HCA_PORTS, FABRIC_PORTS_CYCLE, FABRIC_SHARD, fa
 /** `fabric.expectations` in the config file: what fabric links should run at, first match wins. */
 export const FABRIC_EXPECTATIONS: Section<readonly FabricExpectationRule[]> = FABRIC_EXPECTATIONS_SECTION;
 
-
-
 const ERROR_COUNTERS = new Set(PMA_COUNTERS.filter((counter) => counter.error).map((counter) => counter.name));
 
 /** What changed between two cycles' readings `seconds` apart (see FabricPortsPart.trend). */
@@ -56,7 +54,6 @@ export function* portTrend(
   }
   return { risingErrors, berOverThreshold };
 }
-
 
 export class PortsReader implements Reader<FabricPortsPart> {
   private counterSource: CounterSource = 'sweep';
@@ -91,7 +88,10 @@ export class PortsReader implements Reader<FabricPortsPart> {
       this.counterSource = 'sweep';
       this.unreachable = new Set();
     }
-    const [{ FabricCycle }, { readFabricPorts }] = await Promise.all([import('../../../sources/fabric/commands.js'), import('../../../sources/fabric/ports.js')]);
+    const [{ FabricCycle }, { readFabricPorts }] = await Promise.all([
+      import('../../../sources/fabric/commands.js'),
+      import('../../../sources/fabric/ports.js'),
+    ]);
     this.scratch ??= await mkdtemp(path.join(tmpdir(), 'infiniband-exporter-ports-'));
     const cycle = new FabricCycle({ runner: fabricRunner(this.context), timeoutMs: settings.get(DIAG_TIMEOUT), signal });
     const shard = settings.get(FABRIC_SHARD);
@@ -111,13 +111,15 @@ export class PortsReader implements Reader<FabricPortsPart> {
     this.counterSource = reading.counterSource;
     this.unreachable = reading.unreachable;
     // New or vanished nodes, new LIDs, cables moved: discover again now rather than at the next interval.
-    if (reading.stale && this.context.runSoon(DISCOVERY_CYCLE, interval(settings))) logger.info('fabric changed since the last discovery; discovering again');
+    if (reading.stale && this.context.runSoon(DISCOVERY_CYCLE, interval(settings)))
+      logger.info('fabric changed since the last discovery; discovering again');
     // A topology that may not be the fabric as it is: discover again at each ports cycle until one is taken.
     else if (discovery.provisional) this.context.runSoon(DISCOVERY_CYCLE, interval(settings));
     const report = cycle.report();
     const at = this.context.now();
     const seconds = this.last ? (at - this.last.at) / 1000 : 0;
-    if (this.tiers?.topology !== discovery.topology) this.tiers = { topology: discovery.topology, tiers: await inSlices(switchTiers(discovery.topology)) };
+    if (this.tiers?.topology !== discovery.topology)
+      this.tiers = { topology: discovery.topology, tiers: await inSlices(switchTiers(discovery.topology)) };
     const walk = new CongestionWalk(discovery.topology, this.tiers.tiers, discovery.ticks, seconds);
     const trend = await inSlices(portTrend(this.last?.ports, reading.ports, seconds, walk));
     const congestion = walk.done();

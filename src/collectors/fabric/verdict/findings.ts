@@ -57,7 +57,12 @@ export function badLinkList(verdict: Verdict | undefined, snapshot: Snapshot): B
   if (!verdict) return undefined;
   const discovery = FABRIC_DISCOVERY.of(snapshot);
   const fabric = composeFabric(discovery?.topology, undefined, undefined, discovery?.shard ?? { index: 1, count: 1 });
-  return { judgedAt: verdict.at, cap: verdict.cap, overCap: verdict.overCap, links: verdict.listed.map((link) => row(fabric, link, verdict.cleanPeriodMs)) };
+  return {
+    judgedAt: verdict.at,
+    cap: verdict.cap,
+    overCap: verdict.overCap,
+    links: verdict.listed.map((link) => row(fabric, link, verdict.cleanPeriodMs)),
+  };
 }
 
 export function verdictFindings(verdict: Verdict | undefined, snapshot: Snapshot): Finding[] {
@@ -72,9 +77,11 @@ export function verdictFindings(verdict: Verdict | undefined, snapshot: Snapshot
       severity: 'warning',
       subject: { kind: 'fabric-port', node: end.node, port: link.end.port, peer },
       summary: `the link ${portPhrase(end)} – ${portPhrase(peer)} is on the list to drain and replace: ${link.reasons.map((reason) => REASON_WORDS[reason]).join('; ')}`,
-      meaning: 'A link this bad corrupts or drops traffic, and the jobs on it slow down or fail; it stays listed until a clean period passes without its counters rising.',
+      meaning:
+        'A link this bad corrupts or drops traffic, and the jobs on it slow down or fail; it stays listed until a clean period passes without its counters rising.',
       cause: 'A dirty or damaged connector, a failing cable or transceiver, or a port of a switch or adapter going bad.',
-      remedy: 'Drain the link (take it out of the jobs\' routes), then reseat or replace the cable or module; GET /fabric/bad-links lists every such link.',
+      remedy:
+        "Drain the link (take it out of the jobs' routes), then reseat or replace the cable or module; GET /fabric/bad-links lists every such link.",
       runbook: 'infinibandfabriclinkbad',
       alert: 'InfiniBandFabricLinkBad',
     };
@@ -86,7 +93,8 @@ export function verdictFindings(verdict: Verdict | undefined, snapshot: Snapshot
       subject: { kind: 'subnet' },
       summary: `${verdict.overCap} more links are bad than the ${verdict.cap} the list may hold: a fabric-wide problem, not single links`,
       meaning: 'Only the worst links are listed, so that no verdict can drain a large part of the fabric at once.',
-      cause: 'A bad batch of cables or modules, a hot row or rack, a firmware problem, or a BER budget (--fabric.verdict.ber) too strict for this fabric.',
+      cause:
+        'A bad batch of cables or modules, a hot row or rack, a firmware problem, or a BER budget (--fabric.verdict.ber) too strict for this fabric.',
       remedy: 'Look for what the listed links share (a switch, a rack, a cable batch) before draining any more.',
       runbook: 'infinibandfabriclinkbad',
       alert: 'InfiniBandFabricLinkBad',
@@ -97,6 +105,6 @@ export function verdictFindings(verdict: Verdict | undefined, snapshot: Snapshot
 
 export const VERDICT_FAILURE: CollectorFailure = {
   consequence: 'the bad-links list is not judged again',
-  meaning: 'The verdict runs on the ports cycle\'s readings; without them it keeps its last list.',
+  meaning: "The verdict runs on the ports cycle's readings; without them it keeps its last list.",
   cause: 'The state directory (--fabric.state-dir) cannot be written, or a ports cycle failed (see the fabric_ports collector).',
 };

@@ -2,7 +2,13 @@
 // instance read, judged from both ends (model/link-verdict.ts), and the state file written.
 import { DURATION, STRING, flag, type FlagKind, type Settings } from '../../../config/flags.js';
 import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
-import { fabricPortKey, type DiscoveredPort, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
+import {
+  fabricPortKey,
+  type DiscoveredPort,
+  type FabricPortReading,
+  type FabricTopology,
+  type PortAddress,
+} from '../../../model/fabric.js';
 import { LANE_RATES } from '../../../model/link-rate.js';
 import { LinkVerdict, LONG_WINDOW_MS, linkKey, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
 import { inSlices } from '../../../event-loop/time-slices.js';
@@ -17,7 +23,9 @@ const BER: FlagKind<number> = {
   schema: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1 },
   check(value) {
     const number = typeof value === 'string' && /^\s*[0-9.eE+-]+\s*$/.test(value) ? Number(value) : value;
-    return typeof number === 'number' && number > 0 && number < 1 ? { ok: true, value: number } : { ok: false, expected: 'a bit error rate above 0 and below 1, such as 1e-14' };
+    return typeof number === 'number' && number > 0 && number < 1
+      ? { ok: true, value: number }
+      : { ok: false, expected: 'a bit error rate above 0 and below 1, such as 1e-14' };
   },
 };
 
@@ -25,21 +33,21 @@ export const VERDICT_BER = flag(BER, {
   name: 'fabric.verdict.ber',
   key: 'fabric.verdict_ber',
   default: '1e-14',
-  help: 'The bad-links verdict\'s bit error rate budget: a link whose symbol errors exceed it at its data rate over 12 or 125 minutes is listed (1e-14: 2.88 errors per 12 min at 400 Gb/s).',
+  help: "The bad-links verdict's bit error rate budget: a link whose symbol errors exceed it at its data rate over 12 or 125 minutes is listed (1e-14: 2.88 errors per 12 min at 400 Gb/s).",
   check: true,
 });
 export const VERDICT_CLEAN_PERIOD = flag(DURATION, {
   name: 'fabric.verdict.clean-period',
   key: 'fabric.verdict_clean_period',
   default: '126m',
-  help: 'A listed bad link leaves the list once none of its reasons\' counters rose for this long.',
+  help: "A listed bad link leaves the list once none of its reasons' counters rose for this long.",
   check: true,
 });
 export const STATE_DIR = flag(STRING, {
   name: 'fabric.state-dir',
   key: 'fabric.state_dir',
   default: '/var/lib/infiniband-exporter',
-  help: 'Where the exporter keeps what must survive a restart (the bad-links list and each link\'s clean-since time); unset, $STATE_DIRECTORY where systemd sets it (StateDirectory=), else the default. Not writable: kept in memory only, with one log line.',
+  help: "Where the exporter keeps what must survive a restart (the bad-links list and each link's clean-since time); unset, $STATE_DIRECTORY where systemd sets it (StateDirectory=), else the default. Not writable: kept in memory only, with one log line.",
   check: true,
 });
 
@@ -60,7 +68,11 @@ function endReading(reading: FabricPortReading | undefined): LinkEndReading | un
     const counter = reading.counters.find((c) => c.name === name);
     return counter && !counter.saturated ? counter.value : undefined;
   };
-  return { symbolErrors: value('symbol_errors'), linkDowned: value('link_downed'), up: reading.physicalState?.id === PHYSICAL_STATE_LINK_UP };
+  return {
+    symbolErrors: value('symbol_errors'),
+    linkDowned: value('link_downed'),
+    up: reading.physicalState?.id === PHYSICAL_STATE_LINK_UP,
+  };
 }
 
 function dataBitsPerSecond(...readings: (FabricPortReading | undefined)[]): number | undefined {
@@ -91,7 +103,10 @@ export class VerdictReader implements Reader<Verdict> {
   constructor(private readonly context: CollectorContext) {
     const { settings, logger } = context;
     this.state = new VerdictStateFile(stateDirOf(settings), logger);
-    this.verdict = new LinkVerdict({ ber: settings.get(VERDICT_BER), cleanPeriodMs: settings.get(VERDICT_CLEAN_PERIOD) }, this.state.load());
+    this.verdict = new LinkVerdict(
+      { ber: settings.get(VERDICT_BER), cleanPeriodMs: settings.get(VERDICT_CLEAN_PERIOD) },
+      this.state.load(),
+    );
   }
 
   /**
@@ -102,7 +117,12 @@ export class VerdictReader implements Reader<Verdict> {
   private readonly known = new Map<string, { end: PortAddress; peer: PortAddress; seenAt: number }>();
 
   /** Each link with an end this instance read, as the verdict reads it; `counted.links` counts the discovery's links. */
-  private *linkReadings(topology: FabricTopology, readings: ReadonlyMap<string, FabricPortReading>, now: number, counted: { links: number }): Generator<LinkReading> {
+  private *linkReadings(
+    topology: FabricTopology,
+    readings: ReadonlyMap<string, FabricPortReading>,
+    now: number,
+    counted: { links: number },
+  ): Generator<LinkReading> {
     const reading = (end: PortAddress, peer: PortAddress): LinkReading | undefined => {
       const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
       const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
@@ -122,7 +142,11 @@ export class VerdictReader implements Reader<Verdict> {
         continue;
       }
       // A port cabled elsewhere now belongs to its new link only.
-      if (topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.peer || topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer) continue;
+      if (
+        topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.peer ||
+        topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer
+      )
+        continue;
       const link = reading(end, peer);
       if (link) yield link;
     }
@@ -136,7 +160,9 @@ export class VerdictReader implements Reader<Verdict> {
     // The links are built and judged in time slices: at 120 000 ports, tens of milliseconds.
     const counted = { links: 0 };
     const now = this.context.now();
-    const verdict = await inSlices(this.verdict.judgeSteps(now, this.linkReadings(topology, readings, now, counted), () => counted.links, discovery.shard.count));
+    const verdict = await inSlices(
+      this.verdict.judgeSteps(now, this.linkReadings(topology, readings, now, counted), () => counted.links, discovery.shard.count),
+    );
     // `check` reads the list a running exporter keeps, and never writes it.
     if (this.context.mode === 'serve') this.state.save(this.verdict.state());
     return { part: verdict };

@@ -36,7 +36,10 @@ export class VerdictStateFile {
         this.written = verdictStateText([]);
         return [];
       }
-      this.logger.warn({ file: this.file, reason: error instanceof FileRefused ? error.reason : (error as Error).message }, 'the bad-links state file cannot be read: starting with an empty list');
+      this.logger.warn(
+        { file: this.file, reason: error instanceof FileRefused ? error.reason : (error as Error).message },
+        'the bad-links state file cannot be read: starting with an empty list',
+      );
       return [];
     }
     const parsed = parseVerdictState(text);
@@ -67,7 +70,11 @@ export class VerdictStateFile {
       if (this.failing) this.logger.info({ file: this.file }, 'the bad-links state file is written again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.error({ file: this.file, err: (error as Error).message }, 'the bad-links state file cannot be written (--fabric.state-dir): the list is kept in memory only, and a restart forgets it');
+      if (!this.failing)
+        this.logger.error(
+          { file: this.file, err: (error as Error).message },
+          'the bad-links state file cannot be written (--fabric.state-dir): the list is kept in memory only, and a restart forgets it',
+        );
       this.failing = true;
     }
   }

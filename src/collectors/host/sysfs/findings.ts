@@ -34,30 +34,35 @@ export function unconfiguredPortFindings(device: Device, port: Port): Finding[] 
   const name = portName(device.name, port.port);
   const subject = { kind: 'port', device: device.name, port: port.port } as const;
   if (port.state?.id === PORT_STATE_INIT) {
-    return [{
-      condition: 'port-stuck-init',
-      severity: 'critical',
-      subject,
-      summary: `port ${name} is INIT with its link up (LinkUp, SM LID ${port.smLid ?? 'unknown'}): no subnet manager has configured it`,
-      meaning: `The cable is fine and the link trained, but no subnet manager has brought the port to ACTIVE. ${SM_MEANING} INIT is normal for a few seconds after the link comes up; a port still INIT a minute later is stuck.`,
-      cause: 'No subnet manager (opensm, or a managed switch\'s) runs on this fabric, it died before this port came up, or it cannot reach this port.',
-      remedy: START_OPENSM,
-      runbook: 'infinibandportstuckinitializing',
-      alert: 'InfiniBandPortStuckInitializing',
-    }];
+    return [
+      {
+        condition: 'port-stuck-init',
+        severity: 'critical',
+        subject,
+        summary: `port ${name} is INIT with its link up (LinkUp, SM LID ${port.smLid ?? 'unknown'}): no subnet manager has configured it`,
+        meaning: `The cable is fine and the link trained, but no subnet manager has brought the port to ACTIVE. ${SM_MEANING} INIT is normal for a few seconds after the link comes up; a port still INIT a minute later is stuck.`,
+        cause:
+          "No subnet manager (opensm, or a managed switch's) runs on this fabric, it died before this port came up, or it cannot reach this port.",
+        remedy: START_OPENSM,
+        runbook: 'infinibandportstuckinitializing',
+        alert: 'InfiniBandPortStuckInitializing',
+      },
+    ];
   }
   if (port.smLid === 0) {
-    return [{
-      condition: 'no-sm-lid',
-      severity: 'critical',
-      subject,
-      summary: `port ${name} has a link but SM LID 0: no subnet manager has ever configured it`,
-      meaning: SM_MEANING,
-      cause: 'No subnet manager runs on this fabric, or it cannot reach this port.',
-      remedy: START_OPENSM,
-      runbook: 'infinibandsubnetmanagerunreachable',
-      alert: 'InfiniBandSubnetManagerUnreachable',
-    }];
+    return [
+      {
+        condition: 'no-sm-lid',
+        severity: 'critical',
+        subject,
+        summary: `port ${name} has a link but SM LID 0: no subnet manager has ever configured it`,
+        meaning: SM_MEANING,
+        cause: 'No subnet manager runs on this fabric, or it cannot reach this port.',
+        remedy: START_OPENSM,
+        runbook: 'infinibandsubnetmanagerunreachable',
+        alert: 'InfiniBandSubnetManagerUnreachable',
+      },
+    ];
   }
   return [];
 }
@@ -73,7 +78,9 @@ function usageEvidence(snapshot: Snapshot, device: Device, port: Port): string[]
   const evidence: string[] = [];
   const downed = port.counters.find((value) => value.name === 'link_downed')?.value ?? 0;
   if (downed > 0) evidence.push(`its link went down ${plural(downed, 'time')} since the counters were reset`);
-  const interfaces = (IPOIB_PART.of(snapshot) ?? []).filter((iface) => iface.device === device.name && iface.port === port.port).map((iface) => iface.name);
+  const interfaces = (IPOIB_PART.of(snapshot) ?? [])
+    .filter((iface) => iface.device === device.name && iface.port === port.port)
+    .map((iface) => iface.name);
   if (interfaces.length > 0) evidence.push(`IPoIB ${interfaces.join(', ')} ${interfaces.length === 1 ? 'runs' : 'run'} on it`);
   if (SYSFS_PART.of(snapshot)?.configured.has(key)) evidence.push('the config file expects a link on it');
   if ((SYSFS_PART.of(snapshot)?.stateChanges.get(key) ?? 0) > 0) evidence.push('the exporter saw its state change');
@@ -97,29 +104,33 @@ function linkDownFindings(snapshot: Snapshot, device: Device, port: Port, hostHa
     : 'reseat the cable at both ends (the QSFP must click in), then try another cable or transceiver, and check the switch port is up';
   if (evidence.length > 0 || alone) {
     const why = alone ? 'no port of this host has an InfiniBand link' : evidence.join('; ');
-    return [{
-      condition: 'link-down',
-      severity: 'critical',
-      subject,
-      summary: `port ${name} has no link (${phys}): ${disabled ? 'it is disabled' : 'cable pulled or broken, or the peer is down'} (${why})`,
-      meaning: 'The port carries nothing: jobs and IPoIB traffic through it fail.',
-      cause,
-      remedy,
-      runbook: 'infinibandportlinkdown',
-      alert: 'InfiniBandPortLinkDown',
-    }];
+    return [
+      {
+        condition: 'link-down',
+        severity: 'critical',
+        subject,
+        summary: `port ${name} has no link (${phys}): ${disabled ? 'it is disabled' : 'cable pulled or broken, or the peer is down'} (${why})`,
+        meaning: 'The port carries nothing: jobs and IPoIB traffic through it fail.',
+        cause,
+        remedy,
+        runbook: 'infinibandportlinkdown',
+        alert: 'InfiniBandPortLinkDown',
+      },
+    ];
   }
-  return [{
-    condition: 'port-without-link',
-    severity: 'info',
-    subject,
-    summary: `port ${name} has no link (${phys}): no cable, a pulled or broken cable, or the peer is down; nothing shows it was in use (no link-down count, IPoIB or expectation), so it may be a spare port`,
-    meaning: 'A spare port is normal, and other ports of this host have links; a port that should carry traffic carries none.',
-    cause,
-    remedy: `if port ${name} should be cabled: ${remedy}; otherwise nothing to do`,
-    runbook: 'infinibandportlinkdown',
-    alert: undefined,
-  }];
+  return [
+    {
+      condition: 'port-without-link',
+      severity: 'info',
+      subject,
+      summary: `port ${name} has no link (${phys}): no cable, a pulled or broken cable, or the peer is down; nothing shows it was in use (no link-down count, IPoIB or expectation), so it may be a spare port`,
+      meaning: 'A spare port is normal, and other ports of this host have links; a port that should carry traffic carries none.',
+      cause,
+      remedy: `if port ${name} should be cabled: ${remedy}; otherwise nothing to do`,
+      runbook: 'infinibandportlinkdown',
+      alert: undefined,
+    },
+  ];
 }
 
 function expectedFrom(expectation: LinkExpectation): string {
@@ -131,7 +142,7 @@ function degradationFindings(snapshot: Snapshot, device: Device, port: Port): Fi
   const { widthDegraded, speedDegraded } = assessLink(port, expectation);
   const name = portName(device.name, port.port);
   const subject = { kind: 'port', device: device.name, port: port.port } as const;
-  const planned = expectation?.source === 'config' ? ' If the lower value is intended, say so in the config file\'s expectations.' : '';
+  const planned = expectation?.source === 'config' ? " If the lower value is intended, say so in the config file's expectations." : '';
   const findings: Finding[] = [];
   if (widthDegraded && expectation?.width !== undefined && port.width !== undefined) {
     findings.push({
@@ -153,7 +164,8 @@ function degradationFindings(snapshot: Snapshot, device: Device, port: Port): Fi
       subject,
       summary: `port ${name} runs at ${port.speed} (${LANE_RATES[port.speed].nominalGbps} Gb/s per lane), expected ${expectation.speed} (${expectedFrom(expectation)}): the link trained at a lower speed`,
       meaning: `Every lane runs slower than it should.${planned}`,
-      cause: 'A cable not rated for the speed, a marginal cable, a failing transceiver, old firmware at one end, or a speed disabled on the switch port.',
+      cause:
+        'A cable not rated for the speed, a marginal cable, a failing transceiver, old firmware at one end, or a speed disabled on the switch port.',
       remedy: 'use a cable rated for the speed: reseat it, then replace the cable or transceiver; compare the firmware with a healthy host',
       runbook: 'infinibandlinkspeeddegraded',
       alert: 'InfiniBandLinkSpeedDegraded',
@@ -163,7 +175,9 @@ function degradationFindings(snapshot: Snapshot, device: Device, port: Port): Fi
 }
 
 /** Error counters worth telling about: every PMA error counter but transmit_wait (congestion, not errors). */
-const ERROR_COUNTER_NAMES: ReadonlySet<string> = new Set(PMA_COUNTERS.filter((c) => c.error && c.name !== 'transmit_wait').map((c) => c.name));
+const ERROR_COUNTER_NAMES: ReadonlySet<string> = new Set(
+  PMA_COUNTERS.filter((c) => c.error && c.name !== 'transmit_wait').map((c) => c.name),
+);
 
 function describeCounters(counters: readonly { name: string; value: number }[]): string {
   // 64-bit values beyond 2^53 are approximate in a float64: said as such.
@@ -183,8 +197,10 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
       severity: 'warning',
       subject,
       summary: `port ${name}: ${plural(saturated.length, 'counter')} stuck at ${saturated.length === 1 ? 'its' : 'their'} maximum (${describeCounters(saturated)}): new events are no longer counted`,
-      meaning: 'A fixed-width PMA counter at its maximum stops counting: error rates read 0 and the error alerts are blind for it until it is reset. peer_ counters are the switch port\'s.',
-      cause: 'Errors accumulated for months without a reset, an error storm, or 32-bit data counters on an adapter or kernel without extended counters.',
+      meaning:
+        "A fixed-width PMA counter at its maximum stops counting: error rates read 0 and the error alerts are blind for it until it is reset. peer_ counters are the switch port's.",
+      cause:
+        'Errors accumulated for months without a reset, an error storm, or 32-bit data counters on an adapter or kernel without extended counters.',
       remedy: `reset the counters: ${perfqueryOf(device.name, port.port, '-R')}${saturated.some((c) => c.name.startsWith('peer_')) ? ` (and ${peerPerfquery(snapshot, device.name, port.port, '-R')} for the peer_ counters)` : ''}; if errors fill them again quickly, fix the link`,
       runbook: 'infinibandcountersaturated',
       alert: 'InfiniBandCounterSaturated',
@@ -197,7 +213,8 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
       severity: 'info',
       subject,
       summary: `port ${name} has counted errors since its counters were reset: ${describeCounters(errors)}`,
-      meaning: 'A count, not a rate: one look cannot tell whether they still grow. A few from link bring-up are normal; a steady rise means a bad cable, transceiver or port (the InfiniBandPhysicalErrors alert watches the rate). peer_ counters are the switch port\'s.',
+      meaning:
+        "A count, not a rate: one look cannot tell whether they still grow. A few from link bring-up are normal; a steady rise means a bad cable, transceiver or port (the InfiniBandPhysicalErrors alert watches the rate). peer_ counters are the switch port's.",
       cause: 'Link bring-up, or a dirty, bent or damaged cable or connector, a failing transceiver, a cable too long for the speed.',
       remedy: `see whether they grow: ${perfqueryOf(device.name, port.port)}; sleep 60; ${perfqueryOf(device.name, port.port)} — if they do, reseat or replace the cable; once fixed, ${perfqueryOf(device.name, port.port, '-R')}`,
       runbook: 'infinibandphysicalerrors',
@@ -210,22 +227,28 @@ function counterFindings(snapshot: Snapshot, device: Device, port: Port): Findin
 function noDeviceFinding(snapshot: Snapshot): Finding[] {
   const report = snapshot.reports.find((candidate) => candidate.collector === SYSFS_PART.name);
   if (snapshot.devices.length > 0 || !report?.success) return [];
-  return [{
-    condition: 'no-devices',
-    severity: 'critical',
-    subject: { kind: 'host' },
-    summary: 'no InfiniBand device found (class/infiniband is missing or empty, or the device filters leave nothing)',
-    meaning: 'This host cannot use InfiniBand at all: no job needing it can run here.',
-    cause: 'The adapter\'s driver is not loaded (mlx5_ib, mlx4_ib, …), the adapter failed or was removed, or --device.include/--device.exclude match no device.',
-    remedy: 'see whether the adapter is there (lspci | grep -i -e mellanox -e infiniband), load its driver (modprobe mlx5_ib) and read dmesg',
-    runbook: 'no-infiniband-device',
-    alert: undefined,
-  }];
+  return [
+    {
+      condition: 'no-devices',
+      severity: 'critical',
+      subject: { kind: 'host' },
+      summary: 'no InfiniBand device found (class/infiniband is missing or empty, or the device filters leave nothing)',
+      meaning: 'This host cannot use InfiniBand at all: no job needing it can run here.',
+      cause:
+        "The adapter's driver is not loaded (mlx5_ib, mlx4_ib, …), the adapter failed or was removed, or --device.include/--device.exclude match no device.",
+      remedy:
+        'see whether the adapter is there (lspci | grep -i -e mellanox -e infiniband), load its driver (modprobe mlx5_ib) and read dmesg',
+      runbook: 'no-infiniband-device',
+      alert: undefined,
+    },
+  ];
 }
 
 /** The findings of every port, in snapshot order: no subnet manager, link down, degradation, counters. */
 export function judge(snapshot: Snapshot): Finding[] {
-  const hostHasInfinibandLink = snapshot.devices.some((device) => device.ports.some((port) => isInfinibandPort(port) && physicalLinkIsUp(port.physicalState?.id)));
+  const hostHasInfinibandLink = snapshot.devices.some((device) =>
+    device.ports.some((port) => isInfinibandPort(port) && physicalLinkIsUp(port.physicalState?.id)),
+  );
   const findings: Finding[] = [...noDeviceFinding(snapshot)];
   for (const device of snapshot.devices) {
     for (const port of device.ports) {
@@ -246,7 +269,6 @@ export function judge(snapshot: Snapshot): Finding[] {
   findings.push(...bitErrorRateFindings(snapshot.devices, (key) => PERFQUERY_PART.of(snapshot)?.get(key)?.peerCounters, upSeconds));
   return findings;
 }
-
 
 /**
  * The bit error rate of each linked port since its counters were reset, where the data allows: the
@@ -269,7 +291,10 @@ export function bitErrorRateFindings(
       const seconds = linkUpSeconds(device.name, port.port);
       const ends = [
         { end: 'this port', counter: port.counters.find((c) => c.name === 'symbol_errors') },
-        { end: 'the switch port at the other end', counter: peerCounters(portKey(device.name, port.port))?.find((c) => c.name === 'symbol_errors') },
+        {
+          end: 'the switch port at the other end',
+          counter: peerCounters(portKey(device.name, port.port))?.find((c) => c.name === 'symbol_errors'),
+        },
       ];
       for (const { end, counter } of ends) {
         if (!counter || counter.saturated || counter.value === 0 || seconds === undefined) continue;
@@ -302,4 +327,3 @@ function formatDuration(seconds: number): string {
   if (seconds < 2 * 86400) return plural(Math.round(seconds / 3600), 'hour');
   return plural(Math.round(seconds / 86400), 'day');
 }
-

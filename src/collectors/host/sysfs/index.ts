@@ -22,9 +22,6 @@ import { FAMILIES, PORT_STATE_SERIES, writeMetrics } from './metrics.js';
 export { DEVICE_EXCLUDE, DEVICE_INCLUDE, EXPECTATIONS, PORT_STATE_SERIES };
 import { judge } from './findings.js';
 
-
-
-
 export const SYSFS: Collector<SysfsPart> = defineCollector({
   name: SYSFS_PART.name,
   checks: 'ports, links and counters',

@@ -10,14 +10,31 @@ import { PORT_STATE_ACTIVE } from '../../../model/port-state.js';
 import { plural } from '../../../model/finding.js';
 import type { ItemError, Snapshot } from '../../../model/snapshot.js';
 import type { DeviceFilter } from '../../../sources/device-filter.js';
-import { INFINIBAND_CLASS, listInfinibandDevices, readDevice, readDeviceIdentity, readPortStates, type DeviceIdentity } from '../../../sources/infiniband.js';
+import {
+  INFINIBAND_CLASS,
+  listInfinibandDevices,
+  readDevice,
+  readDeviceIdentity,
+  readPortStates,
+  type DeviceIdentity,
+} from '../../../sources/infiniband.js';
 import type { SysfsFiles } from '../../../sources/sysfs-files.js';
 import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
 import { IDENTITY_MAX_AGE_MS, readUnder, sysfsFiles } from '../host-reading.js';
 import { type SysfsPart } from '../../parts.js';
 
-export const DEVICE_INCLUDE = optionalFlag(REGEX, { name: 'device.include', key: 'devices.include', help: 'Only devices whose name matches this regular expression.', check: true });
-export const DEVICE_EXCLUDE = optionalFlag(REGEX, { name: 'device.exclude', key: 'devices.exclude', help: 'Skip devices whose name matches this regular expression (never read).', check: true });
+export const DEVICE_INCLUDE = optionalFlag(REGEX, {
+  name: 'device.include',
+  key: 'devices.include',
+  help: 'Only devices whose name matches this regular expression.',
+  check: true,
+});
+export const DEVICE_EXCLUDE = optionalFlag(REGEX, {
+  name: 'device.exclude',
+  key: 'devices.exclude',
+  help: 'Skip devices whose name matches this regular expression (never read).',
+  check: true,
+});
 
 /** `expectations` in the config file: what each host link should run at, first match wins. */
 export const EXPECTATIONS: Section<readonly ExpectationRule[]> = EXPECTATIONS_SECTION;
@@ -109,14 +126,23 @@ export class SysfsReader implements Reader<SysfsPart> {
     this.known = names;
     const { logger } = this.context;
     if (before === undefined) {
-      if (names.length === 0) logger.info({ path: this.files.resolve(INFINIBAND_CLASS) }, 'no InfiniBand devices found; serving the exporter\'s own metrics only');
+      if (names.length === 0)
+        logger.info({ path: this.files.resolve(INFINIBAND_CLASS) }, "no InfiniBand devices found; serving the exporter's own metrics only");
       else logger.info({ devices: names }, `found ${plural(names.length, 'InfiniBand device')}`);
       return;
     }
     const appeared = names.filter((name) => !before.includes(name));
     const vanished = before.filter((name) => !names.includes(name));
-    if (appeared.length > 0) logger.info({ devices: appeared }, `InfiniBand ${appeared.length === 1 ? 'device appeared' : 'devices appeared'}: ${appeared.join(', ')}`);
-    if (vanished.length > 0) logger.warn({ devices: vanished }, `InfiniBand ${vanished.length === 1 ? 'device disappeared' : 'devices disappeared'}: ${vanished.join(', ')}`);
+    if (appeared.length > 0)
+      logger.info(
+        { devices: appeared },
+        `InfiniBand ${appeared.length === 1 ? 'device appeared' : 'devices appeared'}: ${appeared.join(', ')}`,
+      );
+    if (vanished.length > 0)
+      logger.warn(
+        { devices: vanished },
+        `InfiniBand ${vanished.length === 1 ? 'device disappeared' : 'devices disappeared'}: ${vanished.join(', ')}`,
+      );
   }
 
   /** The identity of `name`, read again when it is due; undefined when the device vanished. */
@@ -129,7 +155,12 @@ export class SysfsReader implements Reader<SysfsPart> {
       this.forgetDevice(name);
       return undefined;
     }
-    const fresh: KnownIdentity = { identity: reading.identity, readAt: this.context.now(), stale: reading.errors.length > 0, readNow: true };
+    const fresh: KnownIdentity = {
+      identity: reading.identity,
+      readAt: this.context.now(),
+      stale: reading.errors.length > 0,
+      readNow: true,
+    };
     this.identities.set(name, fresh);
     return fresh;
   }
@@ -207,4 +238,3 @@ export class SysfsReader implements Reader<SysfsPart> {
 }
 
 // ---- metrics ------------------------------------------------------------------------------
-

@@ -12,7 +12,13 @@ import { WEB_CONFIG_FILE, readBoundedText } from '../../../files/bounded-file.js
 
 export const KIND = 'web config file';
 
-export const CLIENT_AUTH_TYPES = ['NoClientCert', 'RequestClientCert', 'RequireAnyClientCert', 'VerifyClientCertIfGiven', 'RequireAndVerifyClientCert'] as const;
+export const CLIENT_AUTH_TYPES = [
+  'NoClientCert',
+  'RequestClientCert',
+  'RequireAnyClientCert',
+  'VerifyClientCertIfGiven',
+  'RequireAndVerifyClientCert',
+] as const;
 export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
 const TLS_VERSIONS: Record<string, SecureVersion> = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' };
@@ -37,7 +43,21 @@ const CURVES: Record<string, string> = { CurveP256: 'P-256', CurveP384: 'P-384',
 /** The response headers exporter-toolkit lets http_server_config.headers set. */
 const HEADERS = ['Content-Security-Policy', 'X-Frame-Options', 'X-Content-Type-Options', 'X-XSS-Protection', 'Strict-Transport-Security'];
 
-const TLS_KEYS = ['cert_file', 'key_file', 'cert', 'key', 'client_auth_type', 'client_ca_file', 'client_ca', 'client_allowed_sans', 'min_version', 'max_version', 'cipher_suites', 'prefer_server_cipher_suites', 'curve_preferences'];
+const TLS_KEYS = [
+  'cert_file',
+  'key_file',
+  'cert',
+  'key',
+  'client_auth_type',
+  'client_ca_file',
+  'client_ca',
+  'client_allowed_sans',
+  'min_version',
+  'max_version',
+  'cipher_suites',
+  'prefer_server_cipher_suites',
+  'curve_preferences',
+];
 const SECTIONS = ['tls_server_config', 'http_server_config', 'basic_auth_users'];
 const BCRYPT_HASH = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 
@@ -89,13 +109,21 @@ function isEmpty(node: Node | null): boolean {
 }
 
 /** The key/value pairs of a mapping section, each key checked against what is allowed. */
-function entries(ctx: FileContext, node: Node | null, section: string, allowed: readonly string[] | undefined): [string, Node | null, Node][] {
+function entries(
+  ctx: FileContext,
+  node: Node | null,
+  section: string,
+  allowed: readonly string[] | undefined,
+): [string, Node | null, Node][] {
   if (isEmpty(node)) return [];
   if (!yaml().isMap(node)) throw ctx.error(node, `"${section}" must be a mapping, got ${describe(node)}`);
   return node.items.map((pair) => {
     const key = keyName(ctx, pair.key);
     if (allowed && !allowed.includes(key)) {
-      throw ctx.error(pair.key as Node, `unknown key "${section}.${key}", expected one of: ${allowed.map((k) => `${section}.${k}`).join(', ')}`);
+      throw ctx.error(
+        pair.key as Node,
+        `unknown key "${section}.${key}", expected one of: ${allowed.map((k) => `${section}.${k}`).join(', ')}`,
+      );
     }
     return [key, pair.value as Node | null, pair.key as Node];
   });
@@ -108,7 +136,8 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
   const pem = (fileKey: string, inlineKey: string, required: boolean): Pem | undefined => {
     const file = fields.get(fileKey);
     const inline = fields.get(inlineKey);
-    if (file && inline) throw ctx.error(inline.keyNode, `give "tls_server_config.${fileKey}" or "tls_server_config.${inlineKey}", not both`);
+    if (file && inline)
+      throw ctx.error(inline.keyNode, `give "tls_server_config.${fileKey}" or "tls_server_config.${inlineKey}", not both`);
     if (file) return { file: path.resolve(dir, string(ctx, file.value, `tls_server_config.${fileKey}`)) };
     if (inline) return { inline: string(ctx, inline.value, `tls_server_config.${inlineKey}`) };
     if (required) throw ctx.error(node, `"tls_server_config" needs "${fileKey}" (or "${inlineKey}")`);
@@ -117,12 +146,28 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
   const cert = pem('cert_file', 'cert', true)!;
   const key = pem('key_file', 'key', true)!;
   const clientCa = pem('client_ca_file', 'client_ca', false);
-  const clientAuth = fields.has('client_auth_type') ? choice(ctx, get('client_auth_type'), 'tls_server_config.client_auth_type', CLIENT_AUTH_TYPES) : 'NoClientCert';
+  const clientAuth = fields.has('client_auth_type')
+    ? choice(ctx, get('client_auth_type'), 'tls_server_config.client_auth_type', CLIENT_AUTH_TYPES)
+    : 'NoClientCert';
   const verifies = clientAuth === 'VerifyClientCertIfGiven' || clientAuth === 'RequireAndVerifyClientCert';
-  if (verifies && !clientCa) throw ctx.error(fields.get('client_auth_type')!.keyNode, `client_auth_type ${clientAuth} needs "tls_server_config.client_ca_file" to verify client certificates against`);
-  if (!verifies && clientCa) throw ctx.error(fields.get(fields.has('client_ca_file') ? 'client_ca_file' : 'client_ca')!.keyNode, `a client CA is set but client_auth_type is ${clientAuth}: set client_auth_type to RequireAndVerifyClientCert (or VerifyClientCertIfGiven)`);
-  const clientAllowedSans = fields.has('client_allowed_sans') ? strings(ctx, get('client_allowed_sans'), 'tls_server_config.client_allowed_sans') : [];
-  if (clientAllowedSans.length > 0 && !verifies) throw ctx.error(fields.get('client_allowed_sans')!.keyNode, 'client_allowed_sans needs client_auth_type RequireAndVerifyClientCert (or VerifyClientCertIfGiven)');
+  if (verifies && !clientCa)
+    throw ctx.error(
+      fields.get('client_auth_type')!.keyNode,
+      `client_auth_type ${clientAuth} needs "tls_server_config.client_ca_file" to verify client certificates against`,
+    );
+  if (!verifies && clientCa)
+    throw ctx.error(
+      fields.get(fields.has('client_ca_file') ? 'client_ca_file' : 'client_ca')!.keyNode,
+      `a client CA is set but client_auth_type is ${clientAuth}: set client_auth_type to RequireAndVerifyClientCert (or VerifyClientCertIfGiven)`,
+    );
+  const clientAllowedSans = fields.has('client_allowed_sans')
+    ? strings(ctx, get('client_allowed_sans'), 'tls_server_config.client_allowed_sans')
+    : [];
+  if (clientAllowedSans.length > 0 && !verifies)
+    throw ctx.error(
+      fields.get('client_allowed_sans')!.keyNode,
+      'client_allowed_sans needs client_auth_type RequireAndVerifyClientCert (or VerifyClientCertIfGiven)',
+    );
 
   const version = (k: string) => TLS_VERSIONS[choice(ctx, get(k), `tls_server_config.${k}`, Object.keys(TLS_VERSIONS))]!;
   const minVersion = fields.has('min_version') ? version('min_version') : 'TLSv1.2';
@@ -133,8 +178,14 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
   let ciphers: string | undefined;
   if (fields.has('cipher_suites')) {
     const names = strings(ctx, get('cipher_suites'), 'tls_server_config.cipher_suites');
-    const unknown = names.filter((name) => !(name in CIPHER_SUITES) && !name.startsWith('TLS_AES_') && name !== 'TLS_CHACHA20_POLY1305_SHA256');
-    if (unknown.length > 0) throw ctx.error(get('cipher_suites'), `unsupported cipher suite ${unknown.join(', ')}; supported: ${Object.keys(CIPHER_SUITES).join(', ')}`);
+    const unknown = names.filter(
+      (name) => !(name in CIPHER_SUITES) && !name.startsWith('TLS_AES_') && name !== 'TLS_CHACHA20_POLY1305_SHA256',
+    );
+    if (unknown.length > 0)
+      throw ctx.error(
+        get('cipher_suites'),
+        `unsupported cipher suite ${unknown.join(', ')}; supported: ${Object.keys(CIPHER_SUITES).join(', ')}`,
+      );
     ciphers = [TLS13_SUITES, ...names.flatMap((name) => CIPHER_SUITES[name] ?? [])].join(':');
   }
   const prefer = get('prefer_server_cipher_suites');
@@ -145,12 +196,21 @@ function parseTls(ctx: FileContext, node: Node | null, dir: string): TlsSettings
   if (fields.has('curve_preferences')) {
     const names = strings(ctx, get('curve_preferences'), 'tls_server_config.curve_preferences');
     const unknown = names.filter((name) => !(name in CURVES));
-    if (unknown.length > 0) throw ctx.error(get('curve_preferences'), `unsupported curve ${unknown.join(', ')}; supported: ${Object.keys(CURVES).join(', ')}`);
+    if (unknown.length > 0)
+      throw ctx.error(get('curve_preferences'), `unsupported curve ${unknown.join(', ')}; supported: ${Object.keys(CURVES).join(', ')}`);
     ecdhCurve = names.map((name) => CURVES[name]).join(':');
   }
   return {
-    cert, key, clientAuth, clientCa, clientAllowedSans, minVersion, maxVersion, ciphers,
-    honorCipherOrder: yaml().isScalar(prefer) && prefer.value === true, ecdhCurve,
+    cert,
+    key,
+    clientAuth,
+    clientCa,
+    clientAllowedSans,
+    minVersion,
+    maxVersion,
+    ciphers,
+    honorCipherOrder: yaml().isScalar(prefer) && prefer.value === true,
+    ecdhCurve,
   };
 }
 
@@ -159,7 +219,10 @@ function parseHttp(ctx: FileContext, node: Node | null): Record<string, string> 
   for (const [key, value] of entries(ctx, node, 'http_server_config', ['http2', 'headers'])) {
     if (key === 'http2') {
       if (yaml().isScalar(value) && value.value === false) continue;
-      throw ctx.error(value, `"http_server_config.http2": this exporter serves HTTP/1.1 only; remove the key or set it to false (got ${describe(value)})`);
+      throw ctx.error(
+        value,
+        `"http_server_config.http2": this exporter serves HTTP/1.1 only; remove the key or set it to false (got ${describe(value)})`,
+      );
     }
     for (const [name, headerValue] of entries(ctx, value, 'http_server_config.headers', HEADERS)) {
       headers[name] = string(ctx, headerValue, `http_server_config.headers.${name}`);
@@ -174,7 +237,10 @@ function parseUsers(ctx: FileContext, node: Node | null): Map<string, string> {
     if (user.includes(':')) throw ctx.error(value, `user name "${user}" must not contain ":"`);
     const hash = yaml().isScalar(value) ? value.value : undefined;
     if (typeof hash !== 'string' || !BCRYPT_HASH.test(hash)) {
-      throw ctx.error(value, `the password of "${user}" must be a bcrypt hash ($2y$…, from htpasswd -nBC 10 "" | tr -d ':\\n'), got ${typeof hash === 'string' ? 'something else' : describe(value)}`);
+      throw ctx.error(
+        value,
+        `the password of "${user}" must be a bcrypt hash ($2y$…, from htpasswd -nBC 10 "" | tr -d ':\\n'), got ${typeof hash === 'string' ? 'something else' : describe(value)}`,
+      );
     }
     users.set(user, hash);
   }
@@ -193,7 +259,8 @@ export function parseWebConfigText(text: string, file: string): WebConfig {
 /** parseWebConfigText as work in steps: a reload parses in time slices, scrapes answered meanwhile. */
 export function* webConfigSteps(text: string, file: string): Work<WebConfig> {
   const { root, ctx } = yield* yamlSteps(text, file, KIND);
-  if (root === null) throw ctx.error(null, `the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)`);
+  if (root === null)
+    throw ctx.error(null, `the file is empty; for plain HTTP without authentication write {} (or leave out --web.config.file)`);
   if (!yaml().isMap(root)) throw ctx.error(root, `expected a mapping of ${SECTIONS.join(', ')}, got ${describe(root)}`);
   const dir = path.dirname(path.resolve(file));
   const config: WebConfig = { tls: undefined, users: new Map(), usersExplicitlyNone: false, headers: {} };

@@ -39,7 +39,11 @@ export interface ReloadStatus {
 }
 
 /** Why a parsed new version cannot replace the running one; undefined when it can. */
-function reloadProblem(running: WebConfig, next: WebConfig, startedWith: { tls: boolean; clientAuth: ClientAuthType | undefined }): string | undefined {
+function reloadProblem(
+  running: WebConfig,
+  next: WebConfig,
+  startedWith: { tls: boolean; clientAuth: ClientAuthType | undefined },
+): string | undefined {
   if ((next.tls !== undefined) !== startedWith.tls || next.tls?.clientAuth !== startedWith.clientAuth) {
     return 'turning TLS on or off or changing client_auth_type takes a restart';
   }
@@ -90,7 +94,13 @@ export class WebSecurity {
     this.config = loadWebConfig(file);
     this.status = { successful: true, successAt: this.now() };
     this.startedWith = { tls: this.config.tls !== undefined, clientAuth: this.config.tls?.clientAuth };
-    this.tlsContext = new TlsContext(file, logger, () => this.current(), () => this.readVersion, this.startedWith.clientAuth);
+    this.tlsContext = new TlsContext(
+      file,
+      logger,
+      () => this.current(),
+      () => this.readVersion,
+      this.startedWith.clientAuth,
+    );
     this.authenticate = basicAuthHook(() => this.current(), this.passwords);
   }
 

@@ -87,7 +87,11 @@ export class TlsContext {
       this.logger.info({ file: this.file }, 'TLS certificate loaded');
     } catch (error) {
       // Mid-rotation (new certificate, old key) or a broken file: keep serving the last good one.
-      if (!this.reported.has(version)) this.logger.error({ file: this.file, err: (error as Error).message }, 'TLS: cannot load the changed certificate files; keeping the previous ones');
+      if (!this.reported.has(version))
+        this.logger.error(
+          { file: this.file, err: (error as Error).message },
+          'TLS: cannot load the changed certificate files; keeping the previous ones',
+        );
       this.reported.add(version);
     }
   }
@@ -104,7 +108,8 @@ export class TlsContext {
       if (!socket.authorized) refusal = `client certificate not trusted: ${String(socket.authorizationError)}`;
       else {
         const allowed = this.current().tls?.clientAllowedSans ?? [];
-        if (allowed.length > 0 && !alternativeNames(cert.subjectaltname).some((name) => allowed.includes(name))) refusal = 'client certificate has none of client_allowed_sans';
+        if (allowed.length > 0 && !alternativeNames(cert.subjectaltname).some((name) => allowed.includes(name)))
+          refusal = 'client certificate has none of client_allowed_sans';
       }
     }
     if (refusal) {

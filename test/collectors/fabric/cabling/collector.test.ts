@@ -39,7 +39,9 @@ const PLAN = [
 const cloning: Override<FabricCommand> = (command, args) => {
   if (command !== 'ibnetdiscover') return undefined;
   writeRecordedCache('healthy', args);
-  return result(command, args, { stdout: recording('fabric', 'healthy', 'ibnetdiscover').stdout.replaceAll('"node13 HCA-1"', '"node12 HCA-1"') });
+  return result(command, args, {
+    stdout: recording('fabric', 'healthy', 'ibnetdiscover').stdout.replaceAll('"node13 HCA-1"', '"node12 HCA-1"'),
+  });
 };
 
 async function planFile(text: string): Promise<string> {
@@ -51,9 +53,23 @@ async function planFile(text: string): Promise<string> {
 }
 
 function cablingExporter(runner: ReplayRunner<FabricCommand>, plan: string, fatal: UsageError[]): Exporter {
-  const command = parseServeCommandLine(['--path.sysfs', NO_INFINIBAND, '--config.file', CONFIG, '--diag.timeout', '2s', '--fabric.topology-file', plan]);
+  const command = parseServeCommandLine([
+    '--path.sysfs',
+    NO_INFINIBAND,
+    '--config.file',
+    CONFIG,
+    '--diag.timeout',
+    '2s',
+    '--fabric.topology-file',
+    plan,
+  ]);
   if (command.action !== 'run') throw new Error('unexpected');
-  const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed', fabric: runner }, onFatal: (error) => fatal.push(error) });
+  const exporter = new Exporter({
+    settings: command.settings,
+    logger: pino({ level: 'silent' }),
+    runners: { module: 'not-installed', fabric: runner },
+    onFatal: (error) => fatal.push(error),
+  });
   exporters.push(exporter);
   return exporter;
 }
@@ -61,7 +77,10 @@ function cablingExporter(runner: ReplayRunner<FabricCommand>, plan: string, fata
 const status = (text: string, host: string, port: number): number | undefined =>
   value(text, `infiniband_fabric_planned_link_status{node_guid="${LEAF1}",port="${port}",peer_guid="${host}",peer_port="1"}`);
 const success = (text: string): number | undefined => value(text, 'infiniband_exporter_collector_success{collector="fabric_cabling"}');
-const cablingFindings = (exporter: Exporter) => findingsOf(exporter.collectors.snapshot!).filter((finding) => finding.condition === 'collector-failing' || finding.condition.startsWith('plan-'));
+const cablingFindings = (exporter: Exporter) =>
+  findingsOf(exporter.collectors.snapshot!).filter(
+    (finding) => finding.condition === 'collector-failing' || finding.condition.startsWith('plan-'),
+  );
 
 describe('a plan whose names stop resolving', () => {
   it('a NodeDescription copied after start: no exit, a finding naming the line and both nodes, the collector fails, every line still judged', async () => {
@@ -85,8 +104,12 @@ describe('a plan whose names stop resolving', () => {
     expect([status(text, HOST11, 1), status(text, HOST12, 2), status(text, HOST13, 3)]).toEqual([0, 0, 0]);
     expect(value(text, 'infiniband_fabric_plan_nodes_missing')).toBe(0);
     const findings = cablingFindings(exporter);
-    expect(findings.map((finding) => [finding.condition, finding.severity, finding.alert])).toEqual([['plan-name-ambiguous', 'warning', 'InfiniBandExporterCollectorFailing']]);
-    expect(findings[0]!.summary).toBe(`"node12 HCA-1" is the NodeDescription of 2 nodes (${HOST12}, ${HOST13}): judged as ${HOST12}, the node it named before, until the exporter restarts; a host copied another's NodeDescription, or name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does) (${plan} line 3)`);
+    expect(findings.map((finding) => [finding.condition, finding.severity, finding.alert])).toEqual([
+      ['plan-name-ambiguous', 'warning', 'InfiniBandExporterCollectorFailing'],
+    ]);
+    expect(findings[0]!.summary).toBe(
+      `"node12 HCA-1" is the NodeDescription of 2 nodes (${HOST12}, ${HOST13}): judged as ${HOST12}, the node it named before, until the exporter restarts; a host copied another's NodeDescription, or name the node by GUID or node-name-map name in the plan (infiniband-exporter topology save does) (${plan} line 3)`,
+    );
     const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
     expect(report.errors.map((error) => error.item)).toEqual([`--fabric.topology-file ${plan}:3`]);
 
@@ -115,8 +138,14 @@ describe('a plan whose names stop resolving', () => {
     expect(value(text, 'infiniband_fabric_plan_nodes_missing')).toBe(2);
     const findings = cablingFindings(exporter);
     expect(findings.map((finding) => finding.condition).sort()).toEqual(['plan-name-ambiguous', 'plan-node-missing', 'plan-node-missing']);
-    expect(findings.find((finding) => finding.condition === 'plan-name-ambiguous')!.summary).toMatch(new RegExp(`^"node12 HCA-1" is the NodeDescription of 2 nodes \\(${HOST12}, ${HOST13}\\): its cables are not judged; .* \\(${plan.replace(/[.]/g, '\\.')} line 3\\)$`));
-    expect(findings.filter((finding) => finding.condition === 'plan-node-missing').map((finding) => finding.summary)).toContain(`"node99 HCA-1", a node of the plan with 1 cable (to MF0;leaf-1:SX6036/U1 port 8), names no node of the fabric: no node-name-map name or NodeDescription is "node99 HCA-1" (${plan} line 5)`);
+    expect(findings.find((finding) => finding.condition === 'plan-name-ambiguous')!.summary).toMatch(
+      new RegExp(
+        `^"node12 HCA-1" is the NodeDescription of 2 nodes \\(${HOST12}, ${HOST13}\\): its cables are not judged; .* \\(${plan.replace(/[.]/g, '\\.')} line 3\\)$`,
+      ),
+    );
+    expect(findings.filter((finding) => finding.condition === 'plan-node-missing').map((finding) => finding.summary)).toContain(
+      `"node99 HCA-1", a node of the plan with 1 cable (to MF0;leaf-1:SX6036/U1 port 8), names no node of the fabric: no node-name-map name or NodeDescription is "node99 HCA-1" (${plan} line 5)`,
+    );
     const report = exporter.collectors.snapshot!.reports.find((candidate) => candidate.collector === 'fabric_cabling')!;
     expect(report.errors.map((error) => error.item)).toEqual([3, 4, 5].map((line) => `--fabric.topology-file ${plan}:${line}`));
     // The collector's own failure is not said a second time: the findings above say it.

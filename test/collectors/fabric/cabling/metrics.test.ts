@@ -22,7 +22,10 @@ function report(scenario: string, rails?: CablingReport['rails']): CablingReport
   const healthy = recordedRailTree('healthy');
   const { topology, readings } = recordedRailTree(scenario);
   const resolved = resolvePlan(plan(formatPlan(healthy.topology, healthy.readings)), topology, railTreeNames());
-  return { conformance: judgeConformance(resolved, topology, readings), rails: rails ?? judgeRails(topology, currentCabling(topology, readings), undefined) };
+  return {
+    conformance: judgeConformance(resolved, topology, readings),
+    rails: rails ?? judgeRails(topology, currentCabling(topology, readings), undefined),
+  };
 }
 
 function text(cabling: CablingReport | undefined, shard = WHOLE): string {
@@ -62,14 +65,17 @@ describe('cabling metrics', () => {
 
   it('is byte for byte what prom-client renders, rail names from the config file escaped', async () => {
     const base = report('miswired');
-    const quoted: CablingReport = { ...base, rails: { ...base.rails!, violations: base.rails!.violations.map((v) => ({ ...v, rail: 'rail "0" \\ a', leafRail: '' })) } };
+    const quoted: CablingReport = {
+      ...base,
+      rails: { ...base.rails!, violations: base.rails!.violations.map((v) => ({ ...v, rail: 'rail "0" \\ a', leafRail: '' })) },
+    };
     for (const cabling of [base, quoted]) {
       expect(text(cabling)).toBe(await promClientText(cablingSamples(cabling, WHOLE), CABLING_METRIC_ORDER));
     }
     expect(text(quoted)).toContain('rail="rail \\"0\\" \\\\ a",peer_guid="0x0002c90200700004",peer_port="7",peer_rail=""} 1');
   });
 
-  it('writes each shard\'s own cables and adapters; the missing count in shard 1 alone', () => {
+  it("writes each shard's own cables and adapters; the missing count in shard 1 alone", () => {
     const cabling = report('miswired');
     const shards = [1, 2, 3].map((index) => text(cabling, { index, count: 3 }));
     const count = (body: string, family: string): number => body.split('\n').filter((line) => line.startsWith(`${family}{`)).length;

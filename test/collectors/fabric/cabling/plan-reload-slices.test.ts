@@ -42,7 +42,9 @@ function cablingReader(plan: string, fatal: UsageError[]): Reader<CablingReport>
 }
 
 describe('a large cabling plan read again', () => {
-  it('is parsed in slices: the event loop turns many times during the reload, and the whole plan is read', { timeout: 120_000 }, async () => {
+  it('is parsed in slices: the event loop turns many times during the reload, and the whole plan is read', {
+    timeout: 120_000,
+  }, async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'ibx-plan-reload-'));
     dirs.push(dir);
     // 200 leaves of 120 hosts under 36 spines: 31 200 cables, about 1.5 MB of plan.
@@ -64,7 +66,9 @@ describe('a large cabling plan read again', () => {
     const reading = await reader.read(NO_FABRIC, signal);
     const during = turns.stop();
     expect(fatal).toEqual([]);
-    expect(reading.failure).toBe(`--fabric.topology-file ${file}:${lines}: expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 2 fields; the plan read before stays in force`);
+    expect(reading.failure).toBe(
+      `--fabric.topology-file ${file}:${lines}: expected "<node> <port> <peer node> <peer port> [width] [speed]" (a node name with spaces in double quotes), got 2 fields; the plan read before stays in force`,
+    );
     // Parsed at once, the loop does not turn at all during the reload; in slices of about 10 ms it
     // turns a dozen times on a fast machine, more on a slow one.
     expect(during).toBeGreaterThanOrEqual(3);

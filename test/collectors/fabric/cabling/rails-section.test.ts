@@ -6,7 +6,11 @@ import { FABRIC_RAILS_SECTION } from '../../../../src/collectors/fabric/cabling/
 import type { RailRule } from '../../../../src/model/cabling.js';
 
 function rails(text: string): readonly RailRule[] {
-  return (parseConfigText(text, 'exporter.yml', [], [FABRIC_RAILS_SECTION]).sections.get(FABRIC_RAILS_SECTION) as readonly RailRule[] | undefined) ?? [];
+  return (
+    (parseConfigText(text, 'exporter.yml', [], [FABRIC_RAILS_SECTION]).sections.get(FABRIC_RAILS_SECTION) as
+      | readonly RailRule[]
+      | undefined) ?? []
+  );
 }
 
 const CONFIG = `fabric:
@@ -34,14 +38,31 @@ describe('fabric.rails in the config file', () => {
   it.each([
     ['fabric:\n  rails: mlx5_0\n', 'config file exporter.yml:2: "fabric.rails" must be a list of {name, leaves, adapter}, got "mlx5_0"'],
     ['fabric:\n  rails:\n    - mlx5_0\n', 'config file exporter.yml:3: each rail must be a mapping with leaves and adapter, got "mlx5_0"'],
-    ['fabric:\n  rails:\n    - leaves: [a]\n      adapter: mlx5_0\n      port: 1\n', 'config file exporter.yml:5: unknown key "port" in a rail, expected one of: name, leaves, adapter'],
-    ['fabric:\n  rails:\n    - name: r\n      adapter: mlx5_0\n', 'config file exporter.yml:3: rail "r" needs "leaves" (globs on its switches\' names)'],
-    ['fabric:\n  rails:\n    - name: r\n      leaves: []\n      adapter: mlx5_0\n', 'config file exporter.yml:4: "leaves" must be a glob or a list of globs on switch names such as ["rail0-leaf*"], got a list'],
-    ['fabric:\n  rails:\n    - leaves: [a]\n', 'config file exporter.yml:3: rail "rail 1" needs "adapter" (the device name of its host adapter, such as mlx5_0)'],
-    ['fabric:\n  rails:\n    - leaves: [a]\n      adapter: 3\n', 'config file exporter.yml:4: "adapter" must be a device name such as mlx5_0, or a glob on the adapter\'s NodeDescription such as "* HCA-1", got 3'],
-    ['fabric:\n  rails:\n    - {name: r, leaves: [a], adapter: x}\n    - {name: r, leaves: [b], adapter: y}\n', 'config file exporter.yml:4: rail "r" is named twice: expected one entry per rail'],
+    [
+      'fabric:\n  rails:\n    - leaves: [a]\n      adapter: mlx5_0\n      port: 1\n',
+      'config file exporter.yml:5: unknown key "port" in a rail, expected one of: name, leaves, adapter',
+    ],
+    [
+      'fabric:\n  rails:\n    - name: r\n      adapter: mlx5_0\n',
+      'config file exporter.yml:3: rail "r" needs "leaves" (globs on its switches\' names)',
+    ],
+    [
+      'fabric:\n  rails:\n    - name: r\n      leaves: []\n      adapter: mlx5_0\n',
+      'config file exporter.yml:4: "leaves" must be a glob or a list of globs on switch names such as ["rail0-leaf*"], got a list',
+    ],
+    [
+      'fabric:\n  rails:\n    - leaves: [a]\n',
+      'config file exporter.yml:3: rail "rail 1" needs "adapter" (the device name of its host adapter, such as mlx5_0)',
+    ],
+    [
+      'fabric:\n  rails:\n    - leaves: [a]\n      adapter: 3\n',
+      'config file exporter.yml:4: "adapter" must be a device name such as mlx5_0, or a glob on the adapter\'s NodeDescription such as "* HCA-1", got 3',
+    ],
+    [
+      'fabric:\n  rails:\n    - {name: r, leaves: [a], adapter: x}\n    - {name: r, leaves: [b], adapter: y}\n',
+      'config file exporter.yml:4: rail "r" is named twice: expected one entry per rail',
+    ],
   ])('refuses %j', (text, message) => {
     expect(() => rails(text)).toThrow(message);
   });
 });
-
