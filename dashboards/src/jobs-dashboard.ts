@@ -3,7 +3,9 @@
 // the errors and transmit wait of its hosts' own ports (the host exporters' infiniband_host_job_info
 // names the hosts a job runs on). The fabric's shards each serve part of a job's links and redundant
 // instances serve them again: the counts divide by the shard-1 instances serving the job, as the
-// recording rule infiniband:job_links_impaired:sum does.
+// recording rule infiniband:job_links_impaired:sum does. Congestion comes from the recording rules
+// infiniband:job_congestion:max and :mean (shards and redundant sets joined), kept to the jobs the
+// selected exporters serve.
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import {
   EMPTY_WHEN_HEALTHY,
@@ -29,6 +31,8 @@ export function jobs(): dashboard.Dashboard {
   const sets = `count by (job_id) (infiniband_job_info{${sel}})`;
   const once = (expr: string, by: string) => `sum by (${by}) (${expr}) / on (job_id) group_left ${sets}`;
   const links = (scope: string) => `sum(${once(`infiniband_job_links{${sel}, scope="${scope}"}`, 'job_id')}) or vector(0)`;
+  /** A job congestion recording rule (no job or instance label) for the selected job, as the selected exporters serve it. */
+  const congestion = (rule: string) => `${rule} and on (job_id) max by (job_id) (infiniband_job_info{${sel}})`;
   const hostsOfJob = `max by (instance) (infiniband_host_job_info{${sel}})`;
   const hostRate = (counter: string) =>
     `sum by (instance) (rate(infiniband_port_${counter}_total{${exporters}}[$__rate_interval])) * on (instance) group_left ${hostsOfJob}`;
@@ -103,6 +107,28 @@ export function jobs(): dashboard.Dashboard {
       description: `Impaired links of the job's footprint by reason, over time: when a link went bad under the job. ${EMPTY_WHEN_HEALTHY}`,
       targets: [series(`${once(`infiniband_job_links_impaired{${sel}}`, 'job_id, reason')} > 0`, '{{reason}}')],
     },
+    {
+      type: 'timeseries',
+      title: 'Worst congested link of the job',
+      unit: 'percentunit',
+      w: 12,
+      h: 7,
+      description:
+        "The most congested link of the job's footprint, by scope (host: adapter links; switch: inter-switch links): the fraction of the last ports cycle it had data to send and could not (PortXmitWait), the worse direction. From 0.3 the link is congested and every collective of the job waits on it; the fabric dashboard's congestion row says whether a whole tier is.",
+      targets: [series(congestion('infiniband:job_congestion:max'), '{{scope}}')],
+      defaults: { min: 0, max: 1, thresholds: alertAbove(0.3, 'orange') },
+    },
+    {
+      type: 'timeseries',
+      title: 'Mean congestion of the job',
+      unit: 'percentunit',
+      w: 12,
+      h: 7,
+      description:
+        "The mean stalled fraction over the links of the job's footprint, by scope: high with a low worst link is congestion spread over the job's paths (oversubscription, a neighbour job's traffic); low with a high worst link is one hot link (routing, placement).",
+      targets: [series(congestion('infiniband:job_congestion:mean'), '{{scope}}')],
+      defaults: { min: 0, max: 1 },
+    },
   ];
 
   const hosts: PanelSpec[] = [
@@ -130,7 +156,7 @@ export function jobs(): dashboard.Dashboard {
     uid: JOBS_UID,
     title: 'InfiniBand / Jobs',
     description:
-      "One running job of the workload manager (fabric mode with --squeue.path or --jobs.file): its hosts, the links of its footprint, which of them are impaired, and the errors and congestion at its hosts' ports. See dashboards/README.md.",
+      "One running job of the workload manager (fabric mode with --squeue.path or --jobs.file): its hosts, the links of its footprint, which of them are impaired or congested, and the errors and congestion at its hosts' ports. See dashboards/README.md.",
     variables: [
       datasourceVariable(),
       jobVariable(),

@@ -1,15 +1,17 @@
 // What each job's footprint looks like in the last ports cycle, over the links this instance's
 // shard reports (a link's owner end among the nodes it sweeps): how many, and how many are down,
-// degraded, erroring, over the BER threshold or miswired. Counts per shard add up across shards,
-// since each link has one owner; the recording rules sum them.
+// degraded, erroring, over the BER threshold, congested or miswired, and how long its links were
+// stalled. Counts and sums per shard add up across shards, since each link has one owner; the
+// recording rules sum them (and take the max of the maxes).
 import { PLANNED_LINK_STATUS, type CablingReport } from './cabling.js';
+import { CONGESTED_LINK_RATIO } from './congestion.js';
 import { fabricPortKey, inShard, type FabricPortReading, type PortAddress, type Shard } from './fabric.js';
 import type { FootprintLink, JobOnFabric } from './job-footprint.js';
 import { assessLink } from './link-degradation.js';
 import type { LinkExpectation } from './link-rate.js';
 import { PORT_STATE_ACTIVE } from './port-state.js';
 
-export const IMPAIRMENT_REASONS = ['down', 'degraded', 'errors', 'ber', 'miswired'] as const;
+export const IMPAIRMENT_REASONS = ['down', 'degraded', 'errors', 'ber', 'congested', 'miswired'] as const;
 export type ImpairmentReason = (typeof IMPAIRMENT_REASONS)[number];
 export const FOOTPRINT_SCOPES = ['host', 'switch'] as const;
 
@@ -21,7 +23,20 @@ export interface LinkEvidence {
   berOverThreshold: ReadonlySet<string>;
   /** Port keys of cables not where the plan or the rails want them. */
   miswired: ReadonlySet<string>;
+  /** Each measured port's stalled fraction over the last ports cycle (0–1), by port key. */
+  congestion: ReadonlyMap<string, number>;
   shard: Shard;
+}
+
+/**
+ * How long a link was stalled over the last ports cycle: the larger of its two directions, each
+ * measured at the end that sends it (this shard's ends only); undefined when neither end was measured.
+ */
+export function linkCongestion(link: FootprintLink, congestion: ReadonlyMap<string, number>): number | undefined {
+  const ends = [fabricPortKey(link.owner.nodeGuid, link.owner.port), fabricPortKey(link.peer.nodeGuid, link.peer.port)]
+    .map((key) => congestion.get(key))
+    .filter((ratio): ratio is number => ratio !== undefined);
+  return ends.length > 0 ? Math.max(...ends) : undefined;
 }
 
 /** Why a link is impaired; undefined when this shard does not report it (its owner is another shard's, or was not read). */
@@ -39,6 +54,7 @@ export function linkImpairments(link: FootprintLink, evidence: LinkEvidence): Im
   if (!down && (assessment.widthDegraded || assessment.speedDegraded)) reasons.push('degraded');
   if (either(evidence.risingErrors)) reasons.push('errors');
   if (either(evidence.berOverThreshold)) reasons.push('ber');
+  if ((linkCongestion(link, evidence.congestion) ?? 0) >= CONGESTED_LINK_RATIO) reasons.push('congested');
   if (either(evidence.miswired)) reasons.push('miswired');
   return reasons;
 }
@@ -46,19 +62,34 @@ export function linkImpairments(link: FootprintLink, evidence: LinkEvidence): Im
 export interface ScopeCounts {
   links: number;
   impaired: Record<ImpairmentReason, number>;
+  /**
+   * The largest and the sum of the links' stalled fractions (a link whose ends were not measured
+   * adds 0, so that the sum over `links` is the mean over the links counted).
+   */
+  congestionMax: number;
+  congestionSum: number;
   /** The impaired links themselves, for findings and the map. */
   impairedLinks: { link: FootprintLink; reasons: ImpairmentReason[] }[];
 }
 
 /** A job's footprint counted per scope over the links this shard reports. */
 export function jobLinkCounts(job: JobOnFabric, evidence: LinkEvidence): Record<FootprintLink['scope'], ScopeCounts> {
-  const empty = (): ScopeCounts => ({ links: 0, impaired: { down: 0, degraded: 0, errors: 0, ber: 0, miswired: 0 }, impairedLinks: [] });
+  const empty = (): ScopeCounts => ({
+    links: 0,
+    impaired: { down: 0, degraded: 0, errors: 0, ber: 0, congested: 0, miswired: 0 },
+    congestionMax: 0,
+    congestionSum: 0,
+    impairedLinks: [],
+  });
   const counts = { host: empty(), switch: empty() };
   for (const link of job.links) {
     const reasons = linkImpairments(link, evidence);
     if (reasons === undefined) continue;
     const scope = counts[link.scope];
     scope.links += 1;
+    const ratio = linkCongestion(link, evidence.congestion) ?? 0;
+    scope.congestionMax = Math.max(scope.congestionMax, ratio);
+    scope.congestionSum += ratio;
     for (const reason of reasons) scope.impaired[reason] += 1;
     if (reasons.length > 0) scope.impairedLinks.push({ link, reasons });
   }

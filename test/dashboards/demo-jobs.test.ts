@@ -88,4 +88,14 @@ describe.skipIf(tools.skipReason)('jobs dashboard on --demo=fabric', () => {
     const impaired = await run(panel('Impaired links of the job'));
     expect(impaired.map((s) => `${s.metric.scope} ${s.metric.reason} ${s.value![1]}`)).toContain('switch degraded 1');
   });
+
+  it("shows how long the job's inter-switch links were stalled: the demo's leaf uplinks, 1.6 % of the time", async () => {
+    const panel = (title: string) => queryPanels(jobs).find((candidate) => candidate.title === title)!.targets![0]!;
+    // A ratio needs two ports cycles after the exporter started: wait for the first one measured.
+    const stalled = async (title: string) =>
+      Number((await run(panel(title))).find((s) => s.metric.scope === 'switch')?.values?.at(-1)?.[1] ?? 0);
+    await waitFor('a measured ratio', async () => ((await stalled('Worst congested link of the job')) > 0 ? true : undefined), 20_000, 250);
+    expect(await stalled('Worst congested link of the job')).toBeCloseTo(0.016, 2);
+    expect(await stalled('Mean congestion of the job')).toBeCloseTo(0.016, 2);
+  });
 });

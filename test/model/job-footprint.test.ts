@@ -123,13 +123,24 @@ describe('jobLinkCounts', () => {
       risingErrors: new Set(['0xs1/6']),
       berOverThreshold: new Set(),
       miswired: new Set(['0xh21/1']),
+      // The adapter link of h11 stalled 40 % toward the host; leaf 2 - spine 1 10 % up, 35 % down (the worse counts).
+      congestion: new Map([
+        ['0xl1/1', 0.4],
+        ['0xl2/4', 0.1],
+        ['0xs1/2', 0.35],
+        ['0xl1/6', 0.2],
+      ]),
       shard: { index: 1, count: 1 },
     };
     const counts = jobLinkCounts(job!, evidence);
     expect(counts.host.links).toBe(2);
-    expect(counts.host.impaired).toEqual({ down: 0, degraded: 0, errors: 0, ber: 0, miswired: 1 });
+    expect(counts.host.impaired).toEqual({ down: 0, degraded: 0, errors: 0, ber: 0, congested: 1, miswired: 1 });
+    expect(counts.host.congestionMax).toBe(0.4);
+    expect(counts.host.congestionSum).toBeCloseTo(0.4);
     expect(counts.switch.links).toBe(5);
-    expect(counts.switch.impaired).toEqual({ down: 1, degraded: 1, errors: 1, ber: 0, miswired: 0 });
+    expect(counts.switch.impaired).toEqual({ down: 1, degraded: 1, errors: 1, ber: 0, congested: 1, miswired: 0 });
+    expect(counts.switch.congestionMax).toBe(0.35);
+    expect(counts.switch.congestionSum).toBeCloseTo(0.55);
     // Two shards count every link once between them.
     const halves = [1, 2].map((index) => jobLinkCounts(job!, { ...evidence, shard: { index, count: 2 } }));
     expect(halves[0]!.switch.links + halves[1]!.switch.links).toBe(5);

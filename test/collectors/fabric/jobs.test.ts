@@ -62,6 +62,64 @@ describe('the jobs collector', () => {
     expect(value(text, 'infiniband_job_links_impaired{job_id="48220",scope="host",reason="miswired"}')).toBe(1);
   });
 
+  it("measures how long a job's links were stalled between two ports cycles: the demo's leaf uplinks 1.6 % of the time", async () => {
+    // The recording moves every leaf uplink's PortXmitWait on by 500 000 ticks a second, at the
+    // Switch-X tick of 32 ns: 1.6 % stalled (fabric-congestion.test.ts). Job 48213 crosses four uplinks.
+    let now = 1_000_000;
+    const command = parseCommandLine(['--demo=fabric']);
+    if (command.action !== 'run') throw new Error('unexpected');
+    const exporter = new Exporter({
+      settings: command.settings,
+      logger: pino({ level: 'silent' }),
+      runners: { fabric: new RecordedRunner(DEMO, () => now) },
+      now: () => now,
+    });
+    exporters.push(exporter);
+    const first = await cycle(exporter);
+    // One ports cycle: nothing measured yet, every link adds 0.
+    expect(value(first, 'infiniband_job_congestion_ratio_max{job_id="48213",scope="switch"}')).toBe(0);
+    expect(value(first, 'infiniband_job_congestion_ratio_sum{job_id="48213",scope="switch"}')).toBe(0);
+    now += 60_000;
+    const text = await cycle(exporter);
+    expect(value(text, 'infiniband_job_congestion_ratio_max{job_id="48213",scope="switch"}')).toBeCloseTo(0.016, 3);
+    expect(value(text, 'infiniband_job_congestion_ratio_sum{job_id="48213",scope="switch"}')).toBeCloseTo(4 * 0.016, 3);
+    expect(value(text, 'infiniband_job_congestion_ratio_max{job_id="48213",scope="host"}')).toBeLessThan(0.01);
+    // 1.6 % is no congestion; a job on one leaf crosses no uplink.
+    expect(value(text, 'infiniband_job_links_impaired{job_id="48213",scope="switch",reason="congested"}')).toBe(0);
+    expect(value(text, 'infiniband_job_congestion_ratio_max{job_id="48220",scope="switch"}')).toBe(0);
+  });
+
+  it('counts a link stalled 30 % of the ports cycle as congested: the demo with its transmit wait grown twentyfold', async () => {
+    // Each PortXmitWait the sweep prints is replaced by 20 times its growth since the first sweep:
+    // the leaf uplinks wait 10 million ticks a second, 32 % of the time at 32 ns a tick.
+    let now = 1_000_000;
+    const recorded = new RecordedRunner<string>(DEMO, () => now);
+    const first = new Map<string, number>();
+    const fabric: CommandRunner<string> = {
+      run: async (command, args) => {
+        const result = await recorded.run(command, args);
+        if (command !== 'ibqueryerrors' || result.stdout === undefined) return result;
+        const stdout = result.stdout.replace(/GUID (\S+) port (\S+): (.*)\[PortXmitWait == (\d+)\]/g, (_line, guid, port, rest, wait) => {
+          const key = `${guid}/${port}`;
+          if (!first.has(key)) first.set(key, Number(wait));
+          return `GUID ${guid} port ${port}: ${rest}[PortXmitWait == ${(Number(wait) - first.get(key)!) * 20}]`;
+        });
+        return { ...result, stdout };
+      },
+    };
+    const command = parseCommandLine(['--demo=fabric']);
+    if (command.action !== 'run') throw new Error('unexpected');
+    const exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { fabric }, now: () => now });
+    exporters.push(exporter);
+    await cycle(exporter);
+    now += 60_000;
+    const text = await cycle(exporter);
+    expect(value(text, 'infiniband_job_congestion_ratio_max{job_id="48213",scope="switch"}')).toBeCloseTo(0.32, 2);
+    expect(value(text, 'infiniband_job_congestion_ratio_sum{job_id="48213",scope="switch"}')).toBeCloseTo(4 * 0.32, 2);
+    expect(value(text, 'infiniband_job_links_impaired{job_id="48213",scope="switch",reason="congested"}')).toBe(4);
+    expect(value(text, 'infiniband_job_links_impaired{job_id="48213",scope="host",reason="congested"}')).toBe(0);
+  });
+
   it("names the jobs each impaired link carries, with the job's host on an adapter link", async () => {
     const exporter = demoExporter([]);
     await cycle(exporter);

@@ -47,7 +47,7 @@ export function jobFindings(snapshot: Snapshot): Finding[] {
       subject: { kind: 'fabric-port', node: owner.node, port: owner.port, peer },
       summary: `the ${link.scope === 'host' ? 'adapter' : 'inter-switch'} link ${portPhrase(owner)} – ${portPhrase(peer)} is ${reasons.join(', ')} and carries ${plural(jobs.length, 'running job')}: ${named}${more}`,
       meaning:
-        "Every collective operation of these jobs waits on their slowest link: a down, degraded, erroring or miswired link in a job's footprint slows the whole job, or moves its traffic onto fewer links.",
+        "Every collective operation of these jobs waits on their slowest link: a down, degraded, erroring, congested or miswired link in a job's footprint slows the whole job, or moves its traffic onto fewer links.",
       cause:
         'A cable, transceiver or port going bad (errors, a lower width or speed), a cable pulled or moved, while jobs were placed across it.',
       remedy:

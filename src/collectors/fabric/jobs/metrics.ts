@@ -1,6 +1,7 @@
 // The jobs collector's families. Identity and hosts from shard 1 alone (as the fabric-wide
-// counts); links and impairments from every shard over the links it reports, which the recording
-// rules sum (infiniband:job_links_impaired:sum): two shards give the figures of one process.
+// counts); links, impairments and congestion from every shard over the links it reports, which the
+// recording rules join (infiniband:job_links_impaired:sum, infiniband:job_congestion:max and
+// :mean): two shards give the figures of one process.
 import type { ExpositionBuffer } from '../../../exposition/buffer.js';
 import { gauge } from '../../../exposition/metric-spec.js';
 import { Samples } from '../../../exposition/samples.js';
@@ -28,7 +29,17 @@ export const JOB_METRICS = {
   linksImpaired: gauge(
     'infiniband_job_links_impaired',
     ['job_id', 'scope', 'reason'],
-    "Links of a job's footprint that are down, degraded (below the expected width or speed), with rising error counters, over the BER threshold, or miswired (not where the cabling plan or the rails want them), in the last ports cycle; a link counts once per reason. Sum over shards (infiniband:job_links_impaired:sum).",
+    "Links of a job's footprint that are down, degraded (below the expected width or speed), with rising error counters, over the BER threshold, congested (stalled at least 30 % of the time), or miswired (not where the cabling plan or the rails want them), in the last ports cycle; a link counts once per reason. Sum over shards (infiniband:job_links_impaired:sum).",
+  ),
+  congestionMax: gauge(
+    'infiniband_job_congestion_ratio_max',
+    ['job_id', 'scope'],
+    "The most congested link of a job's footprint this shard reports: the fraction of the last ports cycle (0-1) it had data to send and could not (PortXmitWait), the worse of its two directions. 0.3 and above slows the job's collectives; max over shards (infiniband:job_congestion:max).",
+  ),
+  congestionSum: gauge(
+    'infiniband_job_congestion_ratio_sum',
+    ['job_id', 'scope'],
+    "Sum over the links of a job's footprint this shard reports (those of infiniband_job_links) of the fraction of the last ports cycle each was stalled (0-1, the worse direction; 0 where not measured). Divided by infiniband_job_links, the mean: infiniband:job_congestion:mean.",
   ),
 } as const;
 
@@ -43,6 +54,7 @@ export function linkEvidence(snapshot: Snapshot, jobs: JobsPart): LinkEvidence {
     risingErrors: ports?.trend.risingErrors ?? new Set(),
     berOverThreshold: ports?.trend.berOverThreshold ?? new Set(),
     miswired: miswiredPorts(FABRIC_CABLING_PART.of(snapshot)),
+    congestion: ports?.congestion.ratios ?? new Map(),
     shard: jobs.shard,
   };
 }
@@ -63,6 +75,8 @@ export function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
     const counts = jobLinkCounts(placed, evidence);
     for (const scope of FOOTPRINT_SCOPES) {
       samples.add(JOB_METRICS.links, { job_id: job.id, scope }, counts[scope].links);
+      samples.add(JOB_METRICS.congestionMax, { job_id: job.id, scope }, counts[scope].congestionMax);
+      samples.add(JOB_METRICS.congestionSum, { job_id: job.id, scope }, counts[scope].congestionSum);
       for (const reason of IMPAIRMENT_REASONS)
         samples.add(JOB_METRICS.linksImpaired, { job_id: job.id, scope, reason }, counts[scope].impaired[reason]);
     }
