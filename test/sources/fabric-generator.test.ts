@@ -292,7 +292,9 @@ describe('a generated fabric replayed', () => {
       const exposition = await scrape(exporter);
       const switches = fabric.listed.filter((node) => node.kind === 'switch');
       // Two counter reads a switch (basic and extended); `perfquery -c` is discovery's read of each switch's XmitWait tick.
-      expect(runner.calls.filter((call) => call.startsWith('perfquery') && !call.startsWith('perfquery -c'))).toHaveLength(switches.length * 2);
+      expect(runner.calls.filter((call) => call.startsWith('perfquery') && !call.startsWith('perfquery -c'))).toHaveLength(
+        switches.length * 2,
+      );
       const ports = switches.flatMap((node) => node.ports.slice(1).map((port) => port!));
       expect(series(exposition, 'infiniband_fabric_port_transmit_data_bytes_total')).toHaveLength(ports.length);
       for (const port of ports) {

@@ -40,15 +40,17 @@ describe('the fabric exposition', () => {
     // A new snapshot from a host reading: the fabric's parts are the same objects, not rendered again.
     const hostReading: Snapshot = { ...snapshot, devices: [...snapshot.devices], reports: [...snapshot.reports] };
     const after = await exposition.parts(hostReading);
-    expect(after.slice(-3)).toEqual(before.slice(-3));
-    after.slice(-3).forEach((part, i) => expect(part).toBe(before.slice(-3)[i]));
+    // The first part is the host's and the exporter's; every part after it is fabric mode's.
+    expect(after.length).toBeGreaterThan(3);
+    after.slice(1).forEach((part, i) => expect(part).toBe(before[i + 1]));
     // A new SA cycle: only the SA's part is rendered again.
+    const saAt = before.findIndex((part) => part.plain.toString().includes('infiniband_fabric_subnet_manager_info'));
+    expect(saAt).toBeGreaterThan(0);
     const sa = { subnetManagers: [], multicastGroups: FABRIC_SA.of(snapshot)!.multicastGroups };
     const saCycle: Snapshot = { ...snapshot, parts: new Map([...snapshot.parts, [FABRIC_SA.name, sa]]) };
-    const [nodes, ports, saPart] = (await exposition.parts(saCycle)).slice(-3);
-    expect(nodes).toBe(before.at(-3));
-    expect(ports).toBe(before.at(-2));
-    expect(saPart).not.toBe(before.at(-1));
+    const again = await exposition.parts(saCycle);
+    again.slice(1).forEach((part, i) => (i + 1 === saAt ? expect(part).not.toBe(before[i + 1]) : expect(part).toBe(before[i + 1])));
+    const saPart = again[saAt];
     expect(saPart!.plain.toString()).not.toContain('infiniband_fabric_subnet_manager_info');
   });
 });
