@@ -114,7 +114,7 @@ describe.skipIf(skipReason !== undefined)('landing page in a headless browser', 
       expect(await page.locator('#findings p.summary').innerText()).toMatch(/^0 critical, 2 warning, 1 info, collected \d+ s ago$/);
       // The runbook link of the finding leads to the PCIe section.
       expect(await findings.first().getByRole('link', { name: 'runbook' }).getAttribute('href')).toMatch(
-        /docs\/runbooks\.md#infinibandpcielinkdegraded$/,
+        /\/runbooks#infinibandpcielinkdegraded$/,
       );
       // The ports of the two adapters are marked with the finding; the healthy adapters' are not.
       const rows = page.locator('#ports tbody tr');
