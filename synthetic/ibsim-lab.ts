@@ -184,10 +184,15 @@ export class Lab {
 
   /** Wait until port 1 of `host` is Active (the SM configured it). */
   async waitActive(host: string): Promise<void> {
-    await waitFor(`${host} port 1 to become Active`, async () => {
-      const { stdout } = await this.run(host, 'smpquery', ['-D', 'portinfo', '0', '1']);
-      return /^LinkState:\.*Active$/m.test(stdout) || undefined;
-    });
+    await waitFor(
+      `${host} port 1 to become Active`,
+      async () => {
+        const { stdout } = await this.run(host, 'smpquery', ['-D', 'portinfo', '0', '1']);
+        return /^LinkState:\.*Active$/m.test(stdout) || undefined;
+        // A re-plugged cable waits for the SM's next sweep (opensm's default: every 10 s).
+      },
+      30_000,
+    );
   }
 
   /**

@@ -91,7 +91,10 @@ describe.skipIf(tools.skipReason !== undefined)('the cabling plan through topolo
   beforeAll(async () => {
     lab = await Lab.start('rail-tree.net');
     dir = await mkdtemp(path.join(tmpdir(), 'ibx-cabling-commands-'));
-    await lab.startSm('sm', 'S1', 10);
+    // The SM on the tool host, not on a switch: fabric mode reads each switch's XmitWait tick
+    // (PortSamplesControl), which ibsim hands to an opensm bound on that switch (real switches answer
+    // it in firmware), and which stops it.
+    await lab.startSm('sm', TOOL_HOST, 10);
     await lab.waitSmState('sm', 'MASTER');
     for (const host of [TOOL_HOST, 'G1A0', 'G2A1', 'G3A1', 'G4A0']) await lab.waitActive(host);
     flags = [

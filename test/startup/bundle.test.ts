@@ -70,7 +70,7 @@ describe('the bundle (dist/exporter.cjs) that dist/main.js runs', () => {
     );
     // In the registry's order, whichever cycle ended first.
     expect(fabric(body).map((line) => line.replace(/\} .*/, '}'))).toEqual(
-      ['discovery', 'ports', 'sa'].map((name) => `infiniband_exporter_collector_success{collector="fabric_${name}"}`),
+      ['discovery', 'ports', 'sa', 'verdict'].map((name) => `infiniband_exporter_collector_success{collector="fabric_${name}"}`),
     );
   });
 
