@@ -33,7 +33,17 @@ const DEFLATE_OPTIONS = { level: constants.Z_BEST_SPEED, finishFlush: constants.
 /** Raw DEFLATE blocks that end on a byte boundary without a final block read back to their end. */
 const INFLATE_OPTIONS = { finishFlush: constants.Z_SYNC_FLUSH };
 
-const ownBytes = (blocks: Buffer): Buffer => (blocks.length < blocks.buffer.byteLength / 2 ? Buffer.from(blocks) : blocks);
+/**
+ * Blocks much smaller than the chunk they sit in, copied out into a buffer of their own size. Not
+ * `Buffer.from`, which takes small copies from Buffer's shared pool (8 KiB on Node.js 20, 64 KiB
+ * on 24) and would keep the pool alive instead of the chunk.
+ */
+function ownBytes(blocks: Buffer): Buffer {
+  if (blocks.length >= blocks.buffer.byteLength / 2) return blocks;
+  const own = Buffer.allocUnsafeSlow(blocks.length);
+  blocks.copy(own);
+  return own;
+}
 
 function deflate(text: Buffer): Deflated {
   return { blocks: ownBytes(deflateRawSync(text, DEFLATE_OPTIONS)), crc: crc32(text), length: text.length };
