@@ -161,7 +161,12 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     const after = await until(
       diag,
       'the standby to take over',
-      (text) => (text.includes(`sm_guid="${standby[1]}",sm_lid="${standby[2]}",state="MASTER"`) ? text : undefined),
+      // The local SM's own answer may say MASTER a cycle before the port's SM LID leads to it.
+      (text) =>
+        text.includes(`sm_guid="${standby[1]}",sm_lid="${standby[2]}",state="MASTER"`) &&
+        value(text, `infiniband_subnet_manager_reachable{${P}}`) === 1
+          ? text
+          : undefined,
       20_000,
     );
     expect(after).not.toContain(`sm_guid="${master[1]}"`);
