@@ -145,7 +145,17 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     await fabric.waitActive('Hca2');
     await fabric.startSm('standby', 'Hca2', 5, ['-F', fast]);
     await fabric.waitSmState('standby', 'STANDBY');
-    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), await fabric.wrappers('Hca2'));
+    // The exporter runs beside the standby. ibsim hands a PMA query of Hca2's port to the opensm
+    // bound there (which then stops answering), where a real adapter's firmware answers it: its
+    // PortSamplesControl query (perfquery -c) fails as ibsim's other nodes fail it.
+    const paths = await fabric.wrappers('Hca2');
+    const perfquery = path.join(fabric.dir, 'perfquery-no-samples');
+    await writeFile(
+      perfquery,
+      `#!/bin/sh\nif [ "$1" = -c ]; then echo 'ibwarn: [1] sampctlquery: failed' >&2; echo 'perfquery: iberror: failed: sampctlquery' >&2; exit 255; fi\nexec ${paths.perfquery} "$@"\n`,
+    );
+    await chmod(perfquery, 0o755);
+    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), { ...paths, perfquery });
     await diag.collectOnce();
     diag.start();
     const before = await until(diag, 'both SMs', (text) =>

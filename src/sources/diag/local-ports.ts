@@ -243,13 +243,6 @@ async function readTick(pass: ToolPass, via: string[], device: Device, port: Por
   const known = ticks.get(key);
   if (known && known.nodeGuid === device.nodeGuid) return known.tick;
   const deviceId = deviceIdOf(device);
-  // A port a subnet manager runs on (CapabilityMask IsSM) is not asked: where the SM takes PMA
-  // queries through umad (ibsim hands them to opensm, which stops), the documented tick serves.
-  if (port.capabilityMask !== undefined && (port.capabilityMask & 0x2) !== 0) {
-    const tick = defaultTick(deviceId);
-    ticks.set(key, { nodeGuid: device.nodeGuid, tick });
-    return tick;
-  }
   const result = await pass.run(['-c', ...via], () => true);
   if (!result) return defaultTick(deviceId);
   const reading = parsePortSamplesControl(`${result.stdout}\n${result.stderr}`);
