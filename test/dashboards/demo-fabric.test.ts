@@ -1,17 +1,11 @@
 // The fabric dashboard on the fabric demo (--demo=fabric): a real Prometheus scraping the exporter
 // that replays demo/fabric, as a new user would see it on any machine. Every panel that needs no
 // hour of history returns data, and the faults of the demo are where the panels put them.
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoRunners } from '../../src/commands/demo.js';
-import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
-import { Exporter } from '../../src/commands/serve/exporter.js';
-import { createLogger } from '../../src/log/logger.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
-import { PROJECT_ROOT } from '../support/trees.js';
-import { startPrometheus, type RunningPrometheus, type Sample } from './harness.js';
+import { startDemoFabric, type RunningPrometheus, type Sample } from './harness.js';
 import { loadDashboards, needsHour, queryPanels, substitute, type Dashboard, type Target } from './model.js';
 
 const tools = requireSystemTools('fabric dashboard on the demo fabric', { prometheus: 'prometheus' });
@@ -31,28 +25,7 @@ describe.skipIf(tools.skipReason)('fabric dashboard on --demo=fabric', () => {
   let firstScrape = 0;
 
   beforeAll(async () => {
-    const parsed = parseServeCommandLine([
-      '--demo=fabric',
-      '--fabric.interval=1s',
-      '--collection.interval=1s',
-      '--web.listen-address=127.0.0.1:0',
-    ]);
-    if (parsed.action !== 'run') throw new Error('unexpected');
-    const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-    exporter = new Exporter({
-      settings: parsed.settings,
-      logger: createLogger('error', 'json', quiet),
-      runners: demoRunners(parsed.settings),
-    });
-    await exporter.collectOnce();
-    await exporter.collectFabricOnce();
-    exporter.start();
-    const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
-    prometheus = await startPrometheus(
-      tools.paths.prometheus!,
-      { demo: address },
-      { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] },
-    );
+    ({ exporter, prometheus } = await startDemoFabric(tools.paths.prometheus!));
     await waitFor(
       'six scrapes of the demo',
       async () =>

@@ -2,17 +2,11 @@
 // a real Prometheus scraping the exporter, with the shipped rules. The job's panels show its
 // hosts, links and the degraded inter-switch link under it; the hosts' panels need host
 // exporters with infiniband_host_job_info, which the demo has not: their queries run and are empty.
-import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoRunners } from '../../src/commands/demo.js';
-import { parseServeCommandLine } from '../../src/commands/serve/command-line.js';
-import { Exporter } from '../../src/commands/serve/exporter.js';
-import { createLogger } from '../../src/log/logger.js';
+import type { Exporter } from '../../src/commands/serve/exporter.js';
 import { waitFor } from '../../synthetic/processes.js';
 import { requireSystemTools } from '../support/system.js';
-import { PROJECT_ROOT } from '../support/trees.js';
-import { startPrometheus, type RunningPrometheus, type Sample } from './harness.js';
+import { startDemoFabric, type RunningPrometheus, type Sample } from './harness.js';
 import { loadDashboards, queryPanels, substitute, type Dashboard, type Target } from './model.js';
 
 const tools = requireSystemTools('jobs dashboard on the demo fabric', { prometheus: 'prometheus' });
@@ -25,29 +19,7 @@ describe.skipIf(tools.skipReason)('jobs dashboard on --demo=fabric', () => {
   let prometheus: RunningPrometheus;
 
   beforeAll(async () => {
-    const parsed = parseServeCommandLine([
-      '--demo=fabric',
-      '--fabric.interval=1s',
-      '--jobs.interval=1s',
-      '--collection.interval=1s',
-      '--web.listen-address=127.0.0.1:0',
-    ]);
-    if (parsed.action !== 'run') throw new Error('unexpected');
-    const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-    exporter = new Exporter({
-      settings: parsed.settings,
-      logger: createLogger('error', 'json', quiet),
-      runners: demoRunners(parsed.settings),
-    });
-    await exporter.collectOnce();
-    await exporter.collectFabricOnce();
-    exporter.start();
-    const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
-    prometheus = await startPrometheus(
-      tools.paths.prometheus!,
-      { demo: address },
-      { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] },
-    );
+    ({ exporter, prometheus } = await startDemoFabric(tools.paths.prometheus!, ['--jobs.interval=1s']));
     await waitFor(
       'the jobs in Prometheus',
       async () => (await prometheus.query('infiniband:job_links_impaired:sum{job_id="48213"}')).length > 0 || undefined,

@@ -11,12 +11,14 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { MODULE } from '../../src/collectors/host/module.js';
+import { demoRunners } from '../../src/commands/demo.js';
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
 import type { CommandRunner } from '../../src/sources/command-runner.js';
 import type { DiagCommand } from '../../src/sources/diag/local-ports.js';
 import { freePort, startService, type Service } from '../../synthetic/processes.js';
+import { PROJECT_ROOT } from '../support/trees.js';
 
 export interface RunningExporter {
   address: string;
@@ -48,6 +50,40 @@ export async function startExporter(
   exporter.start();
   const address = await exporter.app.listen({ host: '127.0.0.1', port: 0 });
   return { address: new URL(address).host, stop: () => exporter.stop() };
+}
+
+/**
+ * The fabric demo (--demo=fabric) in this process, on a random port, its cycles every second, and
+ * a real Prometheus scraping it as `instance="demo"` with the shipped fabric rules.
+ */
+export async function startDemoFabric(
+  prometheusPath: string,
+  flags: readonly string[] = [],
+): Promise<{ exporter: Exporter; prometheus: RunningPrometheus }> {
+  const parsed = parseCommandLine([
+    '--demo=fabric',
+    '--fabric.interval=1s',
+    '--collection.interval=1s',
+    '--web.listen-address=127.0.0.1:0',
+    ...flags,
+  ]);
+  if (parsed.action !== 'run') throw new Error(`unexpected command line action ${parsed.action}`);
+  const quiet = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+  const exporter = new Exporter({
+    settings: parsed.settings,
+    logger: createLogger('error', 'json', quiet),
+    runners: demoRunners(parsed.settings),
+  });
+  await exporter.collectOnce();
+  await exporter.collectFabricOnce();
+  exporter.start();
+  const address = new URL(await exporter.app.listen({ host: '127.0.0.1', port: 0 })).host;
+  const prometheus = await startPrometheus(
+    prometheusPath,
+    { demo: address },
+    { ruleFiles: [path.join(PROJECT_ROOT, 'rules/infiniband-fabric-alerts.yml')] },
+  );
+  return { exporter, prometheus };
 }
 
 export interface RunningServer {
