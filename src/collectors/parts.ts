@@ -39,6 +39,8 @@ export interface DiscoveryPart {
   names: ReadonlyMap<string, string>;
   /** Each node's PortXmitWait tick (this shard's nodes whose ports are read), by GUID, read once per node. */
   ticks: ReadonlyMap<string, XmitWaitTick>;
+  /** Each switch's tier of the topology (1 = switches with hosts, counting up), by GUID, computed once per topology. */
+  tiers: ReadonlyMap<string, number>;
   /** ibnetdiscover's output as printed, outside `serve` only (`topology save --format ibnetdiscover`). */
   text?: string;
 }

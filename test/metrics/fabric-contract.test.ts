@@ -12,7 +12,7 @@ const CONTRACT: readonly { name: string; type: 'gauge' | 'counter'; labels: read
   {
     name: 'infiniband_fabric_node_info',
     type: 'gauge',
-    labels: ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
+    labels: ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id', 'tier'],
   },
   ...[
     'infiniband_fabric_port_state_id',

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
+import { switchTiers } from '../../model/fabric-tiers.js';
 import { nodeNameMapSteps } from '../../config/node-name-map.js';
 import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { gauge } from '../../exposition/metric-spec.js';
@@ -76,7 +77,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     // A failed first discovery still says which shard this is; a later one keeps the last topology.
     let part: DiscoveryPart | undefined =
       this.current === undefined
-        ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names, ticks: this.ticks }
+        ? { topology: undefined, cache: undefined, shard, provisional: false, names: this.names, ticks: this.ticks, tiers: new Map() }
         : undefined;
     const verdict = found && !signal.aborted ? this.verdict(found, cycle) : undefined;
     if (verdict === 'confirm' && this.current && !this.current.provisional) part = { ...this.current, provisional: true };
@@ -89,6 +90,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
         names: this.names,
         // Only `serve` measures congestion (two ports cycles); `check` and `topology save` run one.
         ticks: this.context.mode === 'serve' ? await this.readTicks(cycle, found.topology) : this.ticks,
+        tiers: await inSlices(switchTiers(found.topology)),
         ...(this.context.mode !== 'serve' && { text: found.text }),
       };
       // A sweep that started a moment ago may still read the previous file: keep it one discovery longer.
@@ -182,8 +184,8 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
 export const NODE_METRICS = {
   nodeInfo: gauge(
     'infiniband_fabric_node_info',
-    ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id'],
-    "Every node the last discovery found (value always 1): type (switch, ca, router), NodeDescription, name from --fabric.node-name-map (empty when unmapped), LID (a switch's port 0, a CA's first port), number of ports, vendor and device ID. A switch that disappears from here was lost from the fabric.",
+    ['node_guid', 'node_type', 'node_desc', 'node_name', 'lid', 'ports', 'vendor_id', 'device_id', 'tier'],
+    "Every node the last discovery found (value always 1): type (switch, ca, router), NodeDescription, name from --fabric.node-name-map (empty when unmapped), LID (a switch's port 0, a CA's first port), number of ports, vendor and device ID, and a switch's tier in the fat tree (1 = switches with hosts, counting up by hops; empty for hosts and for switches no host reaches), as the congestion aggregates and the outlier rules count it. A switch that disappears from here was lost from the fabric.",
   ),
   duplicateGuids: gauge(
     'infiniband_fabric_duplicate_guids',
@@ -204,7 +206,7 @@ const hex = (value: number | undefined, digits: number): string =>
 
 /** Nodes of this shard, and (shard 1 only: they are the fabric's, served once) the duplicate counts. */
 function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
-  const { topology, shard } = FABRIC_DISCOVERY.of(snapshot) ?? {};
+  const { topology, shard, tiers } = FABRIC_DISCOVERY.of(snapshot) ?? {};
   if (!topology || !shard) return;
   const pace = pacer();
   const samples = new Samples();
@@ -226,6 +228,7 @@ function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
         ports: String(node.portCount),
         vendor_id: hex(node.vendorId, 4),
         device_id: hex(node.deviceId, 4),
+        tier: String(tiers?.get(node.guid) ?? ''),
       },
       1,
     );

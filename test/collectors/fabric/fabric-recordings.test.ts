@@ -25,10 +25,10 @@ describe('fabric mode on recorded outputs', () => {
     expect(nodes.filter((line) => line.includes('node_type="switch"'))).toHaveLength(5);
     expect(nodes.filter((line) => line.includes('node_type="ca"'))).toHaveLength(9);
     expect(text).toContain(
-      `infiniband_fabric_node_info{node_guid="${SPINE1}",node_type="switch",node_desc="MF0;spine-1:SX6036/U1",node_name="",lid="2",ports="4",vendor_id="0x02c9",device_id="0xc738"} 1`,
+      `infiniband_fabric_node_info{node_guid="${SPINE1}",node_type="switch",node_desc="MF0;spine-1:SX6036/U1",node_name="",lid="2",ports="4",vendor_id="0x02c9",device_id="0xc738",tier="2"} 1`,
     );
     expect(text).toContain(
-      `infiniband_fabric_node_info{node_guid="${HOST11}",node_type="ca",node_desc="node11 HCA-1",node_name="",lid="1",ports="1",vendor_id="0x02c9",device_id="0x1003"} 1`,
+      `infiniband_fabric_node_info{node_guid="${HOST11}",node_type="ca",node_desc="node11 HCA-1",node_name="",lid="1",ports="1",vendor_id="0x02c9",device_id="0x1003",tier=""} 1`,
     );
 
     // Every switch port, connected or not: 4 + 4 + 3 x 8.

@@ -12,7 +12,6 @@ import { bestCommonEnabled } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error-rate.js';
 import type { Snapshot } from '../../../model/snapshot.js';
-import { switchTiers } from '../../../model/fabric-tiers.js';
 import { CongestionWalk } from './congestion.js';
 import type { CounterSource } from '../../../sources/fabric/ports.js';
 import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
@@ -65,7 +64,6 @@ export class PortsReader implements Reader<FabricPortsPart> {
   private expectationCache: { topology: FabricTopology; expectations: Map<string, LinkExpectation | null> } | undefined;
   private scratch: string | undefined;
   /** Each switch's tier, worked out once per topology. */
-  private tiers: { topology: FabricTopology; tiers: ReadonlyMap<string, number> } | undefined;
   /** The last cycle's readings and when they were read (ms), for the trend. */
   private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
 
@@ -118,9 +116,7 @@ export class PortsReader implements Reader<FabricPortsPart> {
     const report = cycle.report();
     const at = this.context.now();
     const seconds = this.last ? (at - this.last.at) / 1000 : 0;
-    if (this.tiers?.topology !== discovery.topology)
-      this.tiers = { topology: discovery.topology, tiers: await inSlices(switchTiers(discovery.topology)) };
-    const walk = new CongestionWalk(discovery.topology, this.tiers.tiers, discovery.ticks, seconds);
+    const walk = new CongestionWalk(discovery.topology, discovery.tiers, discovery.ticks, seconds);
     const trend = await inSlices(portTrend(this.last?.ports, reading.ports, seconds, walk));
     const congestion = walk.done();
     this.last = { ports: reading.ports, at };
