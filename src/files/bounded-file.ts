@@ -6,6 +6,7 @@
 // The size is checked on the opened descriptor, and the reading stops past the limit, so a file
 // swapped or grown between the check and the read is refused the same way.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** What a file is for, and the largest such file taken (README "Files and their limits"). */
 export interface FileKind {
@@ -85,41 +86,83 @@ export function openFollowedFile(file: string, kind: FileKind): { fd: number; st
   }
 }
 
+/**
+ * Reads a bounded file through `read` (sync or async, the same steps): one byte more than fstat
+ * said, so that a file that grew since (being written) is read on, up to the limit.
+ */
+function* readSteps(file: string, kind: FileKind, stats: Stats): Generator<{ buffer: Buffer; offset: number }, Buffer, number> {
+  if (!stats.isFile()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file`);
+  if (stats.size > kind.maxBytes)
+    throw new FileRefused(file, kind, `is ${sizeText(stats.size)}, more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+  let buffer = Buffer.allocUnsafe(stats.size + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > kind.maxBytes) throw new FileRefused(file, kind, `is more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
+      const larger = Buffer.allocUnsafe(kind.maxBytes + 1);
+      buffer.copy(larger, 0, 0, length);
+      buffer = larger;
+    }
+    const read = yield { buffer, offset: length };
+    if (read === 0) return buffer.subarray(0, length);
+    length += read;
+  }
+}
+
+function refused(file: string, kind: FileKind, error: unknown): FileRefused {
+  return error instanceof FileRefused ? error : new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+}
+
 /** The file's bytes; a FileRefused when it cannot be opened, is no regular file, or is too large. */
 export function readBoundedFile(file: string, kind: FileKind): Buffer {
   let fd: number;
   try {
     fd = openSync(file, OPEN_FLAGS);
   } catch (error) {
-    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+    throw refused(file, kind, error);
   }
   try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new FileRefused(file, kind, `is ${fileType(stats)}, not a regular file`);
-    const tooLarge = (size: number) =>
-      new FileRefused(file, kind, `is ${sizeText(size)}, more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
-    if (stats.size > kind.maxBytes) throw tooLarge(stats.size);
-    // One byte more than the file had: a file that grew since fstat (being written) is read on, up to the limit.
-    let buffer = Buffer.allocUnsafe(stats.size + 1);
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (length > kind.maxBytes)
-          throw new FileRefused(file, kind, `is more than the ${sizeText(kind.maxBytes)} a ${kind.name} may have`);
-        const larger = Buffer.allocUnsafe(kind.maxBytes + 1);
-        buffer.copy(larger, 0, 0, length);
-        buffer = larger;
-      }
-      const read = readSync(fd, buffer, length, buffer.length - length, null);
-      if (read === 0) return buffer.subarray(0, length);
-      length += read;
-    }
+    const steps = readSteps(file, kind, fstatSync(fd));
+    let step = steps.next(0);
+    while (!step.done)
+      step = steps.next(readSync(fd, step.value.buffer, step.value.offset, step.value.buffer.length - step.value.offset, null));
+    return step.value;
   } catch (error) {
-    if (error instanceof FileRefused) throw error;
-    throw new FileRefused(file, kind, `cannot be read: ${(error as Error).message}`);
+    throw refused(file, kind, error);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * readBoundedFile off the event loop (libuv's threads read): for the files read again while the
+ * exporter serves (the cabling plan, the node-name-map, the jobs file), up to tens of MiB.
+ */
+export async function readBoundedFileAsync(file: string, kind: FileKind): Promise<Buffer> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, OPEN_FLAGS);
+  } catch (error) {
+    throw refused(file, kind, error);
+  }
+  try {
+    const steps = readSteps(file, kind, await handle.stat());
+    let step = steps.next(0);
+    while (!step.done) {
+      const { buffer, offset } = step.value;
+      step = steps.next((await handle.read(buffer, offset, buffer.length - offset, null)).bytesRead);
+    }
+    return step.value;
+  } catch (error) {
+    throw refused(file, kind, error);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The file as UTF-8 text (see readBoundedFileAsync). */
+export async function readBoundedTextAsync(file: string, kind: FileKind): Promise<string> {
+  return (await readBoundedFileAsync(file, kind)).toString('utf8');
 }
 
 /** The file as UTF-8 text (see readBoundedFile). */

@@ -15,7 +15,7 @@ import { Samples } from '../../exposition/samples.js';
 import { composeFabric, inShard, sameNodes, type FabricSnapshot, type FabricTopology } from '../../model/fabric.js';
 import { plural, type CollectorFailure, type Finding } from '../../model/finding.js';
 import type { CollectorReport, Snapshot } from '../../model/snapshot.js';
-import { FileRefused, NODE_NAME_MAP_FILE, readBoundedText } from '../../files/bounded-file.js';
+import { FileRefused, NODE_NAME_MAP_FILE, readBoundedTextAsync } from '../../files/bounded-file.js';
 import type { FabricCycle } from '../../sources/fabric/commands.js';
 import type { Discovery } from '../../sources/fabric/discovery.js';
 import type { NodeTick } from '../../sources/fabric/xmit-wait-ticks.js';
@@ -164,7 +164,7 @@ class DiscoveryReader implements Reader<DiscoveryPart> {
     const file = this.context.settings.get(FABRIC_NODE_NAME_MAP);
     if (file === undefined) return;
     try {
-      const map = await inSlices(nodeNameMapSteps(readBoundedText(file, NODE_NAME_MAP_FILE)));
+      const map = await inSlices(nodeNameMapSteps(await readBoundedTextAsync(file, NODE_NAME_MAP_FILE)));
       if (map.errors.length > 0) {
         cycle.note(file, `line ${map.errors[0]!.line} not understood; keeping the names read before`);
         return;

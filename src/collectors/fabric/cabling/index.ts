@@ -15,7 +15,7 @@
 // (infiniband_exporter_collector_success 0: InfiniBandExporterCollectorFailing); every other line
 // of the plan is still judged.
 import { statSync, type Stats } from 'node:fs';
-import { CABLING_PLAN_FILE, FileRefused, readBoundedText } from '../../../files/bounded-file.js';
+import { CABLING_PLAN_FILE, FileRefused, readBoundedTextAsync } from '../../../files/bounded-file.js';
 import { UsageError } from '../../../config/errors.js';
 import { STRING, optionalFlag, type Settings } from '../../../config/flags.js';
 import { atOnce, inSlices, type Work } from '../../../event-loop/time-slices.js';
@@ -82,7 +82,7 @@ async function loadPlan(
   let version: string;
   try {
     version = versionOf(statSync(file));
-    text = readBoundedText(file, CABLING_PLAN_FILE);
+    text = await readBoundedTextAsync(file, CABLING_PLAN_FILE);
   } catch (error) {
     return { error: `${source}: ${file} ${error instanceof FileRefused ? error.reason : `cannot be read: ${(error as Error).message}`}` };
   }
