@@ -26,8 +26,17 @@ export interface FakeTool {
 
 const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
-/** Write the fake tool, answering `answers[device]`; any other device fails as the real tool does. */
-export async function fakeModuleTool(answers: Record<string, Answer>, name = 'mstlink'): Promise<FakeTool> {
+/**
+ * Write the fake tool, answering `answers[device]`; any other device fails as the real tool does.
+ * `--help` prints the fixture `help` (after `helpSleepSeconds`), or without one fails as a run
+ * without a device does.
+ */
+export async function fakeModuleTool(
+  answers: Record<string, Answer>,
+  name = 'mstlink',
+  help?: string,
+  helpSleepSeconds?: number,
+): Promise<FakeTool> {
   const dir = await mkdtemp(path.join(tmpdir(), 'ibx-module-tool-'));
   const log = path.join(dir, 'calls');
   const file = path.join(dir, name);
@@ -47,6 +56,11 @@ export async function fakeModuleTool(answers: Record<string, Answer>, name = 'ms
     [
       '#!/bin/sh',
       `echo "$*" >> ${quote(log)}`,
+      ...(help
+        ? [
+            `if [ "$1" = "--help" ]; then ${helpSleepSeconds ? `sleep ${helpSleepSeconds}; ` : ''}cat ${quote(path.join(MODULE_FIXTURES, help))}; exit 0; fi`,
+          ]
+        : []),
       'device=""',
       'while [ $# -gt 0 ]; do case "$1" in -d) device="$2"; shift 2 ;; *) shift ;; esac; done',
       'case "$device" in',
