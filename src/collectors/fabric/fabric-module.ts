@@ -28,7 +28,7 @@ import {
 } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
 import { findModuleTool, MODULE_TOOLS, ModuleQueryOfTool, MSTLINK_PATH } from '../module-tool.js';
-import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART, type FabricModulePart, type FabricPhyReading } from '../parts.js';
+import { FABRIC_DISCOVERY_PART, FABRIC_MODULE_PART, FABRIC_PORTS_PART, type FabricModulePart, type FabricPhyReading } from '../parts.js';
 import { FABRIC_MAX_CONCURRENT, FABRIC_PORTS_CYCLE, FABRIC_SWITCH } from './fabric-mode.js';
 
 export const FABRIC_MODULE_INTERVAL = flag(DURATION, {
@@ -76,7 +76,7 @@ class FabricModuleReader implements Reader<FabricModulePart> {
     private readonly runner: CommandRunner<ModuleTool>,
     private readonly tool: ModuleTool,
   ) {
-    this.query = new ModuleQueryOfTool(runner, tool, context.logger, 'fabric_module', FABRIC_MODULE_METRICS.fecHistogram.name);
+    this.query = new ModuleQueryOfTool(runner, tool, context.logger, FABRIC_MODULE_PART.name, FABRIC_MODULE_METRICS.fecHistogram.name);
   }
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<FabricModulePart>> {
@@ -201,7 +201,7 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
 }
 
 export const FABRIC_MODULE: Collector<FabricModulePart> = defineCollector({
-  name: 'fabric_module',
+  name: FABRIC_MODULE_PART.name,
   checks: "the switch ports' lane errors, module lane flags and FEC histograms (in-band mstlink)",
   enabledBy: FABRIC_SWITCH,
   flags: [FABRIC_MODULE_INTERVAL, MSTLINK_PATH, FABRIC_MAX_CONCURRENT, DIAG_TIMEOUT],

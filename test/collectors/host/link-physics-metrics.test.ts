@@ -150,6 +150,7 @@ describe('link physics metrics', () => {
       'infiniband_port_module_threshold',
       'infiniband_port_phy_ber',
       'infiniband_port_phy_lane_errors_total',
+      'infiniband_port_fec_histogram_blocks_total',
       'infiniband_port_module_lane_fault',
       'infiniband_port_link_down_reason_info',
     ]);
