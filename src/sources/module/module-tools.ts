@@ -5,9 +5,9 @@
 // module's alarm thresholds), -c the physical counters (raw, effective and symbol BER); the
 // troubleshooting section that every run prints carries the link-down reason. Where the tool has
 // them (its --help lists them: mstflint and MFT since 4.17), `--rx_fec_histogram --show_histogram`
-// add the FEC histogram to the same run, which costs the firmware little more than the rest. `-d` takes the
-// InfiniBand device name (the tool follows /sys/class/infiniband/<device>/device to the PCI
-// function). mlxlink takes the same options. The tools need root (or write access to the device's
+// add the FEC histogram to the same run, which costs the firmware little more than the rest.
+// `-d` takes the InfiniBand device name (the tool follows /sys/class/infiniband/<device>/device
+// to the PCI function). mlxlink takes the same options. The tools need root (or write access to the device's
 // PCI config space); without it they say "Permission denied", which this source reports as
 // `accessDenied` so that the collector turns itself off with one log line instead of failing every
 // port at every interval. Each port reads the module over I2C in the firmware: a few hundred ms,
