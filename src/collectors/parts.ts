@@ -9,6 +9,7 @@ import type { IpoibInterface, PortLink, PortPma } from '../model/host.js';
 import type { CablingReport } from '../model/cabling.js';
 import type { JobsPart } from '../model/job-footprint.js';
 import type { LinkExpectation } from '../model/link-rate.js';
+import type { LaneFaultKind } from '../model/optical-module.js';
 import type { TopologyCache } from '../sources/fabric/discovery.js';
 
 /** What the sysfs collector keeps beside the devices. */
@@ -83,6 +84,27 @@ export interface PortTrend {
   berOverThreshold: ReadonlySet<string>;
 }
 
+/** What fabric_module keeps of one switch port's in-band reading: bounded by the module's lanes and the histogram's bins, whatever the tool said. */
+export interface FabricPhyReading {
+  nodeGuid: string;
+  port: number;
+  /** When it was read (ms): a port is read again only in a later round. */
+  readAt: number;
+  laneErrors: readonly (number | undefined)[];
+  laneFaults: Partial<Record<LaneFaultKind, readonly (boolean | undefined)[]>>;
+  /** FEC blocks per histogram bin, bin 0 first; empty where the tool or the port gives none. */
+  fecHistogram: readonly (number | undefined)[];
+  /** The module's temperature and its own high alarm threshold, where it reports them (for the verdict). */
+  temperature?: { celsius: number; alarmCelsius: number | undefined };
+  /** The PHY's effective (post-FEC) BER since its counters were last cleared (for the verdict). */
+  effectiveBer?: number;
+}
+
+export interface FabricModulePart {
+  /** By `fabricPortKey`, the last reading of each port read so far. */
+  ports: ReadonlyMap<string, FabricPhyReading>;
+}
+
 export const SYSFS_PART = partOf<SysfsPart>('sysfs');
 export const IPOIB_PART = partOf<readonly IpoibInterface[]>('ipoib');
 export const SMPQUERY_PART = partOf<ReadonlyMap<string, PortLink>>('smpquery');
@@ -90,4 +112,5 @@ export const PERFQUERY_PART = partOf<ReadonlyMap<string, PortPma>>('perfquery');
 export const FABRIC_DISCOVERY_PART = partOf<DiscoveryPart>('fabric_discovery');
 export const FABRIC_PORTS_PART = partOf<FabricPortsPart>('fabric_ports');
 export const FABRIC_CABLING_PART = partOf<CablingReport>('fabric_cabling');
+export const FABRIC_MODULE_PART = partOf<FabricModulePart>('fabric_module');
 export const JOBS_PART = partOf<JobsPart>('jobs');

@@ -22,6 +22,12 @@ export type ModuleThresholds = Partial<Record<ModuleMeasure, Partial<Record<Thre
 export const MAX_MODULE_LANES = 8;
 
 /**
+ * Bins of an FEC histogram at most: the PPHCR register the tools read it from has 16 bin ranges
+ * (bin N counts the FEC blocks received with N errored symbols on KP4 RS-FEC (544,514), 0 to 15).
+ */
+export const MAX_FEC_HISTOGRAM_BINS = 16;
+
+/**
  * Whether one measure's levels are in their order: low alarm below high alarm, and each warning
  * within the alarms (low alarm ≤ low warning ≤ high warning ≤ high alarm, where present). Levels
  * out of order are an EEPROM that cannot be believed, and would judge every reading wrong.
@@ -79,6 +85,12 @@ export interface ModuleReading {
   laneErrors?: readonly (number | undefined)[];
   /** The module's latched lane flags, per kind and lane (lane 1 first): true raised, false clear, undefined not reported. */
   laneFaults?: Partial<Record<LaneFaultKind, readonly (boolean | undefined)[]>>;
+  /**
+   * FEC blocks received in each bin of the FEC histogram since it was last cleared, bin 0 first
+   * (at most MAX_FEC_HISTOGRAM_BINS); undefined for a bin the tool printed unreadably; absent where
+   * the histogram was not asked for or the port has none (link down, no RS-FEC).
+   */
+  fecHistogram?: readonly (number | undefined)[];
 }
 
 /**

@@ -81,7 +81,7 @@ describe.skipIf(tools.skipReason !== undefined)('check --collector.fabric on a s
       .slice(0, lines.indexOf('Not checked:'))
       .filter((line) => /^\S/.test(line) && !/^(CRITICAL|WARNING|OK):/.test(line));
     expect(lines.slice(lines.indexOf('Not checked:'))).toContain(
-      "  cables and optical modules, the switch ports' lane errors and module lane flags (in-band mstlink): neither mstlink nor mlxlink is installed",
+      "  cables and optical modules, the switch ports' lane errors, module lane flags and FEC histograms (in-band mstlink): neither mstlink nor mlxlink is installed",
     );
     // This host (port 1 of H22, ACTIVE, its SM reachable) has nothing to report; the fabric follows, worst first.
     expect(headings).toEqual([

@@ -6,8 +6,20 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lanesWithLowRxPower, moduleTooHot, thresholdsInOrder, type ModuleReading } from '../../src/model/optical-module.js';
 import { ExecaRunner } from '../../src/sources/command-runner.js';
-import { interpretMlxlink, parseMeasurement, parseMlxlinkJson, parseMlxlinkText } from '../../src/sources/module/mlxlink-output.js';
-import { judgeModuleResult, moduleToolArguments, readModules, type ModuleTool } from '../../src/sources/module/module-tools.js';
+import {
+  interpretMlxlink,
+  parseMeasurement,
+  parseMlxlinkJson,
+  parseMlxlinkText,
+  unhandledErrors,
+} from '../../src/sources/module/mlxlink-output.js';
+import {
+  fecHistogramSupport,
+  judgeModuleResult,
+  moduleToolArguments,
+  readModules,
+  type ModuleTool,
+} from '../../src/sources/module/module-tools.js';
 import { MODULE_FIXTURES, fakeModuleTool, type FakeTool } from '../support/fake-module-tool.js';
 
 const fixture = (name: string): string => readFileSync(path.join(MODULE_FIXTURES, name), 'utf8');
@@ -17,6 +29,12 @@ const BF3_JSON = 'mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.json';
 const OPTICAL = 'mlxlink-osfp-optical-excerpt.txt';
 const EMPTY_CAGE = 'derived-empty-cage.txt';
 const HOSTILE = 'derived-osfp-optical-hostile.txt';
+const HISTOGRAM_JSON = 'mlxlink-4.34.1-cx7-400g-dr4-fec-histogram.json';
+const HISTOGRAM_TEXT = 'derived-mlxlink-4.34.1-fec-histogram.txt';
+const NO_HISTOGRAM = 'derived-mlxlink-4.34.1-no-histogram.json';
+const HELP_4_21 = 'mstlink-4.21-help.txt';
+/** The histogram of the MFT 4.34.1 capture (ConnectX-7, 400G over an OSFP DR4 module), bin 0 first. */
+const CAPTURED_HISTOGRAM = [22858119037881, 65755507, 7970, 177, 64, 2, 1, 1, 3, 0, 0, 0, 0, 0, 0, 0];
 
 describe('measurements as mlxlink prints them', () => {
   it.each([
@@ -178,6 +196,81 @@ describe('interpretation of recorded outputs', () => {
       .replace('Status Opcode                      : 0', 'Status Opcode                      : 23')
       .replace('Recommendation                     : No issue was observed', 'Recommendation                     : Cable is unplugged');
     expect(interpretMlxlink(parseMlxlinkText(text)).linkDownReason).toEqual({ opcode: 23, reason: 'Cable is unplugged' });
+  });
+});
+
+describe('the FEC histogram', () => {
+  it('MFT 4.34.1 on a ConnectX-7 (JSON, with -m -c): the blocks of each of the 16 bins, beside the module and counters', () => {
+    const json = parseMlxlinkJson(fixture(HISTOGRAM_JSON));
+    const problems: string[] = [];
+    const facts = interpretMlxlink(json!.sections, problems);
+    expect(problems).toEqual([]);
+    expect(facts.fecHistogram).toEqual(CAPTURED_HISTOGRAM);
+    expect(facts.laneErrors).toEqual([5550000, 28835305, 14640119, 16746846]);
+    expect(facts.ber).toEqual({ raw: 5e-10, effective: 1.5e-254 });
+    expect(facts.temperatureCelsius).toBe(62);
+    expect(facts.thresholds.temperature).toEqual({ low_alarm: -10, high_alarm: 80 });
+  });
+
+  it('reads the text form (rendered from the same capture by the print code) to the same bins', () => {
+    expect(interpretMlxlink(parseMlxlinkText(fixture(HISTOGRAM_TEXT))).fecHistogram).toEqual(CAPTURED_HISTOGRAM);
+  });
+
+  it('none where the output has no histogram section', () => {
+    expect(interpretMlxlink(parseMlxlinkText(fixture(BF3_COPPER))).fecHistogram).toBeUndefined();
+  });
+
+  it.each([
+    ['a range bin', '[2:3],45', 45],
+    ['the largest count the register holds (as the nearest number)', '[0],18446744073709551615', 2 ** 64],
+  ])('reads %s', (_, value, blocks) => {
+    const sections = new Map([['Histogram of FEC Errors', new Map([['Bin 0', value]])]]);
+    expect(interpretMlxlink(sections).fecHistogram).toEqual([blocks]);
+  });
+
+  it('skips unreadable bins (counted as problems), refuses bins past 16, and ignores the header and unknown records', () => {
+    const records = new Map([
+      ['Header', 'Range,Occurrences'],
+      ['Bin 0', '[0],100'],
+      ['Bin 1', '[1],-5'],
+      ['Bin 2', '[3:2],7'],
+      ['Bin 3', '[3],18446744073709551616'],
+      ['Bin 4', 'lots \u001b[2J'],
+      ['Bin 6', '[6],1'],
+      ['Bin 16', '[16],1'],
+      ['Bin 999', '[999],1'],
+      ['Future Field', 'anything'],
+    ]);
+    const problems: string[] = [];
+    const facts = interpretMlxlink(new Map([['Histogram of FEC Errors', records]]), problems);
+    expect(facts.fecHistogram).toEqual([100, undefined, undefined, undefined, undefined, undefined, 1]);
+    expect(problems).toEqual([
+      'Histogram of FEC Errors: Bin 1 "[1],-5" unreadable; skipped',
+      'Histogram of FEC Errors: Bin 2 "[3:2],7" unreadable; skipped',
+      'Histogram of FEC Errors: Bin 3 "[3],18446744073709551616" unreadable; skipped',
+      'Histogram of FEC Errors: Bin 4 "lots [2J" unreadable; skipped',
+      'Histogram of FEC Errors: 2 bins past the 16 a histogram has; refused',
+    ]);
+  });
+
+  it('no histogram at all when no bin can be read', () => {
+    const sections = new Map([['Histogram of FEC Errors', new Map([['Bin 0', 'N/A']])]]);
+    expect(interpretMlxlink(sections).fecHistogram).toBeUndefined();
+  });
+
+  it("tells the histogram's error apart from the others a run reports (JSON status, or the text's Errors section)", () => {
+    const exception = 'Providing FEC histogram cause the following exception:\nFEC Histogram is valid with active link operation only\n';
+    const json = (message: string) => parseMlxlinkJson(JSON.stringify({ result: { output: {} }, status: { code: 1, message } }));
+    expect(unhandledErrors('', json(exception))).toEqual({ histogram: 'FEC Histogram is valid with active link operation only', rest: '' });
+    expect(unhandledErrors('', json(`${exception}Showing Module Info raised the following exception:\nfailed\n`))).toEqual({
+      histogram: 'FEC Histogram is valid with active link operation only',
+      rest: 'Showing Module Info raised the following exception:\nfailed',
+    });
+    expect(unhandledErrors('', json('Permission denied'))).toEqual({ histogram: undefined, rest: 'Permission denied' });
+    expect(unhandledErrors('', parseMlxlinkJson(fixture(HISTOGRAM_JSON)))).toBeUndefined();
+    const text = `${fixture(BF3_COPPER)}\n\u001b[31mErrors\n------\n${exception}\u001b[0m`;
+    expect(unhandledErrors(text, undefined)).toEqual({ histogram: 'FEC Histogram is valid with active link operation only', rest: '' });
+    expect(unhandledErrors(fixture(BF3_COPPER), undefined)).toBeUndefined();
   });
 });
 
@@ -399,6 +492,55 @@ describe('module source through the real command runner and a fake mstlink', () 
     expect(result.readings[0]!.identity?.vendor).toBe('FS');
   });
 
+  it('asks for the FEC histogram in the same run where asked', () => {
+    expect(moduleToolArguments({ device: 'lid-12', port: 3 }, { fecHistogram: true })).toEqual([
+      '-d',
+      'lid-12',
+      '-p',
+      '3',
+      '-m',
+      '-c',
+      '--rx_fec_histogram',
+      '--show_histogram',
+      '--json',
+    ]);
+    expect(moduleToolArguments({ device: 'mlx5_0', port: 1 })).toEqual(['-d', 'mlx5_0', '-p', '1', '-m', '-c', '--json']);
+  });
+
+  it("reads the histogram through the fake tool, and keeps the module and counters of a port whose FEC has none (the tool's exit status 1)", async () => {
+    tool = await fakeModuleTool({
+      mlx5_0: { stdout: HISTOGRAM_JSON },
+      mlx5_1: { stdout: NO_HISTOGRAM, exitCode: 1 },
+    });
+    const targets = ['mlx5_0', 'mlx5_1'].map((device) => ({ device, port: 1 }));
+    const result = await readModules(runner(tool.path), 'mstlink', targets, undefined, { fecHistogram: true });
+    expect(result.errors).toEqual([]);
+    expect(result.readings.map((r) => [r.device, r.fecHistogram?.[1], r.laneErrors?.[1]])).toEqual([
+      ['mlx5_0', 65755507, 28835305],
+      ['mlx5_1', undefined, 28835305],
+    ]);
+    expect((await tool.calls()).sort()).toEqual([
+      '-d mlx5_0 -p 1 -m -c --rx_fec_histogram --show_histogram --json',
+      '-d mlx5_1 -p 1 -m -c --rx_fec_histogram --show_histogram --json',
+    ]);
+  });
+
+  it("finds the histogram options in mstflint 4.21's --help (recorded), and none in a tool that only fails", async () => {
+    tool = await fakeModuleTool({}, 'mstlink', HELP_4_21);
+    expect(await fecHistogramSupport(runner(tool.path), 'mstlink')).toEqual({ supported: true });
+    expect(await tool.calls()).toEqual(['--help']);
+    await tool.remove();
+    tool = await fakeModuleTool({});
+    const support = await fecHistogramSupport(runner(tool.path), 'mstlink');
+    expect(support).toMatchObject({ supported: false, final: true, why: expect.stringContaining('--help lists no --rx_fec_histogram') });
+  });
+
+  it('asks again later when --help did not finish', async () => {
+    tool = await fakeModuleTool({}, 'mstlink', HELP_4_21, 30);
+    const support = await fecHistogramSupport(runner(tool.path, 300), 'mstlink');
+    expect(support).toMatchObject({ supported: false, final: false, why: expect.stringContaining('time limit') });
+  });
+
   it('judges output it cannot read, and a JSON status that is not OK, as errors', () => {
     const base = {
       command: 'mstlink' as const,
@@ -415,5 +557,13 @@ describe('module source through the real command runner and a fake mstlink', () 
     expect(
       judgeModuleResult(target, { ...base, stdout: '{"result": {"output": {}}, "status": {"code": 1, "message": "Permission denied"}}' }),
     ).toMatchObject({ accessDenied: true, error: { message: 'status 1: Permission denied' } });
+    // The histogram's error beside another one: the port's run failed.
+    const both = fixture(NO_HISTOGRAM).replace(
+      'No histogram info available for the current active FEC\\n',
+      'No histogram info available for the current active FEC\\nShowing Module Info raised the following exception:\\nI2C failure\\n',
+    );
+    expect(judgeModuleResult(target, { ...base, exitCode: 1, stdout: both })).toMatchObject({
+      error: { message: expect.stringContaining('exit code 1') },
+    });
   });
 });

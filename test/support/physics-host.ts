@@ -38,14 +38,17 @@ export interface PhysicsHost {
   remove(): Promise<void>;
 }
 
-/** The host written to a temporary directory; `cables` replaces the answers of PHYSICS_CABLES for some devices. */
+/**
+ * The host written to a temporary directory; `cables` replaces the answers of PHYSICS_CABLES for
+ * some devices; `help` is the fixture the tool prints for --help (without it, --help fails).
+ */
 export async function physicsHost(
-  options: { symbolErrors?: Readonly<Record<string, number>>; cables?: Readonly<Record<string, Answer>> } = {},
+  options: { symbolErrors?: Readonly<Record<string, number>>; cables?: Readonly<Record<string, Answer>>; help?: string } = {},
 ): Promise<PhysicsHost> {
   const host = await hostDir(physicsDevices(options.symbolErrors), [
     { name: 'ib0', device: 'mlx5_0', port: 1, mode: 'datagram', mtu: 4092, carrier: 1, pkey: '0xffff' },
   ]);
-  const tool = await fakeModuleTool({ ...PHYSICS_CABLES, ...options.cables });
+  const tool = await fakeModuleTool({ ...PHYSICS_CABLES, ...options.cables }, 'mstlink', options.help);
   return {
     root: host.root,
     tool,

@@ -1,6 +1,7 @@
 // The fabric_module collector: the PHY detail of switch ports, in-band, from mstlink (or mlxlink)
-// `-d lid-<LID> -p <port> -m -c --json` where the tool reaches the switches: the errors of each
-// lane and the module's lane flags. It reads in rounds of --fabric.module-interval on its own
+// `-d lid-<LID> -p <port> -m -c [--rx_fec_histogram --show_histogram] --json` where the tool
+// reaches the switches: the errors of each lane, the module's lane flags, the FEC histogram, and
+// for the bad-links verdict the module's temperature and the PHY's effective BER. It reads in rounds of --fabric.module-interval on its own
 // cycle, never holding the ports cycle: each round reads the ports whose errors rose in the last
 // ports cycle first, then the next ports in turn, as many as the round's time allows at
 // --fabric.max-concurrent commands at once (interval / --diag.timeout commands per slot), so that
@@ -12,7 +13,7 @@ import type { ExpositionBuffer } from '../../exposition/buffer.js';
 import { counter, gauge, type MetricSpec } from '../../exposition/metric-spec.js';
 import { Samples } from '../../exposition/samples.js';
 import { fabricPortKey } from '../../model/fabric.js';
-import { LANE_FAULT_KINDS, type LaneFaultKind } from '../../model/optical-module.js';
+import { LANE_FAULT_KINDS } from '../../model/optical-module.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { ExecaRunner, type CommandRunner } from '../../sources/command-runner.js';
 import { readModules, type ModuleTarget, type ModuleTool } from '../../sources/module/module-tools.js';
@@ -26,15 +27,15 @@ import {
   type Reading,
 } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
-import { findModuleTool, MODULE_TOOLS, MSTLINK_PATH } from '../module-tool.js';
-import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../parts.js';
+import { findModuleTool, MODULE_TOOLS, ModuleQueryOfTool, MSTLINK_PATH } from '../module-tool.js';
+import { FABRIC_DISCOVERY_PART, FABRIC_MODULE_PART, FABRIC_PORTS_PART, type FabricModulePart, type FabricPhyReading } from '../parts.js';
 import { FABRIC_MAX_CONCURRENT, FABRIC_PORTS_CYCLE, FABRIC_SWITCH } from './fabric-mode.js';
 
 export const FABRIC_MODULE_INTERVAL = flag(DURATION, {
   name: 'fabric.module-interval',
   key: 'fabric.module_interval',
   default: '5m',
-  help: 'Length of one round of in-band mstlink readings of switch ports (lane errors, module lane flags): ports with rising errors first, then the others in turn.',
+  help: 'Length of one round of in-band mstlink readings of switch ports (lane errors, module lane flags, FEC histogram, module temperature and effective BER): ports with rising errors first, then the others in turn.',
 });
 
 const FABRIC_MODULE_CYCLE: Cycle = {
@@ -45,18 +46,7 @@ const FABRIC_MODULE_CYCLE: Cycle = {
   after: { cycle: FABRIC_PORTS_CYCLE, fresh: false },
 };
 
-/** What is kept of one switch port's reading: bounded by the module's lanes, whatever the tool said. */
-export interface FabricPhyReading {
-  nodeGuid: string;
-  port: number;
-  laneErrors: readonly (number | undefined)[];
-  laneFaults: Partial<Record<LaneFaultKind, readonly (boolean | undefined)[]>>;
-}
-
-export interface FabricModulePart {
-  /** By `fabricPortKey`, the last reading of each port read so far. */
-  ports: ReadonlyMap<string, FabricPhyReading>;
-}
+export type { FabricModulePart, FabricPhyReading };
 
 /** The ports of a round, in order: rising errors first, then from `cursor` on in turn. */
 export function roundTargets(
@@ -79,12 +69,15 @@ class FabricModuleReader implements Reader<FabricModulePart> {
   private readonly ports = new Map<string, FabricPhyReading>();
   private cursor = 0;
   private turnedOff = false;
+  private readonly query: ModuleQueryOfTool;
 
   constructor(
     private readonly context: CollectorContext,
     private readonly runner: CommandRunner<ModuleTool>,
     private readonly tool: ModuleTool,
-  ) {}
+  ) {
+    this.query = new ModuleQueryOfTool(runner, tool, context.logger, FABRIC_MODULE_PART.name, FABRIC_MODULE_METRICS.fecHistogram.name);
+  }
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<FabricModulePart>> {
     const topology = FABRIC_DISCOVERY_PART.of(snapshot)?.topology;
@@ -109,7 +102,7 @@ class FabricModuleReader implements Reader<FabricModulePart> {
       return { device: `lid-${lids.get(reading.nodeGuid)}`, port: reading.port };
     });
     const byTarget = new Map(round.keys.map((key, i) => [`${targets[i]!.device}/${targets[i]!.port}`, key]));
-    const result = await readModules(this.runner, this.tool, targets, signal);
+    const result = await readModules(this.runner, this.tool, targets, signal, await this.query.of(signal));
     if (result.readings.length === 0 && (result.accessDenied || result.errors.length > 0)) {
       this.turnedOff = true;
       this.context.logger.warn(
@@ -118,15 +111,21 @@ class FabricModuleReader implements Reader<FabricModulePart> {
       );
       return { part: { ports: this.ports }, failure: `${this.tool} reached no switch in-band; off until the exporter restarts` };
     }
+    const readAt = this.context.now();
     for (const reading of result.readings) {
       const key = byTarget.get(`${reading.device}/${reading.port}`);
       if (key === undefined) continue;
       const [nodeGuid] = key.split('/');
+      const celsius = reading.temperatureCelsius;
       this.ports.set(key, {
         nodeGuid: nodeGuid!,
         port: reading.port,
+        readAt,
         laneErrors: reading.laneErrors ?? [],
         laneFaults: reading.laneFaults ?? {},
+        fecHistogram: reading.fecHistogram ?? [],
+        ...(celsius !== undefined && { temperature: { celsius, alarmCelsius: reading.thresholds.temperature?.high_alarm } }),
+        ...(reading.ber.effective !== undefined && { effectiveBer: reading.ber.effective }),
       });
     }
     return {
@@ -166,6 +165,11 @@ export const FABRIC_MODULE_METRICS = {
     [...FABRIC_PORT, 'lane'],
     'Raw physical errors of each lane of a switch port, before forward error correction, since its PHY counters were last cleared (mstlink -d lid-<LID> -c, in rounds of --fabric.module-interval): one lane far above the others is one bad lane of the cable or module. Absent for ports not read yet.',
   ),
+  fecHistogram: counter(
+    'infiniband_fabric_port_fec_histogram_blocks_total',
+    [...FABRIC_PORT, 'bin'],
+    'FEC blocks a switch port received in each bin of its FEC histogram since the histogram was last cleared (mstlink -d lid-<LID> --rx_fec_histogram --show_histogram, in rounds of --fabric.module-interval, where the tool has it): on KP4 RS-FEC (HDR/NDR) bin N counts the blocks with N errored symbols (as infiniband_port_fec_histogram_blocks_total). Absent for ports not read yet and where the tool or the link gives none.',
+  ),
   laneFault: gauge(
     'infiniband_fabric_port_module_lane_fault',
     [...FABRIC_PORT, 'lane', 'kind'],
@@ -181,6 +185,8 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   const id = (r: FabricPhyReading) => ({ node_guid: r.nodeGuid, port: String(r.port) });
   for (const r of readings)
     r.laneErrors.forEach((value, i) => samples.add(FABRIC_MODULE_METRICS.laneErrors, { ...id(r), lane: String(i + 1) }, value));
+  for (const r of readings)
+    r.fecHistogram.forEach((blocks, bin) => samples.add(FABRIC_MODULE_METRICS.fecHistogram, { ...id(r), bin: String(bin) }, blocks));
   for (const r of readings) {
     for (const kind of LANE_FAULT_KINDS)
       r.laneFaults[kind]?.forEach((raised, i) =>
@@ -195,8 +201,8 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
 }
 
 export const FABRIC_MODULE: Collector<FabricModulePart> = defineCollector({
-  name: 'fabric_module',
-  checks: "the switch ports' lane errors and module lane flags (in-band mstlink)",
+  name: FABRIC_MODULE_PART.name,
+  checks: "the switch ports' lane errors, module lane flags and FEC histograms (in-band mstlink)",
   enabledBy: FABRIC_SWITCH,
   flags: [FABRIC_MODULE_INTERVAL, MSTLINK_PATH, FABRIC_MAX_CONCURRENT, DIAG_TIMEOUT],
   scope: 'fabric',
@@ -205,7 +211,7 @@ export const FABRIC_MODULE: Collector<FabricModulePart> = defineCollector({
   setUp,
   metrics: { families: FAMILIES, write: writeMetrics },
   failure: {
-    consequence: "the switch ports' lane errors and module lane flags are not read",
+    consequence: "the switch ports' lane errors, module lane flags, FEC histograms and module temperatures are not read",
     meaning: 'A bad lane or a module raising its loss-of-signal flags on a switch port would show only as errors of the whole port.',
     cause:
       'mstlink cannot reach the switches in-band (-d lid-<LID>): switches without in-band access, a tool version without it, or the commands timing out.',

@@ -1,6 +1,7 @@
 // The module collector: the cable and optical module of each InfiniBand port — identity,
 // temperature, voltage, per-lane Rx/Tx power and bias with the module's own thresholds, the PHY's
-// raw/effective BER and the firmware's link-down reason — from mstlink (Debian's mstflint) or
+// raw/effective BER, errors per lane, the FEC histogram (where the tool has it) and the firmware's
+// link-down reason — from mstlink (Debian's mstflint) or
 // NVIDIA's mlxlink, one command per port through the command runner, every --module.interval
 // (reading a module goes over I2C in the firmware: hundreds of ms a port). The tools need root or
 // the device's access: without the tool or the access the collector turns itself off with one log
@@ -33,7 +34,7 @@ import {
   type Reading,
 } from '../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../infiniband-diags.js';
-import { findModuleTool, MODULE_TOOLS, MSTLINK_PATH } from '../module-tool.js';
+import { findModuleTool, MODULE_TOOLS, ModuleQueryOfTool, MSTLINK_PATH } from '../module-tool.js';
 import { HOST_READING } from './host-reading.js';
 
 const PORT = ['device', 'port'] as const;
@@ -66,12 +67,15 @@ const READABLE = /^mlx5_/;
 
 class ModuleReader implements Reader<readonly ModuleReading[]> {
   private turnedOff = false;
+  private readonly query: ModuleQueryOfTool;
 
   constructor(
     private readonly context: CollectorContext,
     private readonly runner: CommandRunner<ModuleTool>,
     private readonly tool: ModuleTool,
-  ) {}
+  ) {
+    this.query = new ModuleQueryOfTool(runner, tool, context.logger, 'module', MODULE_METRICS.fecHistogram.name);
+  }
 
   async read(snapshot: Snapshot, signal: AbortSignal): Promise<Reading<readonly ModuleReading[]>> {
     if (this.turnedOff) return { part: [] };
@@ -79,7 +83,7 @@ class ModuleReader implements Reader<readonly ModuleReading[]> {
       .filter((device) => READABLE.test(device.name))
       .flatMap((device) => device.ports.map((port) => ({ device: device.name, port: port.port })));
     if (targets.length === 0) return { part: [] };
-    const reading = await readModules(this.runner, this.tool, targets, signal);
+    const reading = await readModules(this.runner, this.tool, targets, signal, await this.query.of(signal));
     if (reading.accessDenied) {
       // Not an error of every port at every interval: the collector is off, once, with its reason.
       this.turnedOff = true;
@@ -161,6 +165,11 @@ export const MODULE_METRICS = {
     [...PORT, 'lane'],
     'Raw physical errors of each lane of the link, before forward error correction, since the PHY counters were last cleared (mstlink/mlxlink -c "Raw Physical Errors Per Lane"): one lane far above the others is one bad lane of the cable or module, which FEC hides until it cannot. Absent where the tool reports none.',
   ),
+  fecHistogram: counter(
+    'infiniband_port_fec_histogram_blocks_total',
+    [...PORT, 'bin'],
+    'FEC blocks the port received in each bin of its FEC histogram since the histogram was last cleared (mstlink/mlxlink --rx_fec_histogram --show_histogram, where the tool has it): on KP4 RS-FEC (HDR/NDR) bin N counts the blocks that arrived with N errored symbols (the code corrects up to 15). Blocks moving into the higher bins are a link decaying below the FEC layer while its symbol errors still read 0. Absent where the tool or the link gives none (link down, no RS-FEC).',
+  ),
   moduleLaneFault: gauge(
     'infiniband_port_module_lane_fault',
     [...PORT, 'lane', 'kind'],
@@ -211,6 +220,7 @@ export function moduleSamples(readings: readonly ModuleReading[]): Samples {
   }
   for (const r of readings) for (const kind of PHY_BER_KINDS) samples.add(M.phyBer, { ...id(r), kind }, r.ber[kind]);
   lanes(M.phyLaneErrors, (r) => r.laneErrors ?? []);
+  for (const r of readings) r.fecHistogram?.forEach((blocks, bin) => samples.add(M.fecHistogram, { ...id(r), bin: String(bin) }, blocks));
   for (const r of readings) {
     for (const kind of LANE_FAULT_KINDS) {
       r.laneFaults?.[kind]?.forEach((raised, i) =>

@@ -5,6 +5,7 @@
 // values split into arrays). Both become the same sections, read by one interpretation. Pure
 // functions, table-tested on recorded outputs (test/fixtures/module/).
 import {
+  MAX_FEC_HISTOGRAM_BINS,
   MAX_MODULE_LANES,
   thresholdsInOrder,
   type LaneFaultKind,
@@ -210,6 +211,7 @@ export function interpretMlxlink(sections: MlxlinkSections, problems: string[] =
     if (merged.some((value) => value !== undefined)) laneFaults[kind] = merged;
   }
 
+  const fecHistogram = histogramOf(sections.get(FEC_HISTOGRAM_SECTION), problems);
   const opcode = number(trouble?.get('Status Opcode'));
   const reason = text(trouble?.get('Recommendation'), MAX_REASON_LENGTH);
   return {
@@ -226,7 +228,74 @@ export function interpretMlxlink(sections: MlxlinkSections, problems: string[] =
     linkDownReason: opcode !== undefined && opcode !== 0 ? { opcode, reason: reason ?? `status opcode ${opcode}` } : undefined,
     ...(laneErrors.some((value) => value !== undefined) && { laneErrors }),
     ...(Object.keys(laneFaults).length > 0 && { laneFaults }),
+    ...(fecHistogram && { fecHistogram }),
   };
+}
+
+/** The section `--rx_fec_histogram --show_histogram` adds (mlxlink/modules/mlxlink_port_info.cpp, `showHistogram`). */
+export const FEC_HISTOGRAM_SECTION = 'Histogram of FEC Errors';
+const BIN_KEY = /^Bin (\d{1,3})$/;
+// "[<errors>]  <separator><blocks>" or "[<low>:<high>]<separator><blocks>": the separator is " \t"
+// in the text, "," in the JSON (joined here from its `values`).
+const BIN_VALUE = /^\[(\d{1,3})(?::(\d{1,3}))?\]\s*[,\t ]\s*(\d{1,20})$/;
+/** The register holds each bin's count in 64 bits (compared exactly: 2^64 - 1 is 2^64 as a number). */
+const MAX_BIN_BLOCKS = (1n << 64n) - 1n;
+
+/**
+ * The blocks of each bin, bin 0 first; undefined without the section or without one readable bin.
+ * A bin printed unreadably is undefined (and said in `problems`), bins past the register's 16 are
+ * refused: the `bin` label stays a small fixed set whatever the tool prints.
+ */
+function histogramOf(section: ReadonlyMap<string, string> | undefined, problems: string[]): (number | undefined)[] | undefined {
+  if (!section) return undefined;
+  const bins: (number | undefined)[] = [];
+  let beyond = 0;
+  for (const [key, value] of section) {
+    // The "Header" record (Range, Occurrences), and whatever a later tool adds.
+    const bin = BIN_KEY.exec(key);
+    if (!bin) continue;
+    const index = Number(bin[1]);
+    if (index >= MAX_FEC_HISTOGRAM_BINS) {
+      beyond++;
+      continue;
+    }
+    const parsed = BIN_VALUE.exec(value.trim());
+    if (!parsed || Number(parsed[1]) > Number(parsed[2] ?? parsed[1]) || BigInt(parsed[3]!) > MAX_BIN_BLOCKS) {
+      problems.push(`${FEC_HISTOGRAM_SECTION}: ${key} "${text(value) ?? ''}" unreadable; skipped`);
+      bins.length = Math.max(bins.length, index + 1);
+      continue;
+    }
+    bins[index] = Number(parsed[3]);
+  }
+  if (beyond > 0) problems.push(`${FEC_HISTOGRAM_SECTION}: ${beyond} bins past the ${MAX_FEC_HISTOGRAM_BINS} a histogram has; refused`);
+  const dense = Array.from({ length: bins.length }, (_, i) => bins[i]);
+  return dense.some((blocks) => blocks !== undefined) ? dense : undefined;
+}
+
+// MlxlinkCommander::initPortInfo: a histogram the port cannot give is one of the run's errors.
+const HISTOGRAM_EXCEPTION = /Providing FEC histogram cause the following exception:[ \t]*\r?\n([^\n]*)\n?/g;
+
+/**
+ * The errors a run that exited 1 reports (the JSON's `status.message`, else the "Errors" section
+ * the text ends with), the FEC histogram's apart: mlxlink gathers every option's failure there
+ * and prints the other sections all the same, so a port whose histogram is unavailable (link
+ * down, no RS-FEC, a device without the register) keeps its module and counters. Undefined when
+ * the output holds no such errors. `histogram` is why there is no histogram, `rest` the others.
+ */
+export function unhandledErrors(
+  stdout: string,
+  json: MlxlinkJson | undefined,
+): { histogram: string | undefined; rest: string } | undefined {
+  let errors: string | undefined;
+  if (json) errors = json.status.code !== undefined && json.status.code !== 0 ? json.status.message : undefined;
+  else errors = /^Errors\r?\n-{3,}\r?\n([\s\S]*)$/m.exec(stdout.replace(ANSI_ESCAPE, ''))?.[1];
+  if (errors === undefined) return undefined;
+  let histogram: string | undefined;
+  const rest = errors.replace(HISTOGRAM_EXCEPTION, (_, why: string) => {
+    histogram ??= text(why, MAX_REASON_LENGTH) ?? 'no reason given';
+    return '';
+  });
+  return { histogram, rest: rest.trim() };
 }
 
 /** The tool's lines of each lane flag kind. */

@@ -3,9 +3,11 @@
 //   mstlink -d <device> -p <port> -m -c --json
 // -m is the module (identity, temperature, voltage, per-lane Rx/Tx power and bias with the
 // module's alarm thresholds), -c the physical counters (raw, effective and symbol BER); the
-// troubleshooting section that every run prints carries the link-down reason. `-d` takes the
-// InfiniBand device name (the tool follows /sys/class/infiniband/<device>/device to the PCI
-// function). mlxlink takes the same options. The tools need root (or write access to the device's
+// troubleshooting section that every run prints carries the link-down reason. Where the tool has
+// them (its --help lists them: mstflint and MFT since 4.17), `--rx_fec_histogram --show_histogram`
+// add the FEC histogram to the same run, which costs the firmware little more than the rest.
+// `-d` takes the InfiniBand device name (the tool follows /sys/class/infiniband/<device>/device
+// to the PCI function). mlxlink takes the same options. The tools need root (or write access to the device's
 // PCI config space); without it they say "Permission denied", which this source reports as
 // `accessDenied` so that the collector turns itself off with one log line instead of failing every
 // port at every interval. Each port reads the module over I2C in the firmware: a few hundred ms,
@@ -13,7 +15,7 @@
 import type { ModuleReading } from '../../model/optical-module.js';
 import type { ItemError } from '../../model/snapshot.js';
 import { commandFailure, commandLine, type CommandResult, type CommandRunner } from '../command-runner.js';
-import { interpretMlxlink, parseMlxlinkJson, parseMlxlinkText } from './mlxlink-output.js';
+import { interpretMlxlink, parseMlxlinkJson, parseMlxlinkText, unhandledErrors } from './mlxlink-output.js';
 
 export type ModuleTool = 'mstlink' | 'mlxlink';
 
@@ -37,9 +39,47 @@ export interface ModuleSourceReading {
   accessDenied: boolean;
 }
 
-/** The arguments for one port: module and counters, as JSON. */
-export function moduleToolArguments(target: ModuleTarget): string[] {
-  return ['-d', target.device, '-p', String(target.port), '-m', '-c', '--json'];
+/** What to ask the tool for beside the module and counters. */
+export interface ModuleQuery {
+  /** The FEC histogram (only where the tool has the options: `fecHistogramSupport`). */
+  fecHistogram: boolean;
+}
+
+export const FEC_HISTOGRAM_OPTIONS = ['--rx_fec_histogram', '--show_histogram'] as const;
+
+/** The arguments for one port: module and counters (and the FEC histogram where asked), as JSON. */
+export function moduleToolArguments(target: ModuleTarget, query: ModuleQuery = { fecHistogram: false }): string[] {
+  return ['-d', target.device, '-p', String(target.port), '-m', '-c', ...(query.fecHistogram ? FEC_HISTOGRAM_OPTIONS : []), '--json'];
+}
+
+/** The tool reads the FEC histogram, or why not (for one log line). */
+export type FecHistogramSupport = { supported: true } | { supported: false; why: string; final: boolean };
+
+/**
+ * Whether the tool has the FEC histogram options, from its `--help` (one command, run once by
+ * each collector). `final` is false when the answer may differ next time (the command timed out
+ * or was stopped). Never throws.
+ */
+export async function fecHistogramSupport(
+  runner: CommandRunner<ModuleTool>,
+  tool: ModuleTool,
+  signal?: AbortSignal,
+): Promise<FecHistogramSupport> {
+  let result: CommandResult;
+  try {
+    result = await runner.run(tool, ['--help'], signal);
+  } catch (error) {
+    return { supported: false, why: `${tool} --help: ${error instanceof Error ? error.message : String(error)}`, final: false };
+  }
+  const help = `${result.stdout}\n${result.stderr}`;
+  if (FEC_HISTOGRAM_OPTIONS.every((option) => new RegExp(`${option}\\b`).test(help))) return { supported: true };
+  if (result.outcome !== 'exited')
+    return { supported: false, why: `${tool} --help: ${commandFailure(result) ?? result.outcome}`, final: false };
+  return {
+    supported: false,
+    why: `${tool} --help lists no ${FEC_HISTOGRAM_OPTIONS.join(' ')}${result.exitCode === 0 ? '' : ` (${commandFailure(result) ?? `exit code ${result.exitCode}`})`}`,
+    final: true,
+  };
 }
 
 const ACCESS_DENIED = /Permission denied|Operation not permitted|must be root|root privileges/i;
@@ -52,7 +92,11 @@ type PortOutcome =
 /** Judge one command's result: a reading, or why there is none. Pure (exported for the tests). */
 export function judgeModuleResult(target: ModuleTarget, result: CommandResult): PortOutcome {
   const item = commandLine(result);
-  const failure = commandFailure(result);
+  const json = parseMlxlinkJson(result.stdout);
+  // Exit status 1 for a histogram the port cannot give (link down, no RS-FEC) and nothing else: the rest is read.
+  const errors = result.outcome === 'exited' && result.exitCode === 1 ? unhandledErrors(result.stdout, json) : undefined;
+  const histogramOnly = errors?.histogram !== undefined && errors.rest === '';
+  const failure = histogramOnly ? undefined : commandFailure(result);
   const text = `${result.stdout}\n${result.stderr}`;
   if (failure !== undefined) {
     return {
@@ -61,9 +105,8 @@ export function judgeModuleResult(target: ModuleTarget, result: CommandResult): 
       accessDenied: result.outcome === 'exited' && ACCESS_DENIED.test(text),
     };
   }
-  const json = parseMlxlinkJson(result.stdout);
   const sections = json?.sections ?? parseMlxlinkText(result.stdout);
-  if (json && json.status.code !== undefined && json.status.code !== 0) {
+  if (json && json.status.code !== undefined && json.status.code !== 0 && !histogramOnly) {
     return {
       error: { item, message: `status ${json.status.code}: ${json.status.message ?? 'no message'}` },
       timeout: false,
@@ -93,15 +136,16 @@ export async function readModules(
   tool: ModuleTool,
   targets: readonly ModuleTarget[],
   signal?: AbortSignal,
+  query?: ModuleQuery,
 ): Promise<ModuleSourceReading> {
   const outcomes = await Promise.all(
     targets.map(async (target): Promise<PortOutcome> => {
       try {
-        return judgeModuleResult(target, await runner.run(tool, moduleToolArguments(target), signal));
+        return judgeModuleResult(target, await runner.run(tool, moduleToolArguments(target, query), signal));
       } catch (error) {
         return {
           error: {
-            item: commandLine({ command: tool, args: moduleToolArguments(target) }),
+            item: commandLine({ command: tool, args: moduleToolArguments(target, query) }),
             message: error instanceof Error ? error.message : String(error),
           },
           timeout: false,

@@ -19,6 +19,9 @@ const capture = (name: string) => readFileSync(path.join(FIXTURES, 'module', nam
 const NDR = capture('mlxlink-4.35-cx7-ndr-osfp-passive-copper.txt');
 const BF3 = capture('mlxlink-4.30-bluefield3-100g-qsfp28-passive-copper.txt');
 const NO_DEVICE = capture('mstlink-4.21-no-device.stderr');
+const HELP = capture('mstlink-4.21-help.txt');
+const HISTOGRAM = capture('mlxlink-4.34.1-cx7-400g-dr4-fec-histogram.json');
+const BER_HIGH = capture('derived-mlxlink-4.34.1-effective-ber-high.json');
 
 describe('a round', () => {
   it('takes the ports with rising errors first, then the others in turn from where the last round stopped', () => {
@@ -105,9 +108,9 @@ describe('the fabric_module collector', () => {
     );
     const reader = await FABRIC_MODULE.setUp(context(tool.runner));
     if ('off' in reader) throw new Error(reader.off);
-    // 10s rounds of 5s commands, one at a time: one port a round.
+    // 10s rounds of 5s commands, one at a time: one port a round. This tool fails its --help: no histogram asked for.
     const first = await reader.read(snapshot([fabricPortKey(SWITCH, 2)]), new AbortController().signal);
-    expect(tool.calls).toEqual(['-d lid-12 -p 2 -m -c --json']);
+    expect(tool.calls).toEqual(['--help', '-d lid-12 -p 2 -m -c --json']);
     const second = await reader.read(snapshot(), new AbortController().signal);
     expect(tool.calls.at(-1)).toBe('-d lid-12 -p 1 -m -c --json');
     expect((first.part as FabricModulePart).ports.get(fabricPortKey(SWITCH, 2))?.laneErrors).toEqual([0, 0, 0, 0]);
@@ -130,6 +133,43 @@ describe('the fabric_module collector', () => {
     const reading = await reader.read(snapshot(), new AbortController().signal);
     expect(reading.failure).toMatch(/reached no switch in-band/);
     await reader.read(snapshot(), new AbortController().signal);
-    expect(tool.calls).toHaveLength(1);
+    expect(tool.calls.filter((call) => call.startsWith('-d '))).toHaveLength(1);
+  });
+
+  it("reads the FEC histogram in the same run where the tool's --help lists it, and keeps the module's temperature and effective BER for the verdict", async () => {
+    const tool = fakeTool((args) =>
+      args[0] === '--help'
+        ? { stdout: HELP, exitCode: 0 }
+        : args[3] === '1'
+          ? { stdout: HISTOGRAM, exitCode: 0 }
+          : args[3] === '2'
+            ? { stdout: BER_HIGH, exitCode: 0 }
+            : { stdout: '', stderr: NO_DEVICE, exitCode: 1 },
+    );
+    const reader = await FABRIC_MODULE.setUp(context(tool.runner, ['--fabric.module-interval', '30s']));
+    if ('off' in reader) throw new Error(reader.off);
+    const reading = await reader.read(snapshot(), new AbortController().signal);
+    expect(tool.calls).toEqual([
+      '--help',
+      '-d lid-12 -p 1 -m -c --rx_fec_histogram --show_histogram --json',
+      '-d lid-12 -p 2 -m -c --rx_fec_histogram --show_histogram --json',
+      '-d lid-12 -p 3 -m -c --rx_fec_histogram --show_histogram --json',
+    ]);
+    const part = reading.part as FabricModulePart;
+    const one = part.ports.get(fabricPortKey(SWITCH, 1))!;
+    expect(one.fecHistogram).toEqual([22858119037881, 65755507, 7970, 177, 64, 2, 1, 1, 3, 0, 0, 0, 0, 0, 0, 0]);
+    expect(one.temperature).toEqual({ celsius: 62, alarmCelsius: 80 });
+    expect(one.effectiveBer).toBe(1.5e-254);
+    expect(part.ports.get(fabricPortKey(SWITCH, 2))?.effectiveBer).toBe(3e-11);
+    await reader.read(snapshot(), new AbortController().signal);
+    expect(tool.calls.filter((call) => call === '--help')).toHaveLength(1);
+    const snap = snapshot();
+    (snap.parts as Map<string, unknown>).set(FABRIC_MODULE.name, part);
+    const out = new ExpositionBuffer();
+    FABRIC_MODULE.metrics!.write(snap, out, settingsFromFlags([]));
+    const text = out.finish().toString('utf8');
+    expect(text).toContain('# TYPE infiniband_fabric_port_fec_histogram_blocks_total counter');
+    expect(text).toContain(`infiniband_fabric_port_fec_histogram_blocks_total{node_guid="${SWITCH}",port="1",bin="1"} 65755507`);
+    expect(text).toContain(`infiniband_fabric_port_fec_histogram_blocks_total{node_guid="${SWITCH}",port="1",bin="15"} 0`);
   });
 });

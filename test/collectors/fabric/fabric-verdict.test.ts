@@ -3,18 +3,20 @@
 // with their reasons, through the clean period and not after, within the cap, across a restart
 // and a corrupt state file. The first test runs the fake tools through the real command runner;
 // the others replay the same outputs in the test process (a cycle each costs no process).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import bcryptjs from 'bcryptjs';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FABRIC_PORTS_CYCLE } from '../../../src/collectors/fabric/fabric-mode.js';
+import { FABRIC_MODULE } from '../../../src/collectors/fabric/fabric-module.js';
 import type { Exporter } from '../../../src/commands/serve/exporter.js';
 import { inShard } from '../../../src/model/fabric.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 import { exporterFromFlags } from '../../support/exporter.js';
 import { samplesOf, sampleValue, scrape } from '../../support/exposition.js';
+import { MODULE_FIXTURES, fakeModuleTool } from '../../support/fake-module-tool.js';
 import { ReplayRunner } from '../../support/replay.js';
 import {
   fakeFabricTools,
@@ -122,6 +124,73 @@ describe('the bad-links verdict on a generated fabric', () => {
       expect(JSON.parse(readFileSync(path.join(dir, 'state', 'fabric-verdict.json'), 'utf8'))).toEqual({ version: 1, links: [] });
     } finally {
       await exporter.stop();
+    }
+  }, 120_000);
+
+  it("lists a link whose switch port's module is at its high temperature alarm, or whose PHY's effective BER is over 10^-12 (in-band mstlink), until a clean period after they read clean (fake tools)", async () => {
+    const dir = path.join(root, 'module');
+    const scenario = path.join(dir, 'scenario');
+    const { fabric, uplinks, hostLinks } = fabricAt(scenario);
+    const tools = await fakeFabricTools(scenario, path.join(dir, 'bin'));
+    // What the fake mstlink answers for two switch ports, rewritten between module rounds; every other port fails as a port without a module reader does.
+    const answers = path.join(dir, 'answers');
+    mkdirSync(answers, { recursive: true });
+    const answer = (name: string, fixture: string): string => {
+      copyFileSync(path.join(MODULE_FIXTURES, fixture), path.join(answers, name));
+      return path.join(answers, name);
+    };
+    const [hotEnd] = hostLinks[0]!;
+    const [berEnd] = uplinks[1]!;
+    const hot = answer('hot', 'derived-osfp-optical-hot.txt');
+    const ber = answer('ber', 'derived-mlxlink-4.34.1-effective-ber-high.json');
+    const mstlink = await fakeModuleTool({
+      [`lid-${hotEnd.node.lid}/${hotEnd.number}`]: { stdout: hot },
+      [`lid-${berEnd.node.lid}/${berEnd.number}`]: { stdout: ber },
+    });
+    let clock = Date.UTC(2026, 0, 1);
+    const exporter = exporterFromFlags(
+      [
+        '--path.sysfs',
+        '/nonexistent',
+        '--no-collector.diag',
+        '--collector.fabric',
+        '--fabric.state-dir',
+        path.join(dir, 'state'),
+        '--mstlink.path',
+        mstlink.path,
+        ...fakeToolFlags(tools),
+      ],
+      () => clock,
+      { runners: { module: undefined } },
+    );
+    const at = (minute: number): void => {
+      clock = Date.UTC(2026, 0, 1) + minute * MIN;
+    };
+    const portsCycle = async (minute: number): Promise<string[]> => {
+      writeScenario(fabric, scenario);
+      at(minute);
+      await exporter.collectors.runCycle(FABRIC_PORTS_CYCLE);
+      return listed(await scrape(exporter));
+    };
+    const expected = [`${linkOf(hostLinks[0]!)} module_temperature`, `${uplinkOf(uplinks[1]!)} effective_ber`].sort();
+    try {
+      await exporter.collectFabricOnce();
+      // A round reads every switch port: 77 °C against its own 75 °C alarm at one, 3e-11 at the other.
+      at(1);
+      await exporter.collectors.runCycle(FABRIC_MODULE.schedule.cycle);
+      expect((await mstlink.calls()).filter((call) => call.startsWith('-d ')).length).toBeGreaterThan(2);
+      expect(await portsCycle(1)).toEqual(expected);
+      // Read again: within its thresholds (the recorded capture: 62 °C of 80, 1.5e-254).
+      copyFileSync(path.join(MODULE_FIXTURES, 'mlxlink-4.34.1-cx7-400g-dr4-fec-histogram.json'), hot);
+      copyFileSync(path.join(MODULE_FIXTURES, 'mlxlink-4.34.1-cx7-400g-dr4-fec-histogram.json'), ber);
+      at(2);
+      await exporter.collectors.runCycle(FABRIC_MODULE.schedule.cycle);
+      expect(await portsCycle(2)).toEqual(expected);
+      expect(await portsCycle(126)).toEqual(expected);
+      expect(await portsCycle(128)).toEqual([]);
+    } finally {
+      await exporter.stop();
+      await mstlink.remove();
     }
   }, 120_000);
 

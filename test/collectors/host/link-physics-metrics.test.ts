@@ -62,6 +62,8 @@ const modules: ModuleReading[] = [
     },
     linkDownReason: { opcode: 23, reason: 'Cable is unplugged' },
   },
+  // the FEC histogram of the MFT 4.34.1 capture, in its text form
+  moduleOf('mlx5_5', 'derived-mlxlink-4.34.1-fec-histogram.txt'),
 ];
 
 const written = (write: (out: ExpositionBuffer) => void): string => {
@@ -150,6 +152,7 @@ describe('link physics metrics', () => {
       'infiniband_port_module_threshold',
       'infiniband_port_phy_ber',
       'infiniband_port_phy_lane_errors_total',
+      'infiniband_port_fec_histogram_blocks_total',
       'infiniband_port_module_lane_fault',
       'infiniband_port_link_down_reason_info',
     ]);
@@ -165,9 +168,13 @@ describe('link physics metrics', () => {
 const tools = requireSystemTools('promtool check metrics', { promtool: 'prometheus' });
 
 describe.skipIf(tools.skipReason)('promtool check metrics', () => {
-  it('reports nothing on the link physics families', () => {
+  it("reports nothing on the link physics families but the contract's name of the FEC histogram", () => {
     const result = spawnSync(tools.paths.promtool!, ['check', 'metrics'], { input: pcieText + moduleText, encoding: 'utf8' });
-    expect(`${result.stdout}${result.stderr}`.trim()).toBe('');
-    expect(result.status).toBe(0);
+    // promtool's lint rejects a type's name inside another type's metric name ("_histogram_" in a
+    // counter), the reason the contract renamed infiniband_port_counter_saturated before: the
+    // contract's infiniband_port_fec_histogram_blocks_total draws that one complaint, nothing else.
+    expect(`${result.stdout}${result.stderr}`.trim()).toBe(
+      "infiniband_port_fec_histogram_blocks_total metric name should not include type 'histogram'",
+    );
   });
 });

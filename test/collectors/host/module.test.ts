@@ -56,9 +56,13 @@ describe('the module collector with a fake mstlink replaying recorded captures t
     await host?.remove();
   });
 
-  it("runs the tool once for each port of each mlx5 device, with the source's arguments", async () => {
+  it("runs the tool once for each port of each mlx5 device, with the source's arguments, after asking its --help once", async () => {
     const expected = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'].map((device) => moduleToolArguments({ device, port: 1 }).join(' '));
-    expect((await host.tool.calls()).sort()).toEqual(expected.sort());
+    const calls = await host.tool.calls();
+    // This fake tool fails its --help as it fails a run without a device: no histogram asked for.
+    expect(calls[0]).toBe('--help');
+    expect(calls.slice(1).sort()).toEqual(expected.sort());
+    expect(samplesOf(text, 'infiniband_port_fec_histogram_blocks_total')).toEqual([]);
   });
 
   it('serves the optical module: its identity, temperature, voltage, per-lane powers and bias, and its own thresholds', () => {
@@ -156,6 +160,51 @@ describe('check on the link physics host with the fake mstlink', () => {
   });
 });
 
+describe('the FEC histogram, where the tool has it (its --help recorded from mstflint 4.21)', () => {
+  let host: PhysicsHost;
+  let exporter: Exporter;
+  let text: string;
+
+  beforeAll(async () => {
+    host = await physicsHost({
+      help: 'mstlink-4.21-help.txt',
+      cables: {
+        // MFT 4.34.1 on a ConnectX-7: the histogram beside the module and counters (recorded)
+        mlx5_0: { stdout: 'mlxlink-4.34.1-cx7-400g-dr4-fec-histogram.json' },
+        // the same run where the active FEC has no histogram: exit status 1, the rest printed
+        mlx5_1: { stdout: 'derived-mlxlink-4.34.1-no-histogram.json', exitCode: 1 },
+      },
+    });
+    exporter = await exporterAfterOneModuleCycle(host.flags);
+    text = await scrape(exporter);
+  });
+  afterAll(async () => {
+    await exporter?.stop();
+    await host?.remove();
+  });
+
+  it('asks for it in the same run as the module and counters, once its --help lists the options', async () => {
+    const calls = await host.tool.calls();
+    expect(calls.filter((call) => call === '--help')).toHaveLength(1);
+    expect(calls.filter((call) => call.startsWith('-d ')).sort()).toEqual(
+      ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'].map((device) => moduleToolArguments({ device, port: 1 }, { fecHistogram: true }).join(' ')),
+    );
+  });
+
+  it('serves the blocks of each bin as counters, and nothing for a port whose FEC has none', () => {
+    const bins = samplesOf(text, 'infiniband_port_fec_histogram_blocks_total');
+    expect(bins).toHaveLength(16);
+    expect(bins.every((line) => line.includes(port('mlx5_0')))).toBe(true);
+    expect(sampleValue(text, `infiniband_port_fec_histogram_blocks_total{${port('mlx5_0')},bin="0"}`)).toBe(22858119037881);
+    expect(sampleValue(text, `infiniband_port_fec_histogram_blocks_total{${port('mlx5_0')},bin="8"}`)).toBe(3);
+    expect(sampleValue(text, `infiniband_port_fec_histogram_blocks_total{${port('mlx5_0')},bin="15"}`)).toBe(0);
+    expect(text).toContain('# TYPE infiniband_port_fec_histogram_blocks_total counter');
+    // mlx5_1's module and lane errors are read all the same.
+    expect(sampleValue(text, `infiniband_port_module_temperature_celsius{${port('mlx5_1')}}`)).toBe(62);
+    expect(sampleValue(text, `infiniband_port_phy_lane_errors_total{${port('mlx5_1')},lane="2"}`)).toBe(28835305);
+  });
+});
+
 describe('hosts where the module tool must not run', () => {
   let tool: FakeTool;
   const exporters: Exporter[] = [];
@@ -185,7 +234,7 @@ describe('hosts where the module tool must not run', () => {
   it('asks only for the mlx5 devices of a mixed host (mlx4, qib, hfi1, iWARP beside mlx5)', async () => {
     const exporter = await exporterAfterOneModuleCycle(['--path.sysfs', ZOO, '--mstlink.path', tool.path, '--no-collector.diag']);
     exporters.push(exporter);
-    const devices = (await tool.calls()).map((call) => call.split(' ')[1]);
+    const devices = (await tool.calls()).filter((call) => call.startsWith('-d ')).map((call) => call.split(' ')[1]);
     expect(devices.length).toBeGreaterThan(0);
     expect(devices.filter((device) => !device!.startsWith('mlx5_'))).toEqual([]);
   });

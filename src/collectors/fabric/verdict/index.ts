@@ -1,8 +1,8 @@
 // The fabric_verdict collector: the list of bad links to drain and replace, judged after each
 // ports cycle from both ends of every link (model/link-verdict.ts: the reasons, windows, BER budget,
 // clean period and cap), kept across restarts in --fabric.state-dir. Module temperature and the
-// PHY's effective BER are rules of the verdict, but fabric mode reads neither of them from switch
-// ports yet: those two reasons never fire here until a collector provides the readings.
+// PHY's effective BER come from fabric_module's in-band readings of switch ports, where mstlink
+// reaches them.
 import { defineCollector, type Collector, type CollectorContext, type Reader } from '../../../collection/collector.js';
 import type { Verdict } from '../../../model/link-verdict.js';
 import type { Snapshot } from '../../../model/snapshot.js';

@@ -1,5 +1,7 @@
 // The verdict's reader: after each ports cycle, every link of the last discovery with an end this
-// instance read, judged from both ends (model/link-verdict.ts), and the state file written.
+// instance read, judged from both ends (model/link-verdict.ts), and the state file written. A
+// switch end's module temperature and PHY effective BER come from fabric_module's last in-band
+// reading of the port, while it is younger than the long window.
 import { DURATION, STRING, flag, type FlagKind, type Settings } from '../../../config/flags.js';
 import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
 import {
@@ -9,12 +11,18 @@ import {
   type FabricTopology,
   type PortAddress,
 } from '../../../model/fabric.js';
+import { BIT_ERROR_RATE_THRESHOLD } from '../../../model/bit-error-rate.js';
 import { LANE_RATES } from '../../../model/link-rate.js';
 import { LinkVerdict, LONG_WINDOW_MS, linkKey, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
 import { inSlices } from '../../../event-loop/time-slices.js';
 import { PHYSICAL_STATE_LINK_UP } from '../../../model/port-state.js';
 import type { Snapshot } from '../../../model/snapshot.js';
-import { FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY, FABRIC_PORTS_PART as FABRIC_PORTS } from '../../parts.js';
+import {
+  FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY,
+  FABRIC_MODULE_PART as FABRIC_MODULE,
+  FABRIC_PORTS_PART as FABRIC_PORTS,
+  type FabricPhyReading,
+} from '../../parts.js';
 import { VerdictStateFile } from './state-file.js';
 
 /** A bit error rate: a number above 0 and below 1 (1e-14 on the command line, a number in the config file). */
@@ -60,9 +68,15 @@ export function stateDirOf(settings: Settings): string {
   return settings.isSet(STATE_DIR) || !fromSystemd ? settings.get(STATE_DIR) : fromSystemd;
 }
 
-/** A link's end as the verdict reads it; undefined when this instance did not read that port. */
-function endReading(reading: FabricPortReading | undefined): LinkEndReading | undefined {
+/**
+ * A link's end as the verdict reads it; undefined when this instance did not read that port. Its
+ * module and effective BER from `phy`, fabric_module's in-band reading, when it is recent: the
+ * effective BER against the classic 10^-12 (as the module collector's finding and
+ * InfiniBandLinkBitErrorRateHigh judge it).
+ */
+function endReading(reading: FabricPortReading | undefined, phy: FabricPhyReading | undefined, now: number): LinkEndReading | undefined {
   if (!reading) return undefined;
+  const recent = phy !== undefined && now - phy.readAt <= LONG_WINDOW_MS ? phy : undefined;
   // A counter stuck at its maximum counts nothing more: not a rise, not a reset.
   const value = (name: string) => {
     const counter = reading.counters.find((c) => c.name === name);
@@ -72,6 +86,8 @@ function endReading(reading: FabricPortReading | undefined): LinkEndReading | un
     symbolErrors: value('symbol_errors'),
     linkDowned: value('link_downed'),
     up: reading.physicalState?.id === PHYSICAL_STATE_LINK_UP,
+    ...(recent?.temperature && { module: recent.temperature }),
+    ...(recent?.effectiveBer !== undefined && { effectiveBer: { value: recent.effectiveBer, threshold: BIT_ERROR_RATE_THRESHOLD } }),
   };
 }
 
@@ -120,13 +136,23 @@ export class VerdictReader implements Reader<Verdict> {
   private *linkReadings(
     topology: FabricTopology,
     readings: ReadonlyMap<string, FabricPortReading>,
+    phys: ReadonlyMap<string, FabricPhyReading>,
     now: number,
     counted: { links: number },
   ): Generator<LinkReading> {
     const reading = (end: PortAddress, peer: PortAddress): LinkReading | undefined => {
-      const a = readings.get(fabricPortKey(end.nodeGuid, end.port));
-      const b = readings.get(fabricPortKey(peer.nodeGuid, peer.port));
-      return a || b ? { end, peer, ends: [endReading(a), endReading(b)], dataBitsPerSecond: dataBitsPerSecond(a, b) } : undefined;
+      const endKey = fabricPortKey(end.nodeGuid, end.port);
+      const peerKey = fabricPortKey(peer.nodeGuid, peer.port);
+      const a = readings.get(endKey);
+      const b = readings.get(peerKey);
+      return a || b
+        ? {
+            end,
+            peer,
+            ends: [endReading(a, phys.get(endKey), now), endReading(b, phys.get(peerKey), now)],
+            dataBitsPerSecond: dataBitsPerSecond(a, b),
+          }
+        : undefined;
     };
     for (const [end, peer] of fabricLinks(topology)) {
       counted.links += 1;
@@ -160,8 +186,9 @@ export class VerdictReader implements Reader<Verdict> {
     // The links are built and judged in time slices: at 120 000 ports, tens of milliseconds.
     const counted = { links: 0 };
     const now = this.context.now();
+    const phys = FABRIC_MODULE.of(snapshot)?.ports ?? new Map<string, FabricPhyReading>();
     const verdict = await inSlices(
-      this.verdict.judgeSteps(now, this.linkReadings(topology, readings, now, counted), () => counted.links, discovery.shard.count),
+      this.verdict.judgeSteps(now, this.linkReadings(topology, readings, phys, now, counted), () => counted.links, discovery.shard.count),
     );
     // `check` reads the list a running exporter keeps, and never writes it.
     if (this.context.mode === 'serve') this.state.save(this.verdict.state());
