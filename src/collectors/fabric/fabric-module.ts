@@ -168,7 +168,7 @@ export const FABRIC_MODULE_METRICS = {
   fecHistogram: counter(
     'infiniband_fabric_port_fec_histogram_blocks_total',
     [...FABRIC_PORT, 'bin'],
-    'FEC blocks a switch port received in each bin of its FEC histogram since the histogram was last cleared (mstlink -d lid-<LID> --rx_fec_histogram --show_histogram, in rounds of --fabric.module-interval, where the tool has it): on KP4 RS-FEC (HDR/NDR) bin N counts the blocks with N errored symbols (as infiniband_port_fec_histogram_blocks_total). Absent for ports not read yet and where the tool or the link gives none.',
+    'FEC blocks a switch port received in each bin of its FEC histogram since the histogram was last cleared (mstlink -d lid-<LID> --rx_fec_histogram --show_histogram, in rounds of --fabric.module-interval, where the tool has it): on KP4 RS-FEC (HDR/NDR) bin N counts the blocks with N errored symbols (as infiniband_port_fec_histogram_blocks_total). Only the bins that counted a block are served (an absent bin has counted none); absent for ports not read yet and where the tool or the link gives none.',
   ),
   laneFault: gauge(
     'infiniband_fabric_port_module_lane_fault',
@@ -186,7 +186,10 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   for (const r of readings)
     r.laneErrors.forEach((value, i) => samples.add(FABRIC_MODULE_METRICS.laneErrors, { ...id(r), lane: String(i + 1) }, value));
   for (const r of readings)
-    r.fecHistogram.forEach((blocks, bin) => samples.add(FABRIC_MODULE_METRICS.fecHistogram, { ...id(r), bin: String(bin) }, blocks));
+    // Only the bins that counted a block: 16 bins of 120 000 switch ports are 2 million series, nearly all 0.
+    r.fecHistogram.forEach((blocks, bin) => {
+      if (blocks > 0) samples.add(FABRIC_MODULE_METRICS.fecHistogram, { ...id(r), bin: String(bin) }, blocks);
+    });
   for (const r of readings) {
     for (const kind of LANE_FAULT_KINDS)
       r.laneFaults[kind]?.forEach((raised, i) =>
