@@ -10,6 +10,6 @@ export const NO_DEVICE_FILTER: DeviceFilter = { include: undefined, exclude: und
 
 export function deviceSelected(name: string, filter: DeviceFilter): boolean {
   if (filter.include && !filter.include.test(name)) return false;
-  if (filter.exclude && filter.exclude.test(name)) return false;
+  if (filter.exclude?.test(name)) return false;
   return true;
 }

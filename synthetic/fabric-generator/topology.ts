@@ -422,7 +422,7 @@ export function generateFabric(spec: FabricSpec): GeneratedFabric {
 
   const hosts = nodes.filter((n) => n.kind === 'ca');
   const origin = byId.get(spec.origin ?? 'H1_2');
-  if (!origin || origin.kind !== 'ca') throw new Error(`origin ${spec.origin ?? 'H1_2'} is not a host of this fabric`);
+  if (origin?.kind !== 'ca') throw new Error(`origin ${spec.origin ?? 'H1_2'} is not a host of this fabric`);
   const smSpecs = spec.subnetManagers ?? [
     { host: hosts[0]!.id, priority: 5, state: 3 },
     { host: hosts.at(-1)!.id, priority: 5, state: 2 },
@@ -491,7 +491,7 @@ function applyFaults(
       }
     }
   }
-  const switchPorts = up.flatMap(([a, b]) => [a, b]).filter((port) => port.node.kind === 'switch');
+  const switchPorts = up.flat().filter((port) => port.node.kind === 'switch');
   const erroring = pick(switchPorts, faults.erroringPorts ?? 0, next);
   for (const [i, port] of erroring.entries()) {
     const errors = new Map<ErrorField, number>();

@@ -188,7 +188,7 @@ function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
   // Only the bins that counted a block: 16 bins of 120 000 switch ports are 2 million series, nearly all 0.
   for (const r of readings)
     r.fecHistogram.forEach((blocks, bin) => {
-      if (blocks > 0) samples.add(FABRIC_MODULE_METRICS.fecHistogram, { ...id(r), bin: String(bin) }, blocks);
+      if (blocks !== undefined && blocks > 0) samples.add(FABRIC_MODULE_METRICS.fecHistogram, { ...id(r), bin: String(bin) }, blocks);
     });
   // Only the raised flags: four kinds of four lanes at 120 000 switch ports are 2 million series of 0.
   for (const r of readings) {

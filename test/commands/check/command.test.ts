@@ -43,7 +43,7 @@ async function check(argv: string[], options: { tty?: boolean; env?: NodeJS.Proc
   return { code, stdout, stderr };
 }
 
-let cleanups: (() => Promise<void>)[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });

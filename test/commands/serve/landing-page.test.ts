@@ -23,8 +23,8 @@ import { copyTree, DGX, FIXTURES, ZOO, ZOO_CONFIG, type TempTree } from '../../s
 import { ReplayRunner } from '../../support/replay.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
 
-let exporters: Exporter[] = [];
-let trees: TempTree[] = [];
+const exporters: Exporter[] = [];
+const trees: TempTree[] = [];
 afterEach(async () => {
   for (const exporter of exporters.splice(0)) await exporter.stop();
   for (const tree of trees.splice(0)) await tree.remove();

@@ -14,7 +14,7 @@ import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error
 import type { Snapshot } from '../../../model/snapshot.js';
 import { CongestionWalk } from './congestion.js';
 import type { CounterSource } from '../../../sources/fabric/ports.js';
-import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
+import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
 import { DIAG_TIMEOUT } from '../../infiniband-diags.js';
 import { FABRIC_DISCOVERY_PART, type FabricPortsPart, type PortTrend } from '../../parts.js';
 import { FABRIC_EXPECTATIONS_SECTION } from '../../expectation-sections.js';

@@ -19,9 +19,9 @@ import {
   type DeviceIdentity,
 } from '../../../sources/infiniband.js';
 import type { SysfsFiles } from '../../../sources/sysfs-files.js';
-import { type CollectorContext, type Reader, type Reading } from '../../../collection/collector.js';
+import type { CollectorContext, Reader, Reading } from '../../../collection/collector.js';
 import { IDENTITY_MAX_AGE_MS, readUnder, sysfsFiles } from '../host-reading.js';
-import { type SysfsPart } from '../../parts.js';
+import type { SysfsPart } from '../../parts.js';
 
 export const DEVICE_INCLUDE = optionalFlag(REGEX, {
   name: 'device.include',
