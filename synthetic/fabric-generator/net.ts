@@ -82,8 +82,7 @@ export function ibsimNet(fabric: GeneratedFabric, options: NetOptions = {}): str
     '',
   ];
   for (const node of nodes) lines.push(...record(fabric, node));
-  if (options.counters ?? true)
-    for (const node of nodes) for (const port of node.ports) if (port?.cable) lines.push(...presets(port));
+  if (options.counters ?? true) for (const node of nodes) for (const port of node.ports) if (port?.cable) lines.push(...presets(port));
   lines.push('');
   return lines.join('\n');
 }
