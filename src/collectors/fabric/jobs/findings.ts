@@ -1,6 +1,7 @@
 // What the jobs collector judges: each impaired link of a running job's footprint, naming the
 // jobs it carries (id, user, name, and the job's hosts on it for an adapter link), as the alert
 // InfiniBandJobNetworkImpaired says it per job.
+import { pacer, type Work } from '../../../event-loop/time-slices.js';
 import { composeFabric } from '../../../model/fabric.js';
 import { fabricPortName, portPhrase } from '../../../model/fabric-names.js';
 import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
@@ -20,14 +21,17 @@ function jobText(placed: JobOnFabric, host: string | undefined): string {
   return words.length > 0 ? `${job.id} (${words.join(', ')})` : job.id;
 }
 
-export function jobFindings(snapshot: Snapshot): Finding[] {
+/** The jobs' impaired links, each a finding; a pause between jobs. */
+export function* jobFindings(snapshot: Snapshot): Work<Finding[]> {
   const part = JOBS_PART.of(snapshot);
   if (!part || part.jobs.length === 0) return [];
   const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
   const fabric = composeFabric(discovery?.topology, FABRIC_PORTS_PART.of(snapshot), undefined, part.shard);
   const evidence = linkEvidence(snapshot, part);
   const byLink = new Map<string, { link: FootprintLink; reasons: ImpairmentReason[]; jobs: string[] }>();
+  const pace = pacer(16);
   for (const placed of part.jobs) {
+    if (pace()) yield;
     const counts = jobLinkCounts(placed, evidence);
     for (const { link, reasons } of [...counts.host.impairedLinks, ...counts.switch.impairedLinks]) {
       let entry = byLink.get(link.key);

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import { COUNT, DURATION, STRING, flag, optionalFlag, type Section, type Settings } from '../../../config/flags.js';
 import { UsageError } from '../../../config/errors.js';
+import { inSlices } from '../../../event-loop/time-slices.js';
 import type { Job } from '../../../model/jobs.js';
 import { JobPlacement, type JobsPart } from '../../../model/job-footprint.js';
 import type { Snapshot } from '../../../model/snapshot.js';
@@ -161,9 +162,11 @@ class JobsReader implements Reader<JobsPart> {
     const topology = FABRIC_DISCOVERY_PART.of(snapshot)?.topology;
     if (!topology) return { failure: 'no fabric topology yet: jobs are placed on the links discovery found' };
     const minHosts = this.context.settings.get(JOBS_MIN_HOSTS);
-    const jobs = this.placement.place(
-      topology,
-      read.jobs.filter((job) => job.hosts.length >= minHosts),
+    const jobs = await inSlices(
+      this.placement.placeSteps(
+        topology,
+        read.jobs.filter((job) => job.hosts.length >= minHosts),
+      ),
     );
     for (const job of jobs) {
       const fresh = job.notFound.filter((host) => !this.logged.has(host));
