@@ -397,7 +397,9 @@ export class JobPlacement {
     }
     const placed = new Map<string, JobOnFabric>();
     const result: JobOnFabric[] = [];
+    const pace = pacer(64);
     for (const job of jobs) {
+      if (pace()) yield;
       const before = this.placed.get(job.id);
       const same =
         before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);

@@ -1,7 +1,7 @@
 // What the jobs collector judges: each impaired link of a running job's footprint, naming the
 // jobs it carries (id, user, name, and the job's hosts on it for an adapter link), as the alert
 // InfiniBandJobNetworkImpaired says it per job.
-import { pacer, type Work } from '../../../event-loop/time-slices.js';
+import type { Work } from '../../../event-loop/time-slices.js';
 import { composeFabric } from '../../../model/fabric.js';
 import { fabricPortName, portPhrase } from '../../../model/fabric-names.js';
 import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
@@ -29,9 +29,14 @@ export function* jobFindings(snapshot: Snapshot): Work<Finding[]> {
   const fabric = composeFabric(discovery?.topology, FABRIC_PORTS_PART.of(snapshot), undefined, part.shard);
   const evidence = linkEvidence(snapshot, part);
   const byLink = new Map<string, { link: FootprintLink; reasons: ImpairmentReason[]; jobs: string[] }>();
-  const pace = pacer(16);
+  // A pause every few thousand links counted (a job across the tree holds 20 000).
+  let links = 0;
   for (const placed of part.jobs) {
-    if (pace()) yield;
+    if (links > 4096) {
+      links = 0;
+      yield;
+    }
+    links += 1 + placed.links.length;
     const counts = jobLinkCounts(placed, evidence);
     for (const { link, reasons } of [...counts.host.impairedLinks, ...counts.switch.impairedLinks]) {
       let entry = byLink.get(link.key);

@@ -125,11 +125,11 @@ class SqueueSource implements JobSource {
   ) {}
 
   async read(signal: AbortSignal): Promise<{ jobs: readonly Job[] } | { error: string; item: string; timeout?: boolean }> {
-    const { parseSqueue, SQUEUE_ARGS } = await import('../../../sources/jobs/squeue.js');
+    const { parseSqueueSteps, SQUEUE_ARGS } = await import('../../../sources/jobs/squeue.js');
     const result = await this.runner.run('squeue', SQUEUE_ARGS, signal);
     const failure = commandFailure(result, this.timeoutMs, '--jobs.interval');
     if (failure !== undefined) return { error: failure, item: commandLine(result), timeout: result.outcome === 'timeout' };
-    const parsed = parseSqueue(result.stdout);
+    const parsed = await inSlices(parseSqueueSteps(result.stdout));
     if (parsed.unparsed.count > 0)
       return {
         error: `${parsed.unparsed.count} lines not understood, e.g. ${JSON.stringify(parsed.unparsed.examples[0])}`,
