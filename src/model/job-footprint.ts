@@ -58,14 +58,21 @@ export class HostIndex {
   private readonly byDescription = new Map<string, string[]>();
   private readonly byPattern = new Map<string, string[]>();
 
-  constructor(topology: FabricTopology, hostPattern: RegExp | undefined) {
+  constructor(topology?: FabricTopology, hostPattern?: RegExp) {
+    if (topology) atOnce(this.index(topology, hostPattern));
+  }
+
+  /** Index a topology's adapters, as work that may pause (24 000 hosts). */
+  *index(topology: FabricTopology, hostPattern: RegExp | undefined): Work<void> {
     const add = (index: Map<string, string[]>, host: string | undefined, guid: string) => {
       if (!host) return;
       const guids = index.get(host);
       if (!guids) index.set(host, [guid]);
       else if (!guids.includes(guid)) guids.push(guid);
     };
+    const pace = pacer(1024);
     for (const node of topology.nodes.values()) {
+      if (pace()) yield;
       if (node.type !== 'ca') continue;
       add(this.byName, node.name, node.guid);
       const first = node.description.trim().split(/\s+/)[0];
@@ -134,20 +141,25 @@ class SwitchGraph {
       if (!port.peer || !isSwitch(port.nodeGuid) || !isSwitch(port.peer.nodeGuid)) continue;
       edges.push([numberOf(port.nodeGuid), numberOf(port.peer.nodeGuid), port.port, port.peer.port]);
     }
-    edges.sort((a, b) => a[0] - b[0] || a[2] - b[2]);
+    // Each switch's edges together (a counting sort by switch, ports in the order discovery listed them).
     const count = this.guids.length;
     this.first = new Uint32Array(count + 1);
+    for (const [from] of edges) this.first[from + 1]! += 1;
+    for (let i = 1; i <= count; i++) this.first[i]! += this.first[i - 1]!;
+    const filled = this.first.slice(0, count);
     this.to = new Uint32Array(edges.length);
     this.localPort = new Uint16Array(edges.length);
     this.peerPort = new Uint16Array(edges.length);
     this.cable = new Uint32Array(edges.length).fill(0xffffffff);
-    for (const [i, [from, to, local, peer]] of edges.entries()) {
-      this.first[from + 1] = i + 1;
+    const from = new Uint32Array(edges.length);
+    for (const [source, to, local, peer] of edges) {
+      if (pace()) yield;
+      const i = filled[source]!++;
+      from[i] = source;
       this.to[i] = to;
       this.localPort[i] = local;
       this.peerPort[i] = peer;
     }
-    for (let i = 1; i <= count; i++) this.first[i] = Math.max(this.first[i]!, this.first[i - 1]!);
     // A cable's two directions share its number: the reverse edge is the peer's edge on the peer port.
     const cableEdges: number[] = [];
     for (let e = 0; e < edges.length; e++) {
@@ -158,7 +170,7 @@ class SwitchGraph {
       this.cable[e] = cable;
       const peer = this.to[e]!;
       for (let r = this.first[peer]!; r < this.first[peer + 1]!; r++) {
-        if (this.localPort[r] === this.peerPort[e] && this.peerPort[r] === this.localPort[e] && this.to[r] === edges[e]![0]) {
+        if (this.localPort[r] === this.peerPort[e] && this.peerPort[r] === this.localPort[e] && this.to[r] === from[e]) {
           this.cable[r] = cable;
           break;
         }
@@ -273,7 +285,8 @@ class FootprintIndex {
 
   *build(topology: FabricTopology, hostPattern: RegExp | undefined): Work<void> {
     yield* this.graph.build(topology);
-    this.hosts = new HostIndex(topology, hostPattern);
+    this.hosts = new HostIndex();
+    yield* this.hosts.index(topology, hostPattern);
     this.nextHostLinkId = this.graph.cables;
     this.taken = new Uint32Array(this.graph.cables);
   }
