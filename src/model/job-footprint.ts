@@ -45,6 +45,8 @@ export interface JobsPart {
   /** Running jobs on at least --jobs.min-hosts hosts, placed on the topology. */
   jobs: readonly JobOnFabric[];
   shard: Shard;
+  /** The numbering of the jobs' link ids (`FootprintLink.id`): the same object while the links are numbered the same. */
+  linkIds: object;
 }
 
 /**
@@ -375,6 +377,19 @@ function* wiringSignature(topology: FabricTopology): Work<string> {
   return `${topology.nodes.size}/${topology.ports.size}/${fnv}/${djb}`;
 }
 
+/** Whether a job read again is the one read before (a new object from every squeue or file reading). */
+function sameJob(a: Job, b: Job): boolean {
+  return (
+    a === b ||
+    (a.id === b.id &&
+      a.user === b.user &&
+      a.partition === b.partition &&
+      a.name === b.name &&
+      a.hosts.length === b.hosts.length &&
+      a.hosts.every((host, i) => host === b.hosts[i]))
+  );
+}
+
 /**
  * Jobs placed on the fabric, each job's footprint computed once while its hosts and the topology's
  * wiring stay the same: a new discovery of the same fabric keeps every footprint (a discovery
@@ -387,6 +402,11 @@ export class JobPlacement {
   private placed = new Map<string, JobOnFabric>();
   /** Footprints computed since this placement was made (tests count them). */
   computed = 0;
+
+  /** The numbering of the links' ids: a new one when the wiring changed. */
+  get linkIds(): object {
+    return this.index ?? this;
+  }
 
   constructor(private readonly hostPattern: RegExp | undefined) {}
 
@@ -417,7 +437,8 @@ export class JobPlacement {
       const same =
         before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);
       let entry: JobOnFabric;
-      if (same) entry = before.job === job ? before : { ...before, job };
+      // The same job as before stays the same object, so that what was counted of it stands.
+      if (same) entry = sameJob(before.job, job) ? before : { ...before, job };
       else {
         const onFabric: string[] = [];
         const notFound: string[] = [];

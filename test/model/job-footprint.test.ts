@@ -187,5 +187,11 @@ describe('jobLinkCounts', () => {
     const halves = [1, 2].map((index) => jobLinkCounts(job!, { ...evidence, shard: { index, count: 2 } }));
     expect(halves[0]!.switch.links + halves[1]!.switch.links).toBe(5);
     expect(halves[0]!.host.links + halves[1]!.host.links).toBe(2);
+    // Evidence that keeps what it judged and counted gives the same counts, judging each link once.
+    const kept: LinkEvidence = { ...evidence, judged: [], counted: new WeakMap() };
+    const once = jobLinkCounts(job!, kept);
+    expect(once).toEqual(counts);
+    expect(kept.judged!.filter((judgement) => judgement !== undefined)).toHaveLength(7);
+    expect(jobLinkCounts(job!, kept)).toBe(once);
   });
 });

@@ -1,12 +1,12 @@
 // What the jobs collector judges: each impaired link of a running job's footprint, naming the
 // jobs it carries (id, user, name, and the job's hosts on it for an adapter link), as the alert
 // InfiniBandJobNetworkImpaired says it per job.
-import type { Work } from '../../../event-loop/time-slices.js';
+import { pacer, type Work } from '../../../event-loop/time-slices.js';
 import { composeFabric } from '../../../model/fabric.js';
 import { fabricPortName, portPhrase } from '../../../model/fabric-names.js';
 import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
 import type { FootprintLink, JobOnFabric } from '../../../model/job-footprint.js';
-import { jobLinkCounts, type ImpairmentReason } from '../../../model/job-links.js';
+import { jobLinkCountsSteps, type ImpairmentReason } from '../../../model/job-links.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
 import { linkEvidence } from './metrics.js';
@@ -29,15 +29,10 @@ export function* jobFindings(snapshot: Snapshot): Work<Finding[]> {
   const fabric = composeFabric(discovery?.topology, FABRIC_PORTS_PART.of(snapshot), undefined, part.shard);
   const evidence = linkEvidence(snapshot, part);
   const byLink = new Map<string, { link: FootprintLink; reasons: ImpairmentReason[]; jobs: string[] }>();
-  // A pause every few thousand links counted (a job across the tree holds 20 000).
-  let links = 0;
+  const pace = pacer(64);
   for (const placed of part.jobs) {
-    if (links > 4096) {
-      links = 0;
-      yield;
-    }
-    links += 1 + placed.links.length;
-    const counts = jobLinkCounts(placed, evidence);
+    if (pace()) yield;
+    const counts = yield* jobLinkCountsSteps(placed, evidence);
     for (const { link, reasons } of [...counts.host.impairedLinks, ...counts.switch.impairedLinks]) {
       let entry = byLink.get(link.key);
       if (!entry) byLink.set(link.key, (entry = { link, reasons, jobs: [] }));

@@ -2,11 +2,11 @@
 // counts); links, impairments and congestion from every shard over the links it reports, which the
 // recording rules join (infiniband:job_links_impaired:sum, infiniband:job_congestion:max and
 // :mean): two shards give the figures of one process.
-import type { Work } from '../../../event-loop/time-slices.js';
+import { pacer, type Work } from '../../../event-loop/time-slices.js';
 import type { ExpositionBuffer } from '../../../exposition/buffer.js';
 import { gauge } from '../../../exposition/metric-spec.js';
 import { Samples } from '../../../exposition/samples.js';
-import { FOOTPRINT_SCOPES, IMPAIRMENT_REASONS, jobLinkCounts, miswiredPorts, type LinkEvidence } from '../../../model/job-links.js';
+import { FOOTPRINT_SCOPES, IMPAIRMENT_REASONS, jobLinkCountsSteps, miswiredPorts, type LinkEvidence } from '../../../model/job-links.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_CABLING_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
 import type { JobsPart } from '../../../model/job-footprint.js';
@@ -46,19 +46,33 @@ export const JOB_METRICS = {
 
 export const FAMILIES = Object.values(JOB_METRICS);
 
+/**
+ * The evidence of each ports cycle (by its part), kept while the cabling, the shard and the jobs'
+ * link numbering stay the same: a jobs reading between two ports cycles judges no link again and
+ * counts only the jobs that changed.
+ */
+const evidenceByPorts = new WeakMap<object, { cabling: unknown; linkIds: object; shard: string; evidence: LinkEvidence }>();
+
 /** What the last ports cycle and the cabling say of the fabric, for judging the jobs' links. */
 export function linkEvidence(snapshot: Snapshot, jobs: JobsPart): LinkEvidence {
   const ports = FABRIC_PORTS_PART.of(snapshot);
-  return {
+  const cabling = FABRIC_CABLING_PART.of(snapshot);
+  const kept = ports && evidenceByPorts.get(ports);
+  const shard = `${jobs.shard.index}/${jobs.shard.count}`;
+  if (kept && kept.cabling === cabling && kept.linkIds === jobs.linkIds && kept.shard === shard) return kept.evidence;
+  const evidence: LinkEvidence = {
     ports: ports?.ports ?? new Map(),
     expectations: ports?.expectations ?? new Map(),
     risingErrors: ports?.trend.risingErrors ?? new Set(),
     berOverThreshold: ports?.trend.berOverThreshold ?? new Set(),
-    miswired: miswiredPorts(FABRIC_CABLING_PART.of(snapshot)),
+    miswired: miswiredPorts(cabling),
     congestion: ports?.congestion.ratios ?? new Map(),
     shard: jobs.shard,
     judged: [],
+    counted: new WeakMap(),
   };
+  if (ports) evidenceByPorts.set(ports, { cabling, linkIds: jobs.linkIds, shard, evidence });
+  return evidence;
 }
 
 /** The jobs' series; a pause between jobs (2 000 jobs hold a million links between them). */
@@ -68,21 +82,16 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
   const samples = new Samples();
   const evidence = linkEvidence(snapshot, part);
   const first = part.shard.index === 1;
-  // A pause every few thousand links counted (a job across the tree holds 20 000).
-  let links = 0;
+  const pace = pacer(64);
   for (const placed of part.jobs) {
-    if (links > 4096) {
-      links = 0;
-      yield;
-    }
-    links += 1 + placed.links.length;
+    if (pace()) yield;
     const { job } = placed;
     if (first) {
       samples.add(JOB_METRICS.info, { job_id: job.id, user: job.user, partition: job.partition, name: job.name }, 1);
       samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'on_fabric' }, placed.onFabric.length);
       samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'not_found' }, placed.notFound.length);
     }
-    const counts = jobLinkCounts(placed, evidence);
+    const counts = yield* jobLinkCountsSteps(placed, evidence);
     for (const scope of FOOTPRINT_SCOPES) {
       samples.add(JOB_METRICS.links, { job_id: job.id, scope }, counts[scope].links);
       samples.add(JOB_METRICS.congestionMax, { job_id: job.id, scope }, counts[scope].congestionMax);

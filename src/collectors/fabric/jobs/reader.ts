@@ -177,7 +177,7 @@ class JobsReader implements Reader<JobsPart> {
         `job ${job.job.id}: ${fresh.length} host(s) not found on the fabric (no adapter with that node-name-map name, NodeDescription or fabric.host_pattern match): ${fresh.slice(0, 10).join(', ')}`,
       );
     }
-    return { part: { source: this.source.kind, jobs, shard: this.context.settings.get(FABRIC_SHARD) } };
+    return { part: { source: this.source.kind, jobs, shard: this.context.settings.get(FABRIC_SHARD), linkIds: this.placement.linkIds } };
   }
 }
 
