@@ -44,6 +44,7 @@ const FABRICS = {
 
 /** Running jobs on a fabric (issue 34), printed by the fake squeue; the small fabric, as ibsim's section, has none. */
 const JOBS = { large: { count: 2000, seed: 34 } };
+const withJobs = (testCase) => JOBS[testCase.fabric] !== undefined && testCase.jobs !== false;
 
 const CASES = [
   { id: 'small', name: '1 918 nodes (5 400 switch ports), whole', fabric: 'small', shard: undefined, flags: [] },
@@ -58,6 +59,8 @@ const CASES = [
     shard: '1/4',
     flags: ['--diag.timeout', '30s'],
   },
+  // The shard without --squeue.path, beside the shard in one run: what the jobs cost (only when named).
+  { id: 'shard-no-jobs', name: '24 576 hosts, shard 1 of 4, no jobs', fabric: 'large', shard: '1/4', flags: [], jobs: false, named: true },
 ];
 
 /** The generator, the fake tools and the ibsim harness, from their TypeScript. */
@@ -237,7 +240,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     ...testCase.flags,
     ...g.fakeToolFlags(tools),
     // As a site would: Slurm's squeue by its path, every other jobs flag at its default (--jobs.interval 30s).
-    ...(JOBS[testCase.fabric] ? ['--squeue.path', tools.squeue] : []),
+    ...(withJobs(testCase) ? ['--squeue.path', tools.squeue] : []),
   ];
   const started = Date.now();
   const child = spawn(process.execPath, args, {
@@ -277,7 +280,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
       1000,
     );
     // With jobs, the first jobs reading (every footprint computed) is done too.
-    if (JOBS[testCase.fabric])
+    if (withJobs(testCase))
       await waitUntil(
         'the first jobs reading',
         async () =>
@@ -335,7 +338,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     const squeueRuns = (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('squeue'));
     return {
       testCase,
-      jobs: JOBS[testCase.fabric] && {
+      jobs: withJobs(testCase) && {
         generated: JOBS[testCase.fabric].count,
         served: jobLines.filter((line) => line.startsWith('infiniband_job_info{')).length,
         onFabric: hostsIn('on_fabric'),
@@ -394,7 +397,7 @@ async function eventLoop(result) {
   return { maxMs: report.maxMs, blocks: named };
 }
 
-/** `--case=shard[,whole…]`: only those runs (ids of CASES), written between markers of their own. */
+/** `--case=shard[,shard-no-jobs…]`: only those runs (ids of CASES), written between markers of their own (`fabric-scale-cases`). */
 export async function fabricScale({ quick, cpuProf, cases }) {
   const loadBefore = os.loadavg()[0];
   log('fabric-scale: loading the fabric generator and the fake tools');
@@ -405,7 +408,7 @@ export async function fabricScale({ quick, cpuProf, cases }) {
   let formats = 'not checked (--quick)';
   try {
     const scenarios = {};
-    const chosen = cases ? CASES.filter((one) => cases.includes(one.id)) : quick ? CASES.slice(0, 1) : CASES;
+    const chosen = cases ? CASES.filter((one) => cases.includes(one.id)) : quick ? CASES.slice(0, 1) : CASES.filter((one) => !one.named);
     if (cases && chosen.length !== cases.length)
       throw new Error(`fabric-scale: unknown case in ${cases.join(',')}; cases: ${CASES.map((one) => one.id).join(', ')}`);
     for (const testCase of chosen) {
@@ -426,7 +429,7 @@ export async function fabricScale({ quick, cpuProf, cases }) {
       results.push(result);
     }
     const text = markdown(results, sizes, formats, machine(loadBefore, os.loadavg()[0]), cpuProf);
-    return cases ? { marker: `fabric-scale-${cases.join('-')}`, markdown: text } : text;
+    return cases ? { marker: 'fabric-scale-cases', markdown: text } : text;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -119,6 +119,8 @@ class FileSource implements JobSource {
 
 class SqueueSource implements JobSource {
   readonly kind = 'squeue';
+  /** The last output and its jobs: the same output is the same jobs (the same objects), not parsed again. */
+  private last: { stdout: string; jobs: readonly Job[] } | undefined;
   constructor(
     private readonly runner: CommandRunner<'squeue'>,
     private readonly timeoutMs: number,
@@ -129,12 +131,14 @@ class SqueueSource implements JobSource {
     const result = await this.runner.run('squeue', SQUEUE_ARGS, signal);
     const failure = commandFailure(result, this.timeoutMs, '--jobs.interval');
     if (failure !== undefined) return { error: failure, item: commandLine(result), timeout: result.outcome === 'timeout' };
+    if (this.last?.stdout === result.stdout) return { jobs: this.last.jobs };
     const parsed = await inSlices(parseSqueueSteps(result.stdout));
     if (parsed.unparsed.count > 0)
       return {
         error: `${parsed.unparsed.count} lines not understood, e.g. ${JSON.stringify(parsed.unparsed.examples[0])}`,
         item: commandLine(result),
       };
+    this.last = { stdout: result.stdout, jobs: parsed.jobs };
     return { jobs: parsed.jobs };
   }
 }
@@ -143,6 +147,8 @@ class JobsReader implements Reader<JobsPart> {
   private readonly placement: JobPlacement;
   /** Hosts already named in the log as not on the fabric. */
   private readonly logged = new Set<string>();
+  /** The last part: given again while nothing in it changed, so that its series are not rendered again. */
+  private last: JobsPart | undefined;
 
   constructor(
     private readonly context: CollectorContext,
@@ -177,7 +183,22 @@ class JobsReader implements Reader<JobsPart> {
         `job ${job.job.id}: ${fresh.length} host(s) not found on the fabric (no adapter with that node-name-map name, NodeDescription or fabric.host_pattern match): ${fresh.slice(0, 10).join(', ')}`,
       );
     }
-    return { part: { source: this.source.kind, jobs, shard: this.context.settings.get(FABRIC_SHARD), linkIds: this.placement.linkIds } };
+    const part: JobsPart = {
+      source: this.source.kind,
+      jobs,
+      shard: this.context.settings.get(FABRIC_SHARD),
+      linkIds: this.placement.linkIds,
+    };
+    const last = this.last;
+    if (
+      last?.source === part.source &&
+      last.linkIds === part.linkIds &&
+      last.jobs.length === part.jobs.length &&
+      last.jobs.every((placed, i) => placed === part.jobs[i])
+    )
+      return { part: last };
+    this.last = part;
+    return { part };
   }
 }
 
