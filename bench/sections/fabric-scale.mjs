@@ -368,6 +368,8 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
       timeouts,
       success,
       scrapes,
+      // Blocks from here on are the steady state's: discovery, the first ports cycle (and the first jobs reading) are done.
+      steadyFrom: plainStart,
       toolsLog,
       monitor,
       work,
@@ -508,7 +510,7 @@ function markdown(results, sizes, formats, machine, cpuProf) {
     '',
     ...results.map(
       (r) =>
-        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks, ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
+        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks (${r.eventLoop.blocks.filter((b) => b.at >= r.steadyFrom).length} after the first ports cycle), ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
           r.eventLoop.blocks
             .slice(0, 5)
             .map((b) => `${s(b.ms / 1000)} ${b.after}`)
