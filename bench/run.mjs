@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [--cpu-prof] [--node=shipped] [section…]]: runs the
+// npm run bench [-- [--quick] [--idle-seconds=N] [--memory-minutes=N] [--cpu-prof] [--case=ID,…] [--node=shipped] [section…]]: runs the
 // benchmark sections (all but the long ones by default) and writes each one's markdown into
 // docs/benchmarks.md between its own markers, `<!-- bench:<name>:begin … -->` and
 // `<!-- bench:<name>:end -->`; the text around them is prose kept by hand. A section is a module in bench/sections/ exporting an async function that gets
@@ -62,6 +62,11 @@ function parseArguments(argv) {
     seconds: number('--idle-seconds'),
     minutes: number('--memory-minutes'),
     cpuProf: argv.includes('--cpu-prof'),
+    // fabric-scale's runs by id (`--case=shard`), written between markers of their own.
+    cases: argv
+      .find((arg) => arg.startsWith('--case='))
+      ?.slice('--case='.length)
+      .split(','),
   };
 }
 
@@ -92,8 +97,11 @@ async function main() {
       seconds: options.seconds,
       minutes: options.minutes,
       cpuProf: options.cpuProf,
+      cases: options.cases,
     });
-    await writeSection(name, markdown);
+    // A section may name markers of its own (one run of several): { marker, markdown }.
+    if (typeof markdown === 'string') await writeSection(name, markdown);
+    else await writeSection(markdown.marker, markdown.markdown);
     log(`wrote section ${name} of ${path.relative(PROJECT, DOC)}`);
   }
 }

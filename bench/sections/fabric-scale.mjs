@@ -24,7 +24,11 @@ const FABRICS = {
   small: (g) => ({ shape: { tiers: 2, spines: 18, leaves: 100, hostsPerLeaf: 18 }, profile: g.ibsimProfile('QDR'), origin: 'H1_2' }),
   large: (g) => ({
     shape: { tiers: 3, hosts: 24_576, radix: 64 },
-    profile: g.NDR_PROFILE,
+    // Host names as a GPU cluster's Slurm knows them, zero-padded (gpu017-03): its hostlists keep the padding.
+    profile: {
+      ...g.NDR_PROFILE,
+      hostDescription: (leaf, host) => `gpu${String(leaf).padStart(3, '0')}-${String(host).padStart(2, '0')} mlx5_0`,
+    },
     // About 0.1 % of the cables pulled or degraded, 0.2 % of the switch ports with errors, 2 % congested.
     faults: {
       seed: 26,
@@ -38,13 +42,25 @@ const FABRICS = {
   }),
 };
 
+/** Running jobs on a fabric (issue 34), printed by the fake squeue; the small fabric, as ibsim's section, has none. */
+const JOBS = { large: { count: 2000, seed: 34 } };
+const withJobs = (testCase) => JOBS[testCase.fabric] !== undefined && testCase.jobs !== false;
+
 const CASES = [
-  { name: '1 918 nodes (5 400 switch ports), whole', fabric: 'small', shard: undefined, flags: [] },
-  { name: '24 576 hosts (122 880 switch ports), whole', fabric: 'large', shard: undefined, flags: [] },
-  { name: '24 576 hosts, shard 1 of 4', fabric: 'large', shard: '1/4', flags: [] },
+  { id: 'small', name: '1 918 nodes (5 400 switch ports), whole', fabric: 'small', shard: undefined, flags: [] },
+  { id: 'whole', name: '24 576 hosts (122 880 switch ports), whole', fabric: 'large', shard: undefined, flags: [] },
+  { id: 'shard', name: '24 576 hosts, shard 1 of 4', fabric: 'large', shard: '1/4', flags: [] },
   // The same with a time limit long enough that the exporter's own pauses kill no command: what a
   // cycle costs when it completes.
-  { name: '24 576 hosts, shard 1 of 4, `--diag.timeout 30s`', fabric: 'large', shard: '1/4', flags: ['--diag.timeout', '30s'] },
+  {
+    id: 'shard-30s',
+    name: '24 576 hosts, shard 1 of 4, `--diag.timeout 30s`',
+    fabric: 'large',
+    shard: '1/4',
+    flags: ['--diag.timeout', '30s'],
+  },
+  // The shard without --squeue.path, beside the shard in one run: what the jobs cost (only when named).
+  { id: 'shard-no-jobs', name: '24 576 hosts, shard 1 of 4, no jobs', fabric: 'large', shard: '1/4', flags: [], jobs: false, named: true },
 ];
 
 /** The generator, the fake tools and the ibsim harness, from their TypeScript. */
@@ -223,6 +239,8 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     ...(testCase.shard ? ['--fabric.shard', testCase.shard] : []),
     ...testCase.flags,
     ...g.fakeToolFlags(tools),
+    // As a site would: Slurm's squeue by its path, every other jobs flag at its default (--jobs.interval 30s).
+    ...(withJobs(testCase) ? ['--squeue.path', tools.squeue] : []),
   ];
   const started = Date.now();
   const child = spawn(process.execPath, args, {
@@ -261,6 +279,17 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
       600_000,
       1000,
     );
+    // With jobs, the first jobs reading (every footprint computed) is done too.
+    if (withJobs(testCase))
+      await waitUntil(
+        'the first jobs reading',
+        async () =>
+          (await scrape(`${url}/metrics`, {})).text.includes('infiniband_exporter_collector_duration_seconds{collector="jobs"}')
+            ? true
+            : undefined,
+        600_000,
+        1000,
+      );
     const plainStart = Date.now();
     const plain = await timedScrape(`${url}/metrics`, true);
     scrapes.push([plainStart, Date.now(), 'plain scrape']);
@@ -301,8 +330,26 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
         sampleValue(final.text, `infiniband_exporter_collector_success{collector="${collector}"}`),
       ]),
     );
+    const jobLines = sampleLines(plain.text).filter((line) => line.startsWith('infiniband_job_'));
+    const hostsIn = (state) =>
+      jobLines
+        .filter((line) => line.startsWith('infiniband_job_hosts{') && line.includes(`state="${state}"`))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    const squeueRuns = (await toolRuns(toolsLog)).filter((run) => run.command.startsWith('squeue'));
     return {
       testCase,
+      jobs: withJobs(testCase) && {
+        generated: JOBS[testCase.fabric].count,
+        served: jobLines.filter((line) => line.startsWith('infiniband_job_info{')).length,
+        onFabric: hostsIn('on_fabric'),
+        notFound: hostsIn('not_found'),
+        series: jobLines.length,
+        firstReadingS: sampleValue(plain.text, 'infiniband_exporter_collector_duration_seconds{collector="jobs"}'),
+        laterReadingS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="jobs"}'),
+        squeueS: squeueRuns.length > 0 ? (squeueRuns[0].end - squeueRuns[0].start) / 1000 : undefined,
+        readings: squeueRuns.length,
+        success: sampleValue(final.text, 'infiniband_exporter_collector_success{collector="jobs"}'),
+      },
       switchPorts,
       firstCycleS,
       discoveryS: sampleValue(final.text, 'infiniband_exporter_collector_duration_seconds{collector="fabric_discovery"}'),
@@ -321,6 +368,8 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
       timeouts,
       success,
       scrapes,
+      // Blocks from here on are the steady state's: discovery, the first ports cycle (and the first jobs reading) are done.
+      steadyFrom: plainStart,
       toolsLog,
       monitor,
       work,
@@ -350,7 +399,8 @@ async function eventLoop(result) {
   return { maxMs: report.maxMs, blocks: named };
 }
 
-export async function fabricScale({ quick, cpuProf }) {
+/** `--case=shard[,shard-no-jobs…]`: only those runs (ids of CASES), written between markers of their own (`fabric-scale-cases`). */
+export async function fabricScale({ quick, cpuProf, cases }) {
   const loadBefore = os.loadavg()[0];
   log('fabric-scale: loading the fabric generator and the fake tools');
   const g = await harness();
@@ -360,11 +410,15 @@ export async function fabricScale({ quick, cpuProf }) {
   let formats = 'not checked (--quick)';
   try {
     const scenarios = {};
-    for (const testCase of quick ? CASES.slice(0, 1) : CASES) {
+    const chosen = cases ? CASES.filter((one) => cases.includes(one.id)) : quick ? CASES.slice(0, 1) : CASES.filter((one) => !one.named);
+    if (cases && chosen.length !== cases.length)
+      throw new Error(`fabric-scale: unknown case in ${cases.join(',')}; cases: ${CASES.map((one) => one.id).join(', ')}`);
+    for (const testCase of chosen) {
       if (!scenarios[testCase.fabric]) {
         const started = performance.now();
         const fabric = g.generateFabric(FABRICS[testCase.fabric](g));
-        const written = g.writeScenario(fabric, path.join(dir, testCase.fabric));
+        const jobs = JOBS[testCase.fabric] && g.generateJobs(fabric, JOBS[testCase.fabric]);
+        const written = g.writeScenario(fabric, path.join(dir, testCase.fabric), { jobs });
         sizes[testCase.fabric] = { seconds: (performance.now() - started) / 1000, bytes: written.bytes, ...g.shapeSize(fabric.spec.shape) };
         scenarios[testCase.fabric] = written.dir;
         log(`fabric-scale: ${testCase.fabric} fabric written in ${sizes[testCase.fabric].seconds.toFixed(1)} s`);
@@ -376,7 +430,8 @@ export async function fabricScale({ quick, cpuProf }) {
       if (result.profileDir) result.profile = await summariseProfile(result.profileDir);
       results.push(result);
     }
-    return markdown(results, sizes, formats, machine(loadBefore, os.loadavg()[0]), cpuProf);
+    const text = markdown(results, sizes, formats, machine(loadBefore, os.loadavg()[0]), cpuProf);
+    return cases ? { marker: 'fabric-scale-cases', markdown: text } : text;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -389,6 +444,23 @@ function machine(loadBefore, loadAfter) {
 const s = (seconds) => `${fmt(seconds)} s`;
 const mib = (bytes) => `${fmt(bytes / 2 ** 20)} MiB`;
 const n = (value) => Math.round(value).toLocaleString('en-US').replace(/,/g, ' ');
+
+/** The jobs of each run with jobs: what shard 1 serves of them, and what reading them cost. */
+function jobsTable(results) {
+  const withJobs = results.filter((r) => r.jobs);
+  if (withJobs.length === 0) return [];
+  return [
+    "Jobs per run (from the scrape after the first ports cycle; the jobs collector's own durations, the first reading computing every footprint, a later one none):",
+    '',
+    '| run | jobs in squeue | jobs served (at least 2 hosts) | hosts on the fabric / not found | job series | first jobs reading (of it squeue) | a later reading | squeue runs in the run | jobs collector succeeded |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...withJobs.map(
+      ({ testCase, jobs: j }) =>
+        `| ${testCase.name} | ${n(j.generated)} | ${n(j.served)} | ${n(j.onFabric)} / ${n(j.notFound)} | ${n(j.series)} | ${s(j.firstReadingS)} (${j.squeueS === undefined ? '?' : s(j.squeueS)}) | ${s(j.laterReadingS)} | ${j.readings} | ${j.success === 1 ? 'yes' : '**no**'} |`,
+    ),
+    '',
+  ];
+}
 
 function markdown(results, sizes, formats, machine, cpuProf) {
   const shard = results.find((r) => r.testCase.shard && r.success.fabric_ports === 1) ?? results.at(-1);
@@ -412,6 +484,11 @@ function markdown(results, sizes, formats, machine, cpuProf) {
       )
       .join('; ')}.`,
     `Real tools on the generated cache of the 24 576-host tree: ${formats}.`,
+    ...(sizes.large
+      ? [
+          `Running jobs on the 24 576-host tree: ${n(JOBS.large.count)}, generated by \`synthetic/fabric-generator/jobs.ts\` (seed ${JOBS.large.seed}), printed by a fake \`squeue\` (${mib(sizes.large.bytes.get('squeue'))}) that the exporter runs with \`--squeue.path\`.`,
+        ]
+      : []),
     '',
     `\`node dist/main.js --collector.fabric --fabric.interval ${INTERVAL_S}s [--fabric.shard 1/4]\`, every other flag at its default (\`--diag.timeout 5s\`) unless the run says otherwise; the fake tools replay the fabric through the exporter's command runner. The CPU is over the interval from the start of the second ports cycle to the start of the third, the cycle durations and failures are the exporter's own for the last cycle done, the killed commands those of the whole run.`,
     '',
@@ -428,11 +505,12 @@ function markdown(results, sizes, formats, machine, cpuProf) {
       .map(([name, count]) => `| \`${name}\` | ${n(count)} | ${(count / shard.switchPorts).toFixed(2)} |`),
     `| the other ${byFamily.filter(([, count]) => count / shard.switchPorts < 0.01).length} families | ${n(byFamily.filter(([, count]) => count / shard.switchPorts < 0.01).reduce((sum, [, count]) => sum + count, 0))} | |`,
     '',
+    ...jobsTable(results),
     'Event-loop blocks over 100 ms per run (the five longest, and what each came after):',
     '',
     ...results.map(
       (r) =>
-        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks, ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
+        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks (${r.eventLoop.blocks.filter((b) => b.at >= r.steadyFrom).length} after the first ports cycle), ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
           r.eventLoop.blocks
             .slice(0, 5)
             .map((b) => `${s(b.ms / 1000)} ${b.after}`)

@@ -4,11 +4,17 @@
 // jobs"). Computed on the topology as discovered (a cable that went down since stays in the
 // footprints it was in), once per topology and job: `JobPlacement` keeps its indexes and
 // footprints for as long as it is given the same topology.
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { fabricPortKey, type FabricTopology, type PortAddress, type Shard } from './fabric.js';
 import type { Job } from './jobs.js';
 
 /** One cable of a footprint. */
 export interface FootprintLink {
+  /**
+   * Its number among the links of the placement's topology (inter-switch cables first, then adapter
+   * links as jobs take them): one object per cable, shared by every footprint that holds it.
+   */
+  id: number;
   /** Its two port keys, sorted, joined by a space: one key per cable whichever end it is seen from. */
   key: string;
   /** `host`: an adapter's link; `switch`: an inter-switch link. */
@@ -39,6 +45,8 @@ export interface JobsPart {
   /** Running jobs on at least --jobs.min-hosts hosts, placed on the topology. */
   jobs: readonly JobOnFabric[];
   shard: Shard;
+  /** The numbering of the jobs' link ids (`FootprintLink.id`): the same object while the links are numbered the same. */
+  linkIds: object;
 }
 
 /**
@@ -52,14 +60,21 @@ export class HostIndex {
   private readonly byDescription = new Map<string, string[]>();
   private readonly byPattern = new Map<string, string[]>();
 
-  constructor(topology: FabricTopology, hostPattern: RegExp | undefined) {
+  constructor(topology?: FabricTopology, hostPattern?: RegExp) {
+    if (topology) atOnce(this.index(topology, hostPattern));
+  }
+
+  /** Index a topology's adapters, as work that may pause (24 000 hosts). */
+  *index(topology: FabricTopology, hostPattern: RegExp | undefined): Work<void> {
     const add = (index: Map<string, string[]>, host: string | undefined, guid: string) => {
       if (!host) return;
       const guids = index.get(host);
       if (!guids) index.set(host, [guid]);
       else if (!guids.includes(guid)) guids.push(guid);
     };
+    const pace = pacer(1024);
     for (const node of topology.nodes.values()) {
+      if (pace()) yield;
       if (node.type !== 'ca') continue;
       add(this.byName, node.name, node.guid);
       const first = node.description.trim().split(/\s+/)[0];
@@ -78,124 +93,368 @@ export class HostIndex {
   }
 }
 
-interface SwitchEdge {
-  port: number;
-  peer: PortAddress;
-}
+/** Hops no breadth-first search reaches (a switch cut off from the source). */
+const UNREACHED = 255;
 
-/** Every switch's cables to other switches. */
-function switchGraph(topology: FabricTopology): Map<string, SwitchEdge[]> {
-  const graph = new Map<string, SwitchEdge[]>();
-  const isSwitch = (guid: string) => topology.nodes.get(guid)?.type === 'switch';
-  for (const port of topology.ports.values()) {
-    if (!port.peer || !isSwitch(port.nodeGuid) || !isSwitch(port.peer.nodeGuid)) continue;
-    let edges = graph.get(port.nodeGuid);
-    if (!edges) graph.set(port.nodeGuid, (edges = []));
-    edges.push({ port: port.port, peer: port.peer });
+/**
+ * A topology's switches and inter-switch cables, numbered and kept in typed arrays for the
+ * breadth-first searches of the footprints (at 1 920 switches and 49 000 cables, a search over
+ * objects and strings took seconds per job across the tree), with one `FootprintLink` per cable,
+ * made when a footprint first takes it and shared by every job that crosses it. Each source
+ * leaf's hop counts are kept for the life of the topology (one byte a switch).
+ */
+class SwitchGraph {
+  readonly numbers = new Map<string, number>();
+  private readonly guids: string[] = [];
+  /** Switch i's edges are first[i] … first[i + 1] - 1. */
+  private first = new Uint32Array(0);
+  /** Per edge: the switch it leads to, the ports at its two ends, its cable. */
+  private to = new Uint32Array(0);
+  private localPort = new Uint16Array(0);
+  private peerPort = new Uint16Array(0);
+  private cable = new Uint32Array(0);
+  /** Per cable: one of its edges, and its link once a footprint took it. */
+  private cableEdge = new Uint32Array(0);
+  private links: (FootprintLink | undefined)[] = [];
+  private readonly hops = new Map<number, Uint8Array>();
+  private queue = new Uint32Array(0);
+  /** Search marks: a switch is visited in the current search when its mark is the search's stamp. */
+  private marks = new Uint32Array(0);
+  private stamp = 0;
+
+  get cables(): number {
+    return this.links.length;
   }
-  return graph;
-}
 
-function link(a: PortAddress, b: PortAddress, scope: FootprintLink['scope']): FootprintLink {
-  const ka = fabricPortKey(a.nodeGuid, a.port);
-  const kb = fabricPortKey(b.nodeGuid, b.port);
-  const [owner, peer] = scope === 'host' ? [a, b] : ka < kb ? [a, b] : [b, a];
-  return { key: ka < kb ? `${ka} ${kb}` : `${kb} ${ka}`, scope, owner, peer };
-}
-
-/** Inter-switch links on minimal-hop paths from `source` to each of `targets`: a breadth-first search, then back from each target along the edges that go one hop nearer. */
-function minimalHopLinks(
-  graph: Map<string, SwitchEdge[]>,
-  source: string,
-  targets: readonly string[],
-  into: Map<string, FootprintLink>,
-): void {
-  const distance = new Map<string, number>([[source, 0]]);
-  const queue = [source];
-  for (let i = 0; i < queue.length; i++) {
-    const node = queue[i]!;
-    for (const edge of graph.get(node) ?? []) {
-      if (distance.has(edge.peer.nodeGuid)) continue;
-      distance.set(edge.peer.nodeGuid, distance.get(node)! + 1);
-      queue.push(edge.peer.nodeGuid);
+  *build(topology: FabricTopology): Work<void> {
+    const pace = pacer(4096);
+    const isSwitch = (guid: string) => topology.nodes.get(guid)?.type === 'switch';
+    const edges: [number, number, number, number][] = [];
+    const numberOf = (guid: string): number => {
+      let number = this.numbers.get(guid);
+      if (number === undefined) {
+        this.numbers.set(guid, (number = this.guids.length));
+        this.guids.push(guid);
+      }
+      return number;
+    };
+    for (const port of topology.ports.values()) {
+      if (pace()) yield;
+      if (!port.peer || !isSwitch(port.nodeGuid) || !isSwitch(port.peer.nodeGuid)) continue;
+      edges.push([numberOf(port.nodeGuid), numberOf(port.peer.nodeGuid), port.port, port.peer.port]);
     }
+    // Each switch's edges together (a counting sort by switch, ports in the order discovery listed them).
+    const count = this.guids.length;
+    this.first = new Uint32Array(count + 1);
+    for (const [from] of edges) this.first[from + 1]! += 1;
+    for (let i = 1; i <= count; i++) this.first[i]! += this.first[i - 1]!;
+    const filled = this.first.slice(0, count);
+    this.to = new Uint32Array(edges.length);
+    this.localPort = new Uint16Array(edges.length);
+    this.peerPort = new Uint16Array(edges.length);
+    this.cable = new Uint32Array(edges.length).fill(0xffffffff);
+    const from = new Uint32Array(edges.length);
+    for (const [source, to, local, peer] of edges) {
+      if (pace()) yield;
+      const i = filled[source]!++;
+      from[i] = source;
+      this.to[i] = to;
+      this.localPort[i] = local;
+      this.peerPort[i] = peer;
+    }
+    // A cable's two directions share its number: the reverse edge is the peer's edge on the peer port.
+    const cableEdges: number[] = [];
+    for (let e = 0; e < edges.length; e++) {
+      if (pace()) yield;
+      if (this.cable[e] !== 0xffffffff) continue;
+      const cable = cableEdges.length;
+      cableEdges.push(e);
+      this.cable[e] = cable;
+      const peer = this.to[e]!;
+      for (let r = this.first[peer]!; r < this.first[peer + 1]!; r++) {
+        if (this.localPort[r] === this.peerPort[e] && this.peerPort[r] === this.localPort[e] && this.to[r] === from[e]) {
+          this.cable[r] = cable;
+          break;
+        }
+      }
+    }
+    this.cableEdge = Uint32Array.from(cableEdges);
+    this.links = new Array<FootprintLink | undefined>(cableEdges.length).fill(undefined);
+    this.queue = new Uint32Array(count);
+    this.marks = new Uint32Array(count);
   }
-  const back = targets.filter((target) => distance.has(target));
-  const visited = new Set(back);
-  for (let i = 0; i < back.length; i++) {
-    const node = back[i]!;
-    const here = distance.get(node)!;
-    for (const edge of graph.get(node) ?? []) {
-      if (distance.get(edge.peer.nodeGuid) !== here - 1) continue;
-      const found = link({ nodeGuid: node, port: edge.port }, edge.peer, 'switch');
-      into.set(found.key, found);
-      if (!visited.has(edge.peer.nodeGuid)) {
-        visited.add(edge.peer.nodeGuid);
-        back.push(edge.peer.nodeGuid);
+
+  /** Hops from one switch to every other, by breadth-first search; kept. */
+  private hopsFrom(source: number): Uint8Array {
+    let hops = this.hops.get(source);
+    if (hops) return hops;
+    hops = new Uint8Array(this.guids.length).fill(UNREACHED);
+    hops[source] = 0;
+    const queue = this.queue;
+    queue[0] = source;
+    for (let head = 0, tail = 1; head < tail; head++) {
+      const node = queue[head]!;
+      const next = hops[node]! + 1;
+      for (let e = this.first[node]!; e < this.first[node + 1]!; e++) {
+        const peer = this.to[e]!;
+        if (hops[peer] !== UNREACHED) continue;
+        hops[peer] = Math.min(next, UNREACHED - 1);
+        queue[tail++] = peer;
+      }
+    }
+    this.hops.set(source, hops);
+    return hops;
+  }
+
+  /**
+   * The cables on minimal-hop paths from `source` to each of `targets`: back from every target
+   * along the edges that go one hop nearer, each switch walked once. `take` gets each cable's
+   * number (a cable may come more than once).
+   */
+  minimalHopCables(source: number, targets: readonly number[], take: (cable: number) => void): void {
+    const hops = this.hopsFrom(source);
+    const { queue, marks } = this;
+    const stamp = ++this.stamp;
+    let tail = 0;
+    for (const target of targets) {
+      if (hops[target] === UNREACHED || marks[target] === stamp) continue;
+      marks[target] = stamp;
+      queue[tail++] = target;
+    }
+    for (let head = 0; head < tail; head++) {
+      const node = queue[head]!;
+      const nearer = hops[node]! - 1;
+      for (let e = this.first[node]!; e < this.first[node + 1]!; e++) {
+        const peer = this.to[e]!;
+        if (hops[peer] !== nearer) continue;
+        take(this.cable[e]!);
+        if (marks[peer] !== stamp) {
+          marks[peer] = stamp;
+          queue[tail++] = peer;
+        }
       }
     }
   }
+
+  /** The link of a cable, made the first time a footprint takes it. */
+  link(cable: number): FootprintLink {
+    let found = this.links[cable];
+    if (found) return found;
+    const e = this.cableEdge[cable]!;
+    const from = this.guids[this.edgeSource(e)]!;
+    found = link(
+      { nodeGuid: from, port: this.localPort[e]! },
+      { nodeGuid: this.guids[this.to[e]!]!, port: this.peerPort[e]! },
+      'switch',
+      cable,
+    );
+    this.links[cable] = found;
+    return found;
+  }
+
+  private edgeSource(edge: number): number {
+    // The switch whose edges hold `edge`: a binary search over `first`.
+    let low = 0;
+    let high = this.guids.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (this.first[middle]! <= edge) low = middle;
+      else high = middle - 1;
+    }
+    return low;
+  }
 }
 
-/** The footprint of a set of adapters on a topology. */
-export function footprint(topology: FabricTopology, adapters: readonly string[], graph = switchGraph(topology)): FootprintLink[] {
-  const links = new Map<string, FootprintLink>();
-  const leaves = new Set<string>();
-  for (const guid of adapters) {
+function link(a: PortAddress, b: PortAddress, scope: FootprintLink['scope'], id: number): FootprintLink {
+  const ka = fabricPortKey(a.nodeGuid, a.port);
+  const kb = fabricPortKey(b.nodeGuid, b.port);
+  const [owner, peer] = scope === 'host' ? [a, b] : ka < kb ? [a, b] : [b, a];
+  return { id, key: ka < kb ? `${ka} ${kb}` : `${kb} ${ka}`, scope, owner, peer };
+}
+
+/**
+ * What the footprints of one topology are made from: its switch graph, its hosts by name, and the
+ * adapter links made so far (one per adapter port, shared by the jobs on that host).
+ */
+class FootprintIndex {
+  readonly graph = new SwitchGraph();
+  hosts: HostIndex | undefined;
+  private readonly adapterLinks = new Map<string, { links: FootprintLink[]; leaves: number[] }>();
+  private nextHostLinkId = 0;
+  /** Per cable: the last footprint (its serial) that took it, so that a footprint takes each once. */
+  private taken = new Uint32Array(0);
+  private serial = 0;
+
+  *build(topology: FabricTopology, hostPattern: RegExp | undefined): Work<void> {
+    yield* this.graph.build(topology);
+    this.hosts = new HostIndex();
+    yield* this.hosts.index(topology, hostPattern);
+    this.nextHostLinkId = this.graph.cables;
+    this.taken = new Uint32Array(this.graph.cables);
+  }
+
+  /** An adapter's links (the switch end owns each: a back-to-back cable between two adapters has none, either end) and its leaves. */
+  private adapter(topology: FabricTopology, guid: string): { links: FootprintLink[]; leaves: number[] } {
+    let found = this.adapterLinks.get(guid);
+    if (found) return found;
+    found = { links: [], leaves: [] };
     const node = topology.nodes.get(guid);
-    if (!node) continue;
-    for (let port = 1; port <= node.portCount; port++) {
+    for (let port = 1; port <= (node?.portCount ?? 0); port++) {
       const peer = topology.ports.get(fabricPortKey(guid, port))?.peer;
       if (!peer) continue;
-      // The switch end owns the link (a back-to-back cable between two adapters has none: either end).
-      const found = link(peer, { nodeGuid: guid, port }, 'host');
-      links.set(found.key, found);
-      if (topology.nodes.get(peer.nodeGuid)?.type === 'switch') leaves.add(peer.nodeGuid);
+      found.links.push(link({ nodeGuid: peer.nodeGuid, port: peer.port }, { nodeGuid: guid, port }, 'host', this.nextHostLinkId++));
+      const leaf = this.graph.numbers.get(peer.nodeGuid);
+      if (leaf !== undefined && topology.nodes.get(peer.nodeGuid)?.type === 'switch') found.leaves.push(leaf);
     }
+    this.adapterLinks.set(guid, found);
+    return found;
   }
-  const ordered = [...leaves].sort();
-  // Paths are symmetric: from each leaf to the leaves after it.
-  for (const [i, leaf] of ordered.entries()) minimalHopLinks(graph, leaf, ordered.slice(i + 1), links);
-  return [...links.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  /** The footprint of a set of adapters: their links, then the inter-switch links on minimal-hop paths between their leaves. */
+  *footprint(topology: FabricTopology, adapters: Iterable<string>): Work<FootprintLink[]> {
+    const links: FootprintLink[] = [];
+    const seen = new Set<FootprintLink>();
+    const leaves = new Set<number>();
+    for (const guid of adapters) {
+      const { links: own, leaves: under } = this.adapter(topology, guid);
+      for (const found of own) if (!seen.has(found)) seen.add(found), links.push(found);
+      for (const leaf of under) leaves.add(leaf);
+    }
+    const ordered = [...leaves].sort((a, b) => a - b);
+    const serial = ++this.serial;
+    const cables: number[] = [];
+    const take = (cable: number) => {
+      if (this.taken[cable] === serial) return;
+      this.taken[cable] = serial;
+      cables.push(cable);
+    };
+    // Paths are symmetric: from each leaf to the leaves after it, a pause between two searches.
+    for (let i = 0; i + 1 < ordered.length; i++) {
+      this.graph.minimalHopCables(ordered[i]!, ordered.slice(i + 1), take);
+      yield;
+    }
+    cables.sort((a, b) => a - b);
+    for (const cable of cables) links.push(this.graph.link(cable));
+    return links;
+  }
 }
 
-/** Jobs placed on one topology, each job's footprint computed once while the topology and its hosts stay the same. */
+/** The footprint of a set of adapters on a topology (a placement keeps its index; this builds one). */
+export function footprint(topology: FabricTopology, adapters: readonly string[]): FootprintLink[] {
+  const index = new FootprintIndex();
+  atOnce(index.build(topology, undefined));
+  return atOnce(index.footprint(topology, adapters));
+}
+
+/**
+ * What the footprints of a topology depend on, as a value that is the same for two discoveries of
+ * the same fabric: every node's GUID, type, name, NodeDescription and port count, every port's
+ * peer, hashed in any order (two 32-bit sums of each entry's FNV-1a and djb2 hashes, and the counts).
+ */
+function* wiringSignature(topology: FabricTopology): Work<string> {
+  const pace = pacer(2048);
+  let fnv = 0;
+  let djb = 0;
+  const add = (text: string) => {
+    let a = 0x811c9dc5;
+    let b = 5381;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b, 33) ^ c;
+    }
+    fnv = (fnv + (a >>> 0)) >>> 0;
+    djb = (djb + (b >>> 0)) >>> 0;
+  };
+  for (const node of topology.nodes.values()) {
+    if (pace()) yield;
+    add(`${node.guid}\u0000${node.type}\u0000${node.name ?? ''}\u0000${node.description}\u0000${node.portCount}`);
+  }
+  for (const port of topology.ports.values()) {
+    if (pace()) yield;
+    if (port.peer) add(`${port.nodeGuid}\u0000${port.port}\u0000${port.peer.nodeGuid}\u0000${port.peer.port}`);
+  }
+  return `${topology.nodes.size}/${topology.ports.size}/${fnv}/${djb}`;
+}
+
+/** Whether a job read again is the one read before (a new object from every squeue or file reading). */
+function sameJob(a: Job, b: Job): boolean {
+  return (
+    a === b ||
+    (a.id === b.id &&
+      a.user === b.user &&
+      a.partition === b.partition &&
+      a.name === b.name &&
+      a.hosts.length === b.hosts.length &&
+      a.hosts.every((host, i) => host === b.hosts[i]))
+  );
+}
+
+/**
+ * Jobs placed on the fabric, each job's footprint computed once while its hosts and the topology's
+ * wiring stay the same: a new discovery of the same fabric keeps every footprint (a discovery
+ * every 10 minutes would otherwise compute them all again).
+ */
 export class JobPlacement {
   private topology: FabricTopology | undefined;
-  private index: HostIndex | undefined;
-  private graph: Map<string, SwitchEdge[]> | undefined;
+  private signature = '';
+  private index: FootprintIndex | undefined;
   private placed = new Map<string, JobOnFabric>();
+  /** Footprints computed since this placement was made (tests count them). */
+  computed = 0;
+
+  /** The numbering of the links' ids: a new one when the wiring changed. */
+  get linkIds(): object {
+    return this.index ?? this;
+  }
 
   constructor(private readonly hostPattern: RegExp | undefined) {}
 
   place(topology: FabricTopology, jobs: readonly Job[]): JobOnFabric[] {
-    if (topology !== this.topology) {
+    return atOnce(this.placeSteps(topology, jobs));
+  }
+
+  *placeSteps(topology: FabricTopology, jobs: readonly Job[]): Work<JobOnFabric[]> {
+    let index = this.index;
+    if (topology !== this.topology || !index) {
+      const signature = yield* wiringSignature(topology);
+      if (signature !== this.signature || !index) {
+        index = new FootprintIndex();
+        yield* index.build(topology, this.hostPattern);
+        this.index = index;
+        this.placed = new Map();
+        this.signature = signature;
+      }
+      // The same wiring: the index and footprints stand; only the new topology is kept (the old one is let go).
       this.topology = topology;
-      this.index = new HostIndex(topology, this.hostPattern);
-      this.graph = switchGraph(topology);
-      this.placed = new Map();
     }
     const placed = new Map<string, JobOnFabric>();
-    const result = jobs.map((job) => {
+    const result: JobOnFabric[] = [];
+    const pace = pacer(64);
+    for (const job of jobs) {
+      if (pace()) yield;
       const before = this.placed.get(job.id);
       const same =
         before !== undefined && before.job.hosts.length === job.hosts.length && before.job.hosts.every((host, i) => host === job.hosts[i]);
-      const onFabric: string[] = [];
-      const notFound: string[] = [];
-      const adapters = new Map<string, string>();
-      if (!same) {
+      let entry: JobOnFabric;
+      // The same job as before stays the same object, so that what was counted of it stands.
+      if (same) entry = sameJob(before.job, job) ? before : { ...before, job };
+      else {
+        const onFabric: string[] = [];
+        const notFound: string[] = [];
+        const adapters = new Map<string, string>();
         for (const host of job.hosts) {
-          const found = this.index!.adapters(host);
+          const found = index.hosts!.adapters(host);
           (found.length > 0 ? onFabric : notFound).push(host);
           for (const guid of found) adapters.set(guid, host);
         }
+        entry = { job, onFabric, notFound, adapters, links: yield* index.footprint(topology, adapters.keys()) };
+        this.computed += 1;
+        yield;
       }
-      const entry: JobOnFabric = same
-        ? { ...before, job }
-        : { job, onFabric, notFound, adapters, links: footprint(topology, [...adapters.keys()], this.graph) };
       placed.set(job.id, entry);
-      return entry;
-    });
+      result.push(entry);
+    }
     this.placed = placed;
     return result;
   }

@@ -3,6 +3,7 @@
 // degraded, erroring, over the BER threshold, congested or miswired, and how long its links were
 // stalled. Counts and sums per shard add up across shards, since each link has one owner; the
 // recording rules sum them (and take the max of the maxes).
+import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import { PLANNED_LINK_STATUS, type CablingReport } from './cabling.js';
 import { CONGESTED_LINK_RATIO } from './congestion.js';
 import { fabricPortKey, inShard, type FabricPortReading, type PortAddress, type Shard } from './fabric.js';
@@ -26,6 +27,20 @@ export interface LinkEvidence {
   /** Each measured port's stalled fraction over the last ports cycle (0–1), by port key. */
   congestion: ReadonlyMap<string, number>;
   shard: Shard;
+  /**
+   * Each link judged so far on this evidence, by its id (null: not this shard's): a link is in the
+   * footprints of many jobs (at 2 000 jobs, 74 000 cables held 1.2 million times), judged once.
+   * Ids are those of one placement's numbering: evidence with `judged` serves one numbering.
+   */
+  judged?: (Judgement | null)[];
+  /** Each job's counts on this evidence, for as long as the job's placement stays the same object. */
+  counted?: WeakMap<JobOnFabric, Record<FootprintLink['scope'], ScopeCounts>>;
+}
+
+/** What one link is on the evidence: its impairments and how long it was stalled (0 where not measured). */
+export interface Judgement {
+  reasons: ImpairmentReason[];
+  ratio: number;
 }
 
 /**
@@ -74,6 +89,13 @@ export interface ScopeCounts {
 
 /** A job's footprint counted per scope over the links this shard reports. */
 export function jobLinkCounts(job: JobOnFabric, evidence: LinkEvidence): Record<FootprintLink['scope'], ScopeCounts> {
+  return atOnce(jobLinkCountsSteps(job, evidence));
+}
+
+/** The same as work that may pause: a job across the tree holds 20 000 links. */
+export function* jobLinkCountsSteps(job: JobOnFabric, evidence: LinkEvidence): Work<Record<FootprintLink['scope'], ScopeCounts>> {
+  const known = evidence.counted?.get(job);
+  if (known) return known;
   const empty = (): ScopeCounts => ({
     links: 0,
     impaired: { down: 0, degraded: 0, errors: 0, ber: 0, congested: 0, miswired: 0 },
@@ -82,17 +104,28 @@ export function jobLinkCounts(job: JobOnFabric, evidence: LinkEvidence): Record<
     impairedLinks: [],
   });
   const counts = { host: empty(), switch: empty() };
+  const judged = evidence.judged;
+  const pace = pacer(2048);
   for (const link of job.links) {
-    const reasons = linkImpairments(link, evidence);
-    if (reasons === undefined) continue;
-    const scope = counts[link.scope];
+    if (pace()) yield;
+    let judgement = judged?.[link.id];
+    if (judgement === undefined) {
+      const reasons = linkImpairments(link, evidence);
+      judgement = reasons === undefined ? null : { reasons, ratio: linkCongestion(link, evidence.congestion) ?? 0 };
+      if (judged) judged[link.id] = judgement;
+    }
+    if (judgement === null) continue;
+    const scope = link.scope === 'host' ? counts.host : counts.switch;
     scope.links += 1;
-    const ratio = linkCongestion(link, evidence.congestion) ?? 0;
-    scope.congestionMax = Math.max(scope.congestionMax, ratio);
+    const ratio = judgement.ratio;
+    if (ratio > scope.congestionMax) scope.congestionMax = ratio;
     scope.congestionSum += ratio;
+    const reasons = judgement.reasons;
+    if (reasons.length === 0) continue;
     for (const reason of reasons) scope.impaired[reason] += 1;
-    if (reasons.length > 0) scope.impairedLinks.push({ link, reasons });
+    scope.impairedLinks.push({ link, reasons });
   }
+  evidence.counted?.set(job, counts);
   return counts;
 }
 

@@ -10,6 +10,8 @@ import { build } from 'esbuild';
 
 export const FAKE_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 export type FakeTool = (typeof FAKE_TOOLS)[number];
+/** Slurm's squeue, replaying a scenario written with jobs; not among the fabric flags of fakeToolFlags (a site gives --squeue.path itself). */
+export const FAKE_JOB_TOOLS = ['squeue'] as const;
 
 /** The project's root: found upwards from this module, whether it runs from source or from a bundle. */
 function projectRoot(): string {
@@ -32,7 +34,11 @@ export interface FakeToolOptions {
  * Write `<bin>/replay-tool.mjs` and one wrapper per tool in `bin` (created); returns the tools'
  * paths, for the exporter's `--<tool>.path` flags.
  */
-export async function fakeFabricTools(scenarioDir: string, bin: string, options: FakeToolOptions = {}): Promise<Record<FakeTool, string>> {
+export async function fakeFabricTools(
+  scenarioDir: string,
+  bin: string,
+  options: FakeToolOptions = {},
+): Promise<Record<FakeTool | (typeof FAKE_JOB_TOOLS)[number], string>> {
   await mkdir(bin, { recursive: true });
   const program = path.join(bin, 'replay-tool.mjs');
   await build({
@@ -44,8 +50,8 @@ export async function fakeFabricTools(scenarioDir: string, bin: string, options:
     outfile: program,
     logLevel: 'warning',
   });
-  const paths = {} as Record<FakeTool, string>;
-  for (const tool of FAKE_TOOLS) {
+  const paths = {} as Record<FakeTool | (typeof FAKE_JOB_TOOLS)[number], string>;
+  for (const tool of [...FAKE_TOOLS, ...FAKE_JOB_TOOLS]) {
     paths[tool] = path.join(bin, tool);
     // The exporter's Node.js options are not the tools' (a profiler or preload of the exporter's own).
     const env = `NODE_OPTIONS=${options.log ? ` FAKE_TOOLS_LOG=${quote(options.log)}` : ''}`;

@@ -17,6 +17,8 @@ import {
   sminfo,
   type Sink,
 } from './outputs.js';
+import { SQUEUE_ARGS } from '../../src/sources/jobs/squeue.js';
+import { squeueOutput, type GeneratedJob } from './jobs.js';
 import type { GeneratedFabric } from './topology.js';
 
 export interface ScenarioOptions {
@@ -24,7 +26,12 @@ export interface ScenarioOptions {
   perSwitch?: boolean;
   /** The date in ibnetdiscover's header. */
   date?: Date;
+  /** Running jobs: what `squeue` prints for them, as the jobs collector runs it. */
+  jobs?: readonly GeneratedJob[];
 }
+
+/** The jobs collector's squeue command line. */
+export const SQUEUE_COMMAND = ['squeue', ...SQUEUE_ARGS].join(' ');
 
 const BUFFER_BYTES = 4 << 20;
 
@@ -76,6 +83,7 @@ export function scenarioCommands(fabric: GeneratedFabric, options: ScenarioOptio
     ['members', 'saquery -m'],
     ...fabric.subnetManagers.map((sm): [string, string] => [`sminfo-${sm.port.node.lid}`, `sminfo ${sm.port.node.lid}`]),
   ];
+  if (options.jobs) commands.push(['squeue', SQUEUE_COMMAND]);
   if (options.perSwitch) {
     for (const node of fabric.listed) {
       if (node.kind !== 'switch') continue;
@@ -116,6 +124,7 @@ export function writeScenario(fabric: GeneratedFabric, dir: string, options: Sce
   output('groups', (sink) => saqueryGroups(fabric, sink));
   output('members', (sink) => saqueryMembers(fabric, sink));
   for (const [lid, text] of sminfo(fabric)) output(`sminfo-${lid}`, (sink) => sink(text));
+  if (options.jobs) output('squeue', (sink) => sink(squeueOutput(options.jobs!)));
   if (options.perSwitch) {
     for (const node of fabric.listed) {
       if (node.kind !== 'switch') continue;

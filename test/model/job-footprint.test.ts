@@ -92,8 +92,50 @@ describe('JobPlacement', () => {
     expect(again!.links).toBe(first!.links);
     expect(again!.job.name).toBe('renamed');
     const [other] = placement.place(smallFatTree(), [job]);
-    expect(other!.links).not.toBe(first!.links);
-    expect(other!.links).toEqual(first!.links);
+    expect(other!.links).toBe(first!.links);
+  });
+
+  it('computes a footprint once while its hosts and the wiring stay the same, across cycles and discoveries', () => {
+    const placement = new JobPlacement(undefined);
+    const jobs = [
+      { id: '1', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h21'] },
+      { id: '2', user: 'u', partition: 'p', name: 'n', hosts: ['h12', 'h31', 'h32'] },
+    ];
+    const first = placement.place(smallFatTree(), jobs);
+    expect(placement.computed).toBe(2);
+    // Ten jobs cycles, each with a new discovery of the same fabric (a new topology object): nothing computed again.
+    for (let cycle = 0; cycle < 10; cycle++) {
+      const again = placement.place(smallFatTree(), jobs);
+      expect(again.map((placed) => placed.links)).toEqual(first.map((placed) => placed.links));
+      expect(again[0]!.links).toBe(first[0]!.links);
+    }
+    expect(placement.computed).toBe(2);
+    // One job's hosts change: that job alone.
+    placement.place(smallFatTree(), [jobs[0]!, { ...jobs[1]!, hosts: ['h12', 'h31'] }]);
+    expect(placement.computed).toBe(3);
+    // A cable moved: the wiring differs, every footprint again.
+    const rewired = smallFatTree();
+    const moved = rewired.ports.get('0xl1/6')!;
+    (rewired.ports as Map<string, DiscoveredPort>).set('0xl1/6', { ...moved, peer: { nodeGuid: '0xs2', port: 6 } });
+    const [onRewired] = placement.place(rewired, jobs);
+    expect(placement.computed).toBe(5);
+    expect(onRewired!.links).not.toBe(first[0]!.links);
+    // A job gone and come back is a new job.
+    placement.place(rewired, [jobs[1]!]);
+    placement.place(rewired, jobs);
+    expect(placement.computed).toBe(6);
+  });
+
+  it('shares one link object per cable between the jobs that cross it', () => {
+    const [a, b] = new JobPlacement(undefined).place(smallFatTree(), [
+      { id: '1', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h21'] },
+      { id: '2', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h22'] },
+    ]);
+    const shared = a!.links.filter((link) => b!.links.includes(link));
+    expect(shared.map((link) => link.key).sort()).toEqual(
+      ['0xh11/1 0xl1/1', '0xl1/4 0xs1/1', '0xl1/5 0xs2/1', '0xl1/6 0xs1/6', '0xl2/4 0xs1/2', '0xl2/5 0xs2/2'].sort(),
+    );
+    expect(new Set([...a!.links, ...b!.links].map((link) => link.id)).size).toBe(new Set([...a!.links, ...b!.links]).size);
   });
 });
 
@@ -145,5 +187,11 @@ describe('jobLinkCounts', () => {
     const halves = [1, 2].map((index) => jobLinkCounts(job!, { ...evidence, shard: { index, count: 2 } }));
     expect(halves[0]!.switch.links + halves[1]!.switch.links).toBe(5);
     expect(halves[0]!.host.links + halves[1]!.host.links).toBe(2);
+    // Evidence that keeps what it judged and counted gives the same counts, judging each link once.
+    const kept: LinkEvidence = { ...evidence, judged: [], counted: new WeakMap() };
+    const once = jobLinkCounts(job!, kept);
+    expect(once).toEqual(counts);
+    expect(kept.judged!.filter((judgement) => judgement !== undefined)).toHaveLength(7);
+    expect(jobLinkCounts(job!, kept)).toBe(once);
   });
 });

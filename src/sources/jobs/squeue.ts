@@ -3,6 +3,7 @@
 // since it may itself hold `|`. The plain format, not `--json`: this Slurm's `squeue --json`
 // ignores --states and exits 0 with the error inside when the controller is down, where the plain
 // format exits 1. Pure: the runner runs squeue, this parses what it printed.
+import { atOnce, type Work } from '../../event-loop/time-slices.js';
 import type { Job } from '../../model/jobs.js';
 import { UnparsedLines } from '../unparsed-lines.js';
 import { expandHostlist } from './hostlist.js';
@@ -17,9 +18,20 @@ export interface SqueueJobs {
 
 /** squeue's output; a job without hosts (none allocated yet) is left out. */
 export function parseSqueue(text: string): SqueueJobs {
+  return atOnce(parseSqueueSteps(text));
+}
+
+/** The same as work that may pause: 2 000 running jobs are a million host names to expand. */
+export function* parseSqueueSteps(text: string): Work<SqueueJobs> {
   const jobs: Job[] = [];
   const unparsed = new UnparsedLines();
+  let hosts = 0;
   for (const line of text.split('\n')) {
+    // A pause every few thousand hosts expanded.
+    if (hosts > 4096) {
+      hosts = 0;
+      yield;
+    }
     if (line.trim() === '') continue;
     const fields = line.split('|');
     if (fields.length < 5) {
@@ -33,6 +45,7 @@ export function parseSqueue(text: string): SqueueJobs {
       unparsed.add(line);
       continue;
     }
+    hosts += 1 + (expansion.hosts?.length ?? 0);
     if (expansion.hosts.length === 0) continue;
     jobs.push({ id, user, partition, name, hosts: expansion.hosts });
   }

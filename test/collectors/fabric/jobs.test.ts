@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../../src/commands/serve/command-line.js';
 import { Exporter } from '../../../src/commands/serve/exporter.js';
 import { JOBS_CYCLE } from '../../../src/collectors/fabric/jobs/index.js';
+import { JOBS_PART } from '../../../src/collectors/parts.js';
 import { findingsOf } from '../../../src/findings/findings.js';
 import { RecordedRunner } from '../../../src/sources/recorded-runner.js';
 import type { CommandResult, CommandRunner } from '../../../src/sources/command-runner.js';
@@ -153,6 +154,24 @@ describe('the jobs collector', () => {
     expect(value(text, 'infiniband_job_hosts{job_id="7",state="not_found"}')).toBe(1);
     expect(value(text, 'infiniband_job_hosts{job_id="7",state="on_fabric"}')).toBe(2);
     expect(text).not.toContain('job_id="8"');
+  });
+
+  it('keeps its part while squeue prints the same jobs, and the placement of a job that stayed', async () => {
+    let stdout = '7|carol|gpu|node[11,13]|a\n9|erin|gpu|node[12,14]|b\n';
+    const exporter = demoExporter(['--squeue.path', '/bin/true'], {
+      run: (command, args, signal) => squeueSaying(stdout).run(command, args, signal),
+    });
+    await cycle(exporter);
+    const first = JOBS_PART.of(exporter.collectors.store.snapshot!)!;
+    await exporter.collectors.runCycle(JOBS_CYCLE);
+    // Nothing changed: the same part, whose series are not rendered again.
+    expect(JOBS_PART.of(exporter.collectors.store.snapshot!)).toBe(first);
+    stdout = '7|carol|gpu|node[11,13]|a\n9|erin|gpu|node[12,15]|b\n';
+    await exporter.collectors.runCycle(JOBS_CYCLE);
+    const second = JOBS_PART.of(exporter.collectors.store.snapshot!)!;
+    expect(second).not.toBe(first);
+    expect(second.jobs[0]).toBe(first.jobs[0]);
+    expect(second.jobs[1]!.job.hosts).toEqual(['node12', 'node15']);
   });
 
   it("fails, keeping the fabric's series, when squeue cannot reach the controller", async () => {

@@ -1,11 +1,12 @@
 // What the jobs collector judges: each impaired link of a running job's footprint, naming the
 // jobs it carries (id, user, name, and the job's hosts on it for an adapter link), as the alert
 // InfiniBandJobNetworkImpaired says it per job.
+import { pacer, type Work } from '../../../event-loop/time-slices.js';
 import { composeFabric } from '../../../model/fabric.js';
 import { fabricPortName, portPhrase } from '../../../model/fabric-names.js';
 import { plural, type CollectorFailure, type Finding } from '../../../model/finding.js';
 import type { FootprintLink, JobOnFabric } from '../../../model/job-footprint.js';
-import { jobLinkCounts, type ImpairmentReason } from '../../../model/job-links.js';
+import { jobLinkCountsSteps, type ImpairmentReason } from '../../../model/job-links.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
 import { linkEvidence } from './metrics.js';
@@ -20,15 +21,18 @@ function jobText(placed: JobOnFabric, host: string | undefined): string {
   return words.length > 0 ? `${job.id} (${words.join(', ')})` : job.id;
 }
 
-export function jobFindings(snapshot: Snapshot): Finding[] {
+/** The jobs' impaired links, each a finding; a pause between jobs. */
+export function* jobFindings(snapshot: Snapshot): Work<Finding[]> {
   const part = JOBS_PART.of(snapshot);
   if (!part || part.jobs.length === 0) return [];
   const discovery = FABRIC_DISCOVERY_PART.of(snapshot);
   const fabric = composeFabric(discovery?.topology, FABRIC_PORTS_PART.of(snapshot), undefined, part.shard);
   const evidence = linkEvidence(snapshot, part);
   const byLink = new Map<string, { link: FootprintLink; reasons: ImpairmentReason[]; jobs: string[] }>();
+  const pace = pacer(64);
   for (const placed of part.jobs) {
-    const counts = jobLinkCounts(placed, evidence);
+    if (pace()) yield;
+    const counts = yield* jobLinkCountsSteps(placed, evidence);
     for (const { link, reasons } of [...counts.host.impairedLinks, ...counts.switch.impairedLinks]) {
       let entry = byLink.get(link.key);
       if (!entry) byLink.set(link.key, (entry = { link, reasons, jobs: [] }));

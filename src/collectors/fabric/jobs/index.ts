@@ -2,6 +2,7 @@
 // placed on the fabric as discovered: each job's hosts and footprint, and how many of its links
 // are impaired, per shard (DESIGN.md "Congestion and jobs").
 import { defineCollector, type Collector } from '../../../collection/collector.js';
+import { atOnce } from '../../../event-loop/time-slices.js';
 import type { JobsPart } from '../../../model/job-footprint.js';
 import { FABRIC_CABLING_PART, FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
 import { FABRIC_SHARD, FABRIC_SWITCH } from '../fabric-mode.js';
@@ -21,8 +22,14 @@ export const JOBS: Collector<JobsPart> = defineCollector({
   schedule: { cycle: JOBS_CYCLE, after: [] },
   onOverrun: 'keep',
   setUp: setUpJobs,
-  metrics: { families: FAMILIES, inputs: [FABRIC_PORTS_PART, FABRIC_CABLING_PART, FABRIC_DISCOVERY_PART], write: writeMetrics },
-  findings: jobFindings,
+  metrics: {
+    families: FAMILIES,
+    inputs: [FABRIC_PORTS_PART, FABRIC_CABLING_PART, FABRIC_DISCOVERY_PART],
+    write: (snapshot, out) => atOnce(writeMetrics(snapshot, out)),
+    writeSteps: writeMetrics,
+  },
+  findings: (snapshot) => atOnce(jobFindings(snapshot)),
+  findingSteps: jobFindings,
   failure: JOBS_FAILURE,
   verify: verifyJobs,
 });

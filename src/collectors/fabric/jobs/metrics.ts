@@ -2,13 +2,21 @@
 // counts); links, impairments and congestion from every shard over the links it reports, which the
 // recording rules join (infiniband:job_links_impaired:sum, infiniband:job_congestion:max and
 // :mean): two shards give the figures of one process.
-import type { ExpositionBuffer } from '../../../exposition/buffer.js';
-import { gauge } from '../../../exposition/metric-spec.js';
-import { Samples } from '../../../exposition/samples.js';
-import { FOOTPRINT_SCOPES, IMPAIRMENT_REASONS, jobLinkCounts, miswiredPorts, type LinkEvidence } from '../../../model/job-links.js';
+import { pacer, type Work } from '../../../event-loop/time-slices.js';
+import { escapeLabelValue, type ExpositionBuffer } from '../../../exposition/buffer.js';
+import { gauge, type MetricSpec } from '../../../exposition/metric-spec.js';
+import { FamilyWriter } from '../../../exposition/samples.js';
+import {
+  FOOTPRINT_SCOPES,
+  IMPAIRMENT_REASONS,
+  jobLinkCountsSteps,
+  miswiredPorts,
+  type LinkEvidence,
+  type ScopeCounts,
+} from '../../../model/job-links.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_CABLING_PART, FABRIC_PORTS_PART, JOBS_PART } from '../../parts.js';
-import type { JobsPart } from '../../../model/job-footprint.js';
+import type { FootprintLink, JobsPart } from '../../../model/job-footprint.js';
 
 export const JOB_METRICS = {
   info: gauge(
@@ -45,41 +53,85 @@ export const JOB_METRICS = {
 
 export const FAMILIES = Object.values(JOB_METRICS);
 
+/**
+ * The evidence of each ports cycle (by its part), kept while the cabling, the shard and the jobs'
+ * link numbering stay the same: a jobs reading between two ports cycles judges no link again and
+ * counts only the jobs that changed.
+ */
+const evidenceByPorts = new WeakMap<object, { cabling: unknown; linkIds: object; shard: string; evidence: LinkEvidence }>();
+
 /** What the last ports cycle and the cabling say of the fabric, for judging the jobs' links. */
 export function linkEvidence(snapshot: Snapshot, jobs: JobsPart): LinkEvidence {
   const ports = FABRIC_PORTS_PART.of(snapshot);
-  return {
+  const cabling = FABRIC_CABLING_PART.of(snapshot);
+  const kept = ports && evidenceByPorts.get(ports);
+  const shard = `${jobs.shard.index}/${jobs.shard.count}`;
+  if (kept && kept.cabling === cabling && kept.linkIds === jobs.linkIds && kept.shard === shard) return kept.evidence;
+  const evidence: LinkEvidence = {
     ports: ports?.ports ?? new Map(),
     expectations: ports?.expectations ?? new Map(),
     risingErrors: ports?.trend.risingErrors ?? new Set(),
     berOverThreshold: ports?.trend.berOverThreshold ?? new Set(),
-    miswired: miswiredPorts(FABRIC_CABLING_PART.of(snapshot)),
+    miswired: miswiredPorts(cabling),
     congestion: ports?.congestion.ratios ?? new Map(),
     shard: jobs.shard,
+    judged: [],
+    counted: new WeakMap(),
   };
+  if (ports) evidenceByPorts.set(ports, { cabling, linkIds: jobs.linkIds, shard, evidence });
+  return evidence;
 }
 
-export function writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): void {
+/**
+ * The jobs' series, written as they come, one family after the other: no label object per series
+ * (at 2 000 jobs, 41 000 of them, each kept in a weak map for its formatted text, made the young
+ * generation's collections long enough to hold the event loop). A pause every few dozen jobs.
+ */
+export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<void> {
   const part = JOBS_PART.of(snapshot);
   if (!part) return;
-  const samples = new Samples();
   const evidence = linkEvidence(snapshot, part);
-  const first = part.shard.index === 1;
+  const pace = pacer(64);
+  const counts: Record<FootprintLink['scope'], ScopeCounts>[] = [];
+  /** Each job's label set up to its first label: `{job_id="48213"`. */
+  const jobLabels: string[] = [];
   for (const placed of part.jobs) {
-    const { job } = placed;
-    if (first) {
-      samples.add(JOB_METRICS.info, { job_id: job.id, user: job.user, partition: job.partition, name: job.name }, 1);
-      samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'on_fabric' }, placed.onFabric.length);
-      samples.add(JOB_METRICS.hosts, { job_id: job.id, state: 'not_found' }, placed.notFound.length);
+    if (pace()) yield;
+    counts.push(yield* jobLinkCountsSteps(placed, evidence));
+    jobLabels.push(`{job_id="${escapeLabelValue(placed.job.id)}"`);
+  }
+  const jobs = part.jobs;
+  if (part.shard.index === 1) {
+    const info = new FamilyWriter(out, JOB_METRICS.info);
+    for (const [i, { job }] of jobs.entries()) {
+      if (pace()) yield;
+      const rest = `,user="${escapeLabelValue(job.user)}",partition="${escapeLabelValue(job.partition)}",name="${escapeLabelValue(job.name)}"`;
+      info.sample(jobLabels[i]!, rest, 1);
     }
-    const counts = jobLinkCounts(placed, evidence);
-    for (const scope of FOOTPRINT_SCOPES) {
-      samples.add(JOB_METRICS.links, { job_id: job.id, scope }, counts[scope].links);
-      samples.add(JOB_METRICS.congestionMax, { job_id: job.id, scope }, counts[scope].congestionMax);
-      samples.add(JOB_METRICS.congestionSum, { job_id: job.id, scope }, counts[scope].congestionSum);
-      for (const reason of IMPAIRMENT_REASONS)
-        samples.add(JOB_METRICS.linksImpaired, { job_id: job.id, scope, reason }, counts[scope].impaired[reason]);
+    const hosts = new FamilyWriter(out, JOB_METRICS.hosts);
+    for (const [i, placed] of jobs.entries()) {
+      if (pace()) yield;
+      hosts.sample(jobLabels[i]!, ',state="on_fabric"', placed.onFabric.length);
+      hosts.sample(jobLabels[i]!, ',state="not_found"', placed.notFound.length);
     }
   }
-  samples.writeTo(FAMILIES, out);
+  const perScope = function* (spec: MetricSpec, value: (scope: ScopeCounts) => number): Work<void> {
+    const family = new FamilyWriter(out, spec);
+    for (let i = 0; i < jobs.length; i++) {
+      if (pace()) yield;
+      for (const scope of FOOTPRINT_SCOPES) family.sample(jobLabels[i]!, SCOPE_LABELS[scope], value(counts[i]![scope]));
+    }
+  };
+  yield* perScope(JOB_METRICS.links, (scope) => scope.links);
+  const impaired = new FamilyWriter(out, JOB_METRICS.linksImpaired);
+  for (let i = 0; i < jobs.length; i++) {
+    if (pace()) yield;
+    for (const scope of FOOTPRINT_SCOPES)
+      for (const reason of IMPAIRMENT_REASONS)
+        impaired.sample(jobLabels[i]!, `${SCOPE_LABELS[scope]},reason="${reason}"`, counts[i]![scope].impaired[reason]);
+  }
+  yield* perScope(JOB_METRICS.congestionMax, (scope) => scope.congestionMax);
+  yield* perScope(JOB_METRICS.congestionSum, (scope) => scope.congestionSum);
 }
+
+const SCOPE_LABELS: Record<FootprintLink['scope'], string> = { host: ',scope="host"', switch: ',scope="switch"' };

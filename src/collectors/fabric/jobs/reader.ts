@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import { COUNT, DURATION, STRING, flag, optionalFlag, type Section, type Settings } from '../../../config/flags.js';
 import { UsageError } from '../../../config/errors.js';
+import { inSlices } from '../../../event-loop/time-slices.js';
 import type { Job } from '../../../model/jobs.js';
 import { JobPlacement, type JobsPart } from '../../../model/job-footprint.js';
 import type { Snapshot } from '../../../model/snapshot.js';
@@ -118,22 +119,26 @@ class FileSource implements JobSource {
 
 class SqueueSource implements JobSource {
   readonly kind = 'squeue';
+  /** The last output and its jobs: the same output is the same jobs (the same objects), not parsed again. */
+  private last: { stdout: string; jobs: readonly Job[] } | undefined;
   constructor(
     private readonly runner: CommandRunner<'squeue'>,
     private readonly timeoutMs: number,
   ) {}
 
   async read(signal: AbortSignal): Promise<{ jobs: readonly Job[] } | { error: string; item: string; timeout?: boolean }> {
-    const { parseSqueue, SQUEUE_ARGS } = await import('../../../sources/jobs/squeue.js');
+    const { parseSqueueSteps, SQUEUE_ARGS } = await import('../../../sources/jobs/squeue.js');
     const result = await this.runner.run('squeue', SQUEUE_ARGS, signal);
     const failure = commandFailure(result, this.timeoutMs, '--jobs.interval');
     if (failure !== undefined) return { error: failure, item: commandLine(result), timeout: result.outcome === 'timeout' };
-    const parsed = parseSqueue(result.stdout);
+    if (this.last?.stdout === result.stdout) return { jobs: this.last.jobs };
+    const parsed = await inSlices(parseSqueueSteps(result.stdout));
     if (parsed.unparsed.count > 0)
       return {
         error: `${parsed.unparsed.count} lines not understood, e.g. ${JSON.stringify(parsed.unparsed.examples[0])}`,
         item: commandLine(result),
       };
+    this.last = { stdout: result.stdout, jobs: parsed.jobs };
     return { jobs: parsed.jobs };
   }
 }
@@ -142,6 +147,8 @@ class JobsReader implements Reader<JobsPart> {
   private readonly placement: JobPlacement;
   /** Hosts already named in the log as not on the fabric. */
   private readonly logged = new Set<string>();
+  /** The last part: given again while nothing in it changed, so that its series are not rendered again. */
+  private last: JobsPart | undefined;
 
   constructor(
     private readonly context: CollectorContext,
@@ -161,9 +168,11 @@ class JobsReader implements Reader<JobsPart> {
     const topology = FABRIC_DISCOVERY_PART.of(snapshot)?.topology;
     if (!topology) return { failure: 'no fabric topology yet: jobs are placed on the links discovery found' };
     const minHosts = this.context.settings.get(JOBS_MIN_HOSTS);
-    const jobs = this.placement.place(
-      topology,
-      read.jobs.filter((job) => job.hosts.length >= minHosts),
+    const jobs = await inSlices(
+      this.placement.placeSteps(
+        topology,
+        read.jobs.filter((job) => job.hosts.length >= minHosts),
+      ),
     );
     for (const job of jobs) {
       const fresh = job.notFound.filter((host) => !this.logged.has(host));
@@ -174,7 +183,22 @@ class JobsReader implements Reader<JobsPart> {
         `job ${job.job.id}: ${fresh.length} host(s) not found on the fabric (no adapter with that node-name-map name, NodeDescription or fabric.host_pattern match): ${fresh.slice(0, 10).join(', ')}`,
       );
     }
-    return { part: { source: this.source.kind, jobs, shard: this.context.settings.get(FABRIC_SHARD) } };
+    const part: JobsPart = {
+      source: this.source.kind,
+      jobs,
+      shard: this.context.settings.get(FABRIC_SHARD),
+      linkIds: this.placement.linkIds,
+    };
+    const last = this.last;
+    if (
+      last?.source === part.source &&
+      last.linkIds === part.linkIds &&
+      last.jobs.length === part.jobs.length &&
+      last.jobs.every((placed, i) => placed === part.jobs[i])
+    )
+      return { part: last };
+    this.last = part;
+    return { part };
   }
 }
 
