@@ -151,7 +151,8 @@ export function fabricPortKey(nodeGuid: string, port: number): string {
     keys = [];
     PORT_KEYS.set(nodeGuid, keys);
   }
-  return (keys[port] ??= `${nodeGuid}/${port}`);
+  // Joined, one flat string: a template literal makes a tree of two concatenations, flattened into a third string when hashed.
+  return (keys[port] ??= [nodeGuid, port].join('/'));
 }
 
 /** A fabric snapshot from the fabric collectors' parts, those that have one (an empty fabric for the others). */

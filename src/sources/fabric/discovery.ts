@@ -12,13 +12,13 @@ import { IbnetdiscoverParser, reportedDuplicateGuids, type IbnetdiscoverTopology
 
 /**
  * The cache file of a discovery, for the counter sweeps; absent when it could not be read. Its
- * nodes are kept, not its ports: at 122 880 switch ports those were 150 000 records with their
- * byte ranges, peers and GUIDs (40 MiB) kept for the life of the topology, for a pruning that
- * parses the bytes again (`parseDiscoveryCacheSteps`) on the rare cycle it writes a new file.
+ * nodes are kept, not its ports nor its bytes: at 122 880 switch ports those were 150 000 records
+ * with their byte ranges, peers and GUIDs (40 MiB), and the bytes 21 MiB, kept for the life of the
+ * topology, for a pruning that reads the file and parses it again (`parseDiscoveryCacheSteps`) on
+ * the rare cycle it writes a new one. The file stays until the discovery after the next.
  */
 export interface TopologyCache {
   file: string;
-  bytes: Uint8Array;
   nodes: readonly CachedNode[];
 }
 
@@ -87,9 +87,8 @@ export async function discoverFabric(
   let cache: TopologyCache | undefined;
   let parsed: DiscoveryCache | undefined;
   try {
-    const bytes = new Uint8Array(await readFile(cacheFile));
-    parsed = await inSlices(parseDiscoveryCacheSteps(bytes));
-    cache = { file: cacheFile, bytes, nodes: parsed.nodes };
+    parsed = await inSlices(parseDiscoveryCacheSteps(await readFile(cacheFile)));
+    cache = { file: cacheFile, nodes: parsed.nodes };
   } catch (error) {
     // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
