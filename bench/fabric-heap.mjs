@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { MAIN, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
+import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -221,12 +221,15 @@ async function main() {
   const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log') });
   const sysfs = path.join(work, 'sys');
   await mkdir(path.join(sysfs, 'class'), { recursive: true });
+  const eventLoopReport = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
     [
       ...nodeFlags,
+      '--require',
+      path.join(PROJECT, 'bench', 'event-loop-monitor.cjs'),
       '--heapsnapshot-signal=SIGUSR2',
       `--diagnostic-dir=${work}`,
       MAIN,
@@ -243,7 +246,7 @@ async function main() {
       ...g.fakeToolFlags(tools),
       ...exporterFlags,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, IBX_EVENT_LOOP_REPORT: eventLoopReport } },
   );
   try {
     for (;;) {
@@ -284,13 +287,24 @@ async function main() {
         lines.push(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
-    // RSS over the next cycles: what a cycle's peak leaves mapped, and whether it comes back.
+    // RSS over the next cycles: what a cycle's peak leaves mapped, and whether it comes back; the
+    // exporter's CPU over each 10 s, and its event loop's blocks over 100 ms (a GC setting's cost).
+    let cpu = await cpuSeconds(child.pid);
     for (let at = 10; at <= watch; at += 10) {
       await sleep(10_000);
       const now = await memoryKiB(child.pid);
       const metrics = await scrape(`${url}/metrics`, { plain: false });
+      const used = await cpuSeconds(child.pid);
       process.stdout.write(
-        `+${at} s: RSS ${(now.rss / 1024).toFixed(0)} MiB, peak ${(now.hwm / 1024).toFixed(0)} MiB; ${await mappings(child.pid)}; ${heapFigures(metrics.text).replace('at the plain scrape: ', '')}\n`,
+        `+${at} s: RSS ${(now.rss / 1024).toFixed(0)} MiB, peak ${(now.hwm / 1024).toFixed(0)} MiB, CPU ${(used - cpu).toFixed(1)} s; ${await mappings(child.pid)}; ${heapFigures(metrics.text).replace('at the plain scrape: ', '')}\n`,
+      );
+      cpu = used;
+    }
+    if (watch > 0) {
+      await sleep(5500);
+      const loop = JSON.parse(await readFile(eventLoopReport, 'utf8'));
+      process.stdout.write(
+        `event loop: largest delay ${loop.maxMs.toFixed(0)} ms; blocks over 100 ms: ${loop.blocks.map((block) => `${block.ms} ms`).join(', ') || 'none'}\n`,
       );
     }
   } finally {
