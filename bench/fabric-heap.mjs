@@ -135,7 +135,7 @@ async function retainers(file, wanted) {
       const edgeType = edgeTypes[snap.edges[e + edgeTypeAt]];
       const edgeName = edgeType === 'element' || edgeType === 'hidden' ? `[${edgeType}]` : snap.strings[snap.edges[e + edgeNameAt]];
       // A node of a plain object by its first property names, as summarise shows it.
-      const key = `${kind(i) === 'object Object' ? objectShape(snap, i, edge, edges) : kind(i)} .${edgeName}`;
+      const key = `${kind(i) === 'object Object' ? objectShape(snap, edge, edges) : kind(i)} .${edgeName}`;
       // Each node once per key: a string shared by 200 000 objects is one string.
       const sum = counts.get(key) ?? { count: 0, bytes: 0, seen: new Set() };
       sum.count++;
@@ -148,8 +148,8 @@ async function retainers(file, wanted) {
   return [...counts].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 25);
 }
 
-/** `{a,b,…}`: the property names of the plain object at node index `i` (its edges from `edge`). */
-function objectShape(snap, i, edge, edges) {
+/** `{a,b,…}`: the property names of a plain object, from its `edges` edges starting at `edge`. */
+function objectShape(snap, edge, edges) {
   const meta = snap.snapshot.meta;
   const edgeFields = meta.edge_fields.length;
   const [edgeTypeAt, edgeNameAt] = [meta.edge_fields.indexOf('type'), meta.edge_fields.indexOf('name_or_index')];
