@@ -1,15 +1,15 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--snapshot] [--keep=DIR] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there
 // (metrics.txt) to diff two builds series by series; the scenario is kept beside it and reused.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { MAIN, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
+import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -17,6 +17,9 @@ const shard = option('shard');
 const hosts = Number(option('hosts') ?? 24_576);
 const keep = option('keep');
 const snapshot = process.argv.includes('--snapshot');
+const watch = Number(option('watch') ?? 0);
+// Node.js or V8 flags for the exporter, to measure one: --node-flag=--heap-growing-percent=20 (repeatable).
+const nodeFlags = process.argv.filter((arg) => arg.startsWith('--node-flag=')).map((arg) => arg.slice('--node-flag='.length));
 const exporterFlags = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 
 async function scenarioDir(g, dir) {
@@ -110,7 +113,7 @@ async function summarise(file) {
   return [...sums].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 45);
 }
 
-/** What holds the nodes of one type (e.g. `concatenated string`): their parents' kinds and the edges' names, counted. */
+/** What holds the nodes of one type (e.g. `concatenated string`): their parents' kinds and the edges' names, counted, and the held nodes' size (each once). */
 async function retainers(file, wanted) {
   const snap = await readSnapshot(file);
   const meta = snap.snapshot.meta;
@@ -118,7 +121,7 @@ async function retainers(file, wanted) {
   const edgeFields = meta.edge_fields.length;
   const types = meta.node_types[0];
   const edgeTypes = meta.edge_types[0];
-  const [typeAt, nameAt, edgeCountAt] = ['type', 'name', 'edge_count'].map((name) => meta.node_fields.indexOf(name));
+  const [typeAt, nameAt, edgeCountAt, sizeAt] = ['type', 'name', 'edge_count', 'self_size'].map((name) => meta.node_fields.indexOf(name));
   const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((name) => meta.edge_fields.indexOf(name));
   const kind = (i) =>
     `${types[snap.nodes[i + typeAt]]} ${types[snap.nodes[i + typeAt]] === 'object' || types[snap.nodes[i + typeAt]] === 'closure' ? snap.strings[snap.nodes[i + nameAt]] : ''}`.trim();
@@ -131,19 +134,77 @@ async function retainers(file, wanted) {
       if (kind(to) !== wanted) continue;
       const edgeType = edgeTypes[snap.edges[e + edgeTypeAt]];
       const edgeName = edgeType === 'element' || edgeType === 'hidden' ? `[${edgeType}]` : snap.strings[snap.edges[e + edgeNameAt]];
-      const key = `${kind(i)} .${edgeName}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
+      // A node of a plain object by its first property names, as summarise shows it.
+      const key = `${kind(i) === 'object Object' ? objectShape(snap, edge, edges) : kind(i)} .${edgeName}`;
+      // Each node once per key: a string shared by 200 000 objects is one string.
+      const sum = counts.get(key) ?? { count: 0, bytes: 0, seen: new Set() };
+      sum.count++;
+      if (!sum.seen.has(to)) sum.bytes += snap.nodes[to + sizeAt];
+      sum.seen.add(to);
+      counts.set(key, sum);
     }
     edge += edges * edgeFields;
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  return [...counts].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 25);
+}
+
+/** `{a,b,…}`: the property names of a plain object, from its `edges` edges starting at `edge`. */
+function objectShape(snap, edge, edges) {
+  const meta = snap.snapshot.meta;
+  const edgeFields = meta.edge_fields.length;
+  const [edgeTypeAt, edgeNameAt] = [meta.edge_fields.indexOf('type'), meta.edge_fields.indexOf('name_or_index')];
+  const names = [];
+  for (let e = edge; e < edge + edges * edgeFields; e += edgeFields)
+    if (meta.edge_types[0][snap.edges[e + edgeTypeAt]] === 'property') names.push(snap.strings[snap.edges[e + edgeNameAt]]);
+  return `{${names
+    .filter((name) => name !== '__proto__')
+    .slice(0, 8)
+    .join(',')}}`;
+}
+
+/**
+ * RSS by mapping (/proc/PID/smaps): the node executable's pages, malloc's main heap, its thread
+ * arenas (each a 64 MiB-aligned reservation, partly mapped), and the other anonymous memory (V8's
+ * heap pages among it).
+ */
+async function mappings(pid) {
+  const text = await readFile(`/proc/${pid}/smaps`, 'utf8');
+  const sums = { executable: 0, 'other files': 0, '[heap]': 0, 'thread arenas': 0, 'other anonymous': 0 };
+  const exe = await readlink(`/proc/${pid}/exe`);
+  let kind;
+  for (const line of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      const [start, name] = [BigInt(`0x${head[1]}`), head[3]];
+      if (name === exe) kind = 'executable';
+      else if (name === '[heap]') kind = '[heap]';
+      else if (name.startsWith('/')) kind = 'other files';
+      // glibc's thread arenas start at a multiple of their 64 MiB size.
+      else if (name === '' && start % (64n << 20n) === 0n) kind = 'thread arenas';
+      else kind = 'other anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && kind) sums[kind] += Number(rss[1]);
+  }
+  return `by mapping: ${Object.entries(sums)
+    .map(([name, kib]) => `${name} ${(kib / 1024).toFixed(0)} MiB`)
+    .join(', ')}`;
+}
+
+/** V8's heap as the exporter's own nodejs_* series gave it at the plain scrape. */
+function heapFigures(metrics) {
+  const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN) / 2 ** 20;
+  const space = (which, name) =>
+    Number(new RegExp(`^nodejs_heap_space_size_${which}_bytes\\{space="${name}"\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0) / 2 ** 20;
+  return `at the plain scrape: V8 heap ${value('nodejs_heap_size_used_bytes').toFixed(0)} MiB used of ${value('nodejs_heap_size_total_bytes').toFixed(0)} (new space ${space('total', 'new').toFixed(0)}, large objects ${space('used', 'large_object').toFixed(0)}), external ${value('nodejs_external_memory_bytes').toFixed(0)} MiB`;
 }
 
 async function main() {
   const held = option('retainers');
   if (held) {
-    for (const [key, count] of await retainers(option('summarise'), held.replace(/_/g, ' ')))
-      process.stdout.write(`${String(count).padStart(9)}  ${key}\n`);
+    for (const [key, sum] of await retainers(option('summarise'), held.replace(/_/g, ' ')))
+      process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
     return;
   }
   const given = option('summarise');
@@ -160,11 +221,15 @@ async function main() {
   const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log') });
   const sysfs = path.join(work, 'sys');
   await mkdir(path.join(sysfs, 'class'), { recursive: true });
+  const eventLoopReport = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
     [
+      ...nodeFlags,
+      '--require',
+      path.join(PROJECT, 'bench', 'event-loop-monitor.cjs'),
       '--heapsnapshot-signal=SIGUSR2',
       `--diagnostic-dir=${work}`,
       MAIN,
@@ -181,7 +246,7 @@ async function main() {
       ...g.fakeToolFlags(tools),
       ...exporterFlags,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, IBX_EVENT_LOOP_REPORT: eventLoopReport } },
   );
   try {
     for (;;) {
@@ -199,6 +264,8 @@ async function main() {
     const memory = await memoryKiB(child.pid);
     const lines = [
       `hosts ${hosts}${shard ? `, shard ${shard}` : ''}: RSS ${(memory.rss / 1024).toFixed(0)} MiB, peak ${(memory.hwm / 1024).toFixed(0)} MiB; /metrics ${(plain.bytes / 2 ** 20).toFixed(1)} MiB plain, ${(gzip.bytes / 2 ** 20).toFixed(1)} MiB gzip; Node.js ${process.version}`,
+      `  ${await mappings(child.pid)}`,
+      `  ${heapFigures(plain.text)}`,
     ];
     if (keep) await writeFile(path.join(dir, 'metrics.txt'), plain.text);
     if (snapshot) {
@@ -214,10 +281,32 @@ async function main() {
           if ((await stat(path.join(work, found))).size === a && a > 0) file = path.join(work, found);
         }
       }
+      // Kept for --summarise and --retainers.
+      if (keep) await copyFile(file, path.join(dir, 'exporter.heapsnapshot'));
       for (const [key, sum] of await summarise(file))
         lines.push(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
+    // RSS over the next cycles: what a cycle's peak leaves mapped, and whether it comes back; the
+    // exporter's CPU over each 10 s, and its event loop's blocks over 100 ms (a GC setting's cost).
+    let cpu = await cpuSeconds(child.pid);
+    for (let at = 10; at <= watch; at += 10) {
+      await sleep(10_000);
+      const now = await memoryKiB(child.pid);
+      const metrics = await scrape(`${url}/metrics`, { plain: false });
+      const used = await cpuSeconds(child.pid);
+      process.stdout.write(
+        `+${at} s: RSS ${(now.rss / 1024).toFixed(0)} MiB, peak ${(now.hwm / 1024).toFixed(0)} MiB, CPU ${(used - cpu).toFixed(1)} s; ${await mappings(child.pid)}; ${heapFigures(metrics.text).replace('at the plain scrape: ', '')}\n`,
+      );
+      cpu = used;
+    }
+    if (watch > 0) {
+      await sleep(5500);
+      const loop = JSON.parse(await readFile(eventLoopReport, 'utf8'));
+      process.stdout.write(
+        `event loop: largest delay ${loop.maxMs.toFixed(0)} ms; blocks over 100 ms: ${loop.blocks.map((block) => `${block.ms} ms`).join(', ') || 'none'}\n`,
+      );
+    }
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));

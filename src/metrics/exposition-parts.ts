@@ -80,11 +80,12 @@ class DeflatingSink {
     this.ended.catch(() => undefined);
   }
 
-  /** Takes the chunk: it must not be written again. */
-  readonly write = (chunk: Buffer): void => {
+  /** Takes the chunk: it must not be written again until zlib has taken it up and `release` is called. */
+  readonly write = (chunk: Buffer, release?: () => void): void => {
     this.crc = crc32(chunk, this.crc);
     this.length += chunk.length;
-    this.deflater.write(chunk);
+    // A write's callback comes once zlib has consumed the whole chunk (or failed).
+    this.deflater.write(chunk, release && (() => release()));
   };
 
   /**

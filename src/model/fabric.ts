@@ -148,10 +148,12 @@ export function fabricPortKey(nodeGuid: string, port: number): string {
   let keys = PORT_KEYS.get(nodeGuid);
   if (keys === undefined) {
     if (PORT_KEYS.size >= MAX_KEYED_NODES) PORT_KEYS.clear();
-    keys = [];
+    // Room for this port only: an empty array given its port 1 took room for 17 (208 against 72 bytes, 3 MiB for 24 576 hosts' adapters).
+    keys = new Array<string>(port + 1);
     PORT_KEYS.set(nodeGuid, keys);
   }
-  return (keys[port] ??= `${nodeGuid}/${port}`);
+  // Joined, one flat string: a template literal makes a tree of two concatenations, flattened into a third string when hashed.
+  return (keys[port] ??= [nodeGuid, port].join('/'));
 }
 
 /** A fabric snapshot from the fabric collectors' parts, those that have one (an empty fabric for the others). */

@@ -95,7 +95,9 @@ interface LinkTrack {
   ends: [EndTrack, EndTrack];
 }
 
-export const linkKey = (end: PortAddress, peer: PortAddress): string => `${end.nodeGuid}/${end.port}-${peer.nodeGuid}/${peer.port}`;
+// Joined, one flat string: kept as a key of the tracks for every link, where a template literal's tree of six concatenations was 10 MiB at 27 000 links.
+export const linkKey = (end: PortAddress, peer: PortAddress): string =>
+  [end.nodeGuid, '/', end.port, '-', peer.nodeGuid, '/', peer.port].join('');
 
 /** How many links a shard may list: max(10, 0.5 %) of the fabric's links, its share by the links it judges. */
 export function verdictCap(fabricLinks: number, judged: number, shards: number): number {

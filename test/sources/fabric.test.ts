@@ -187,6 +187,19 @@ describe('ibnetdiscover cache', () => {
     expect(pruned.ports.find((p) => p.nodeGuid === SPINE1 && p.port === 2)?.peer).toBeUndefined();
     expect(pruned.ports.every((port) => [SPINE1, LEAF1, cache.fromNodeGuid].includes(port.nodeGuid))).toBe(true);
   });
+
+  it('prunes from the nodes alone, the ports read from the bytes: the same records as the parse keeps', () => {
+    const pruned = pruneDiscoveryCache(recordedCache(), { nodes: cache.nodes }, (node) => node.guid === LEAF1);
+    const kept = [LEAF1, cache.fromNodeGuid];
+    expect(parseDiscoveryCache(pruned).ports.map((p) => `${p.nodeGuid}/${p.port}`)).toEqual(
+      cache.ports.filter((p) => kept.includes(p.nodeGuid)).map((p) => `${p.nodeGuid}/${p.port}`),
+    );
+  });
+
+  it('refuses bytes that are not those the nodes were parsed from', () => {
+    const longer = new Uint8Array([...recordedCache(), 0]);
+    expect(() => pruneDiscoveryCache(longer, cache, () => true)).toThrow(CacheFormatError);
+  });
 });
 
 describe('iblinkinfo --line', () => {

@@ -2,7 +2,7 @@
 // the iblinkinfo scan): the error counters (and PortXmitWait) with an empty threshold file, the
 // 64-bit data and packet counters with --counters, both through discovery's cache, pruned to the
 // nodes to sweep. A failed query loses only its own port's counters.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
@@ -11,9 +11,9 @@ import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { parseDiscoveryCacheSteps, pruneDiscoveryCacheSteps } from './discovery-cache.js';
+import { pruneDiscoveryCacheSteps } from './discovery-cache.js';
 import { type TopologyCache } from './discovery.js';
-import { IbqueryerrorsParser, type SweepReading, type SweepValue } from './ibqueryerrors.js';
+import { IbqueryerrorsParser, type SweepPort, type SweepReading, type SweepValue } from './ibqueryerrors.js';
 
 /** What the sweeps read of the ports cycle's options (PortsOptions). */
 export interface SweepOptions {
@@ -68,8 +68,11 @@ const TRAFFIC_COUNTERS = PMA_COUNTERS.filter((counter) => counter.tableDependent
 /** The last pruned cache written, by discovery cache: written again only for another set of nodes. */
 const prunedCaches = new WeakMap<TopologyCache, { file: string; swept: ReadonlySet<string> }>();
 
-/** `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be swept. */
-async function sweepCache(options: SweepOptions, swept: ReadonlySet<string>): Promise<string[]> {
+/**
+ * `--load-cache FILE` arguments: discovery's cache, pruned when some of its nodes are not to be
+ * swept; none when its file can no longer be read for pruning (the sweeps then discover on their own).
+ */
+async function sweepCache(cycle: FabricCycle, options: SweepOptions, swept: ReadonlySet<string>): Promise<string[]> {
   const { cache } = options;
   if (!cache) return [];
   const types = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
@@ -78,9 +81,17 @@ async function sweepCache(options: SweepOptions, swept: ReadonlySet<string>): Pr
   const file = path.join(options.scratch, 'sweep.cache');
   const last = prunedCaches.get(cache);
   if (last?.file !== file || !sameNodes(swept, last.swept)) {
-    // Its ports parsed again: they are not kept between cycles (see TopologyCache).
-    const parsed = await inSlices(parseDiscoveryCacheSteps(cache.bytes));
-    await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(cache.bytes, parsed, (node) => swept.has(node.guid))));
+    // Its bytes read again: they are not kept between cycles (see TopologyCache).
+    try {
+      const bytes = await readFile(cache.file);
+      await writeFile(file, await inSlices(pruneDiscoveryCacheSteps(bytes, cache, (node) => swept.has(node.guid))));
+    } catch (error) {
+      cycle.note(
+        `ibnetdiscover cache file ${cache.file}`,
+        `not usable for the sweeps (${(error as Error).message}): they discover on their own`,
+      );
+      return [];
+    }
     prunedCaches.set(cache, { file, swept });
   }
   return ['--load-cache', file];
@@ -97,11 +108,15 @@ export async function sweepCounters(
   nodeOfPort: ReadonlyMap<string, string>,
 ): Promise<Map<string, PortCounter[]> | undefined> {
   const sweptGuids = new Set(swept.map((node) => node.guid));
-  const loadCache = await sweepCache(options, sweptGuids);
+  const loadCache = await sweepCache(cycle, options, sweptGuids);
   const typeArgs = options.hcaPorts ? [] : ['--switch'];
   const errorArgs = ['--skip-sl', '--threshold-file', '/dev/null', ...loadCache, ...typeArgs];
   const trafficArgs = ['--skip-sl', '--counters', ...loadCache, ...typeArgs];
-  const [errors, traffic] = await Promise.all([sweep(cycle, errorArgs), sweep(cycle, trafficArgs)]);
+  // Each sweep's ports taken up as they are parsed: the traffic counters made at once, the error
+  // counters (printed only where not 0) kept as printed until both sweeps are done.
+  const errorPorts = new SweptPorts(options.topology, nodeOfPort, (values) => values);
+  const trafficPorts = new SweptPorts(options.topology, nodeOfPort, trafficCounters);
+  const [errors, traffic] = await Promise.all([sweep(cycle, errorArgs, errorPorts), sweep(cycle, trafficArgs, trafficPorts)]);
   if (errors === 'unusable' || traffic === 'unusable') return undefined;
 
   const failed = failedQueries(cycle, options.topology, [errors, traffic]);
@@ -114,8 +129,9 @@ export async function sweepCounters(
       const lid = queriedLid(item);
       return lid !== undefined && sweptLids.has(lid);
     });
-  const errorValues = await inSlices(valuesByPort(errors, options.topology, nodeOfPort));
-  const trafficValues = await inSlices(valuesByPort(traffic, options.topology, nodeOfPort));
+  // A sweep that did not finish is not believed at all (see `sweep`).
+  const errorValues = errors ? errorPorts : new SweptPorts(options.topology, nodeOfPort, (values) => values);
+  const trafficValues = traffic ? trafficPorts : new SweptPorts(options.topology, nodeOfPort, trafficCounters);
   reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: errorArgs }), errorValues.contradictions, options.topology);
   reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: trafficArgs }), trafficValues.contradictions, options.topology);
   return inSlices(sweptCounters(swept, failed, errors?.complete ?? false, errorValues.values, trafficValues.values));
@@ -127,7 +143,7 @@ function* sweptCounters(
   failed: ReadonlySet<string>,
   errorsComplete: boolean,
   errorValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
-  trafficValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
+  trafficValues: ReadonlyMap<string, readonly PortCounter[]>,
 ): Work<Map<string, PortCounter[]>> {
   const pace = pacer(16);
   const counters = new Map<string, PortCounter[]>();
@@ -141,9 +157,10 @@ function* sweptCounters(
         const values = errorValues.get(key);
         for (const counter of ERROR_COUNTERS) portCounters.push(errorCounter(counter, values?.get(counter.perfqueryField)));
       }
-      const values = trafficValues.get(key);
-      if (values) portCounters.push(...trafficCounters(values));
-      if (portCounters.length > 0) counters.set(key, portCounters);
+      const traffic = trafficValues.get(key);
+      if (traffic) portCounters.push(...traffic);
+      // A copy of its exact length: pushed one by one, its room grew to 41 for 21 counters, 5 MiB at 30 000 ports.
+      if (portCounters.length > 0) counters.set(key, portCounters.slice());
     }
     if (pace()) yield;
   }
@@ -155,8 +172,8 @@ function* sweptCounters(
  * exited at once with an error other than "ports with errors found"); undefined: it ran but was
  * killed or cut short (recorded).
  */
-async function sweep(cycle: FabricCycle, args: string[]): Promise<SweepReading | 'unusable' | undefined> {
-  const parser = new IbqueryerrorsParser();
+async function sweep(cycle: FabricCycle, args: string[], ports: SweptPorts<unknown>): Promise<SweepReading | 'unusable' | undefined> {
+  const parser = new IbqueryerrorsParser((port) => ports.add(port));
   const { result, ok } = await cycle.attempt('ibqueryerrors', args, acceptSweep, true, parser);
   if (!ok) {
     if (result.outcome === 'exited' || result.outcome === 'spawn-error') return 'unusable';
@@ -194,33 +211,34 @@ function failedQueries(cycle: FabricCycle, topology: FabricTopology, sweeps: rea
 }
 
 /**
- * Sweep values by port key (the sweeps print port GUIDs or node GUIDs; both map to the node), and
- * what in them contradicts itself or the topology (the first reading of a port stands).
+ * A sweep's values by port key, taken up a port at a time (the sweeps print port GUIDs or node
+ * GUIDs; both map to the node), each port's as `convert` makes them, and what in them contradicts
+ * itself or the topology (the first reading of a port stands).
  */
-function* valuesByPort(
-  reading: SweepReading | undefined,
-  topology: FabricTopology,
-  nodeOfPort: ReadonlyMap<string, string>,
-): Work<{ values: Map<string, Map<string, SweepValue>>; contradictions: Contradictions }> {
-  const pace = pacer();
-  const byPort = new Map<string, Map<string, SweepValue>>();
-  const contradictions = noContradictions();
-  for (const port of reading?.ports ?? []) {
-    if (pace()) yield;
-    const nodeGuid = nodeOfPort.get(port.guid);
-    const node = nodeGuid === undefined ? undefined : topology.nodes.get(nodeGuid);
+class SweptPorts<Values> {
+  readonly values = new Map<string, Values>();
+  readonly contradictions = noContradictions();
+
+  constructor(
+    private readonly topology: FabricTopology,
+    private readonly nodeOfPort: ReadonlyMap<string, string>,
+    private readonly convert: (values: ReadonlyMap<string, SweepValue>) => Values,
+  ) {}
+
+  add(port: SweepPort): void {
+    const nodeGuid = this.nodeOfPort.get(port.guid);
+    const node = nodeGuid === undefined ? undefined : this.topology.nodes.get(nodeGuid);
     if (!node) {
-      contradictions.unknownNodes.add(port.guid);
-      continue;
+      this.contradictions.unknownNodes.add(port.guid);
+      return;
     }
     // Port 0 of a switch (its management port) carries no link.
-    if (port.port === 0) continue;
+    if (port.port === 0) return;
     const key = fabricPortKey(node.guid, port.port);
-    if (port.port > node.portCount) contradictions.beyondPortCount.push(key);
-    else if (byPort.has(key)) contradictions.repeated.push(key);
-    else byPort.set(key, port.values);
+    if (port.port > node.portCount) this.contradictions.beyondPortCount.push(key);
+    else if (this.values.has(key)) this.contradictions.repeated.push(key);
+    else this.values.set(key, this.convert(port.values));
   }
-  return { values: byPort, contradictions };
 }
 
 /**

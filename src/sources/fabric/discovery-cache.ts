@@ -60,8 +60,12 @@ export function parseDiscoveryCache(bytes: Uint8Array): DiscoveryCache {
   return atOnce(parseDiscoveryCacheSteps(bytes));
 }
 
-/** The same, as work that may pause (a 120 000-port fabric's cache holds 150 000 port records). */
-export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCache> {
+/**
+ * The same, as work that may pause (a 120 000-port fabric's cache holds 150 000 port records).
+ * Without `withPorts`, the port records are checked for their number and size but not read
+ * (`ports` is empty; `cachedPortsOf` reads them).
+ */
+export function* parseDiscoveryCacheSteps(bytes: Uint8Array, withPorts = true): Work<DiscoveryCache> {
   const pace = pacer();
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const need = (offset: number, length: number, what: string): void => {
@@ -96,6 +100,44 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
     nodes.push({ guid, type, portCount: portCountOfNode, lid, range: [start, offset] });
     if (pace()) yield;
   }
+  checkPortRecords(bytes, offset, portCount);
+  if (!withPorts) return { fromNodeGuid, nodes, ports: [] };
+  const ports: CachedPort[] = [];
+  for (const port of cachedPorts(bytes, offset, portCount)) {
+    ports.push(port);
+    if (pace()) yield;
+  }
+  return { fromNodeGuid, nodes, ports };
+}
+
+/** That `bytes` hold `count` port records from `start` and nothing after them; throws CacheFormatError saying where not. */
+function checkPortRecords(bytes: Uint8Array, start: number, count: number): void {
+  const end = start + count * PORT_RECORD_BYTES;
+  if (end > bytes.byteLength) {
+    const offset = start + Math.floor((bytes.byteLength - start) / PORT_RECORD_BYTES) * PORT_RECORD_BYTES;
+    const index = (offset - start) / PORT_RECORD_BYTES;
+    throw new CacheFormatError(
+      `truncated at byte ${offset}: port ${index} needs ${PORT_RECORD_BYTES} bytes, ${bytes.byteLength - offset} left`,
+    );
+  }
+  if (end !== bytes.byteLength) throw new CacheFormatError(`${bytes.byteLength - end} bytes after the last port record`);
+}
+
+/**
+ * The port records of a cache whose nodes were parsed (`parseDiscoveryCacheSteps(bytes, false)`),
+ * made one at a time as they are taken: discovery goes through them once, and at 122 880 switch
+ * ports the 150 000 of them held at once were 27 MiB. Throws CacheFormatError if the bytes do not
+ * end with the header's number of port records.
+ */
+export function cachedPortsOf(bytes: Uint8Array, cache: { nodes: readonly CachedNode[] }): Iterable<CachedPort> {
+  const start = cache.nodes.at(-1)?.range[1] ?? HEADER_BYTES;
+  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(12, true);
+  checkPortRecords(bytes, start, count);
+  return cachedPorts(bytes, start, count);
+}
+
+function* cachedPorts(bytes: Uint8Array, start: number, count: number): Generator<CachedPort, void, undefined> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // One object per set of enabled rates, shared by every port that has it (the topology keeps
   // them): a fabric has a handful of sets for 150 000 ports.
   const rateSets = new Map<string, EnabledRates>();
@@ -108,12 +150,10 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
     rateSets.set(key, rates);
     return rates;
   };
-  const ports: CachedPort[] = [];
-  for (let i = 0; i < portCount; i++) {
-    need(offset, PORT_RECORD_BYTES, `port ${i}`);
+  for (let i = 0, offset = start; i < count; i++, offset += PORT_RECORD_BYTES) {
     const info = bytes.subarray(offset + 13, offset + 13 + PORT_INFO_BYTES);
     const tail = offset + 13 + PORT_INFO_BYTES;
-    ports.push({
+    yield {
       guid: hexGuid(view, offset),
       port: bytes[offset + 8]!,
       lid: view.getUint16(offset + 10, true),
@@ -121,50 +161,66 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array): Work<DiscoveryCach
       nodeGuid: hexGuid(view, tail),
       peer: bytes[tail + 8] ? { guid: hexGuid(view, tail + 9), port: bytes[tail + 17]! } : undefined,
       range: [offset, offset + PORT_RECORD_BYTES],
-    });
-    offset += PORT_RECORD_BYTES;
-    if (pace()) yield;
+    };
   }
-  if (offset !== bytes.byteLength) throw new CacheFormatError(`${bytes.byteLength - offset} bytes after the last port record`);
-  return { fromNodeGuid, nodes, ports };
 }
 
 /**
  * A copy of the cache with only the nodes `keep` accepts (and the node discovery started from,
  * which libibnetdisc requires), their ports, and no cable to a node left out: the counter sweeps
- * then query only those nodes.
+ * then query only those nodes. The ports are read from the bytes as they are copied, not parsed
+ * into records first (150 000 of them at 122 880 switch ports, 27 MiB): `cache` needs only the
+ * nodes of a parse of the same bytes.
  */
-export function pruneDiscoveryCache(bytes: Uint8Array, cache: DiscoveryCache, keep: (node: CachedNode) => boolean): Uint8Array {
+export function pruneDiscoveryCache(
+  bytes: Uint8Array,
+  cache: { nodes: readonly CachedNode[] },
+  keep: (node: CachedNode) => boolean,
+): Uint8Array {
   return atOnce(pruneDiscoveryCacheSteps(bytes, cache, keep));
 }
 
 /** The same, as work that may pause. */
-export function* pruneDiscoveryCacheSteps(bytes: Uint8Array, cache: DiscoveryCache, keep: (node: CachedNode) => boolean): Work<Uint8Array> {
+export function* pruneDiscoveryCacheSteps(
+  bytes: Uint8Array,
+  cache: { nodes: readonly CachedNode[] },
+  keep: (node: CachedNode) => boolean,
+): Work<Uint8Array> {
   const pace = pacer();
-  const kept = new Set(cache.nodes.filter((node) => node.guid === cache.fromNodeGuid || keep(node)).map((node) => node.guid));
-  const nodes = cache.nodes.filter((node) => kept.has(node.guid));
-  const ports = cache.ports.filter((port) => kept.has(port.nodeGuid));
-  // A switch's ports all carry its GUID, so a cable end is found by GUID and port number.
-  const keptPorts = new Set<string>();
-  for (const port of ports) {
-    keptPorts.add(`${port.guid}/${port.port}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const fromNodeGuid = view.getBigUint64(16, true);
+  const portCount = view.getUint32(12, true);
+  // Node records follow the header back to back; port records follow them.
+  const portsStart = cache.nodes.at(-1)?.range[1] ?? HEADER_BYTES;
+  checkPortRecords(bytes, portsStart, portCount);
+  const nodes = cache.nodes.filter((node) => BigInt(node.guid) === fromNodeGuid || keep(node));
+  const kept = new Set(nodes.map((node) => BigInt(node.guid)));
+  // Port records of the kept nodes, and their ends (GUID and port number: a switch's ports all carry its GUID).
+  const keptRecords: number[] = [];
+  const keptEnds = new Set<bigint>();
+  const tailOf = (offset: number): number => offset + 13 + PORT_INFO_BYTES;
+  for (let i = 0, offset = portsStart; i < portCount; i++, offset += PORT_RECORD_BYTES) {
+    if (!kept.has(view.getBigUint64(tailOf(offset), true))) continue;
+    keptRecords.push(offset);
+    keptEnds.add((view.getBigUint64(offset, true) << 8n) | BigInt(bytes[offset + 8]!));
     if (pace()) yield;
   }
-  const size = HEADER_BYTES + nodes.reduce((sum, node) => sum + node.range[1] - node.range[0], 0) + ports.length * PORT_RECORD_BYTES;
+  const size = HEADER_BYTES + nodes.reduce((sum, node) => sum + node.range[1] - node.range[0], 0) + keptRecords.length * PORT_RECORD_BYTES;
   const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
+  const outView = new DataView(out.buffer);
   out.set(bytes.subarray(0, HEADER_BYTES), 0);
-  view.setUint32(8, nodes.length, true);
-  view.setUint32(12, ports.length, true);
+  outView.setUint32(8, nodes.length, true);
+  outView.setUint32(12, keptRecords.length, true);
   let offset = HEADER_BYTES;
   for (const node of nodes) {
     out.set(bytes.subarray(...node.range), offset);
     offset += node.range[1] - node.range[0];
   }
-  for (const port of ports) {
-    out.set(bytes.subarray(...port.range), offset);
-    const remoteFlag = offset + 13 + PORT_INFO_BYTES + 8;
-    if (port.peer && !keptPorts.has(`${port.peer.guid}/${port.peer.port}`)) out.fill(0, remoteFlag, remoteFlag + 10);
+  for (const record of keptRecords) {
+    out.set(bytes.subarray(record, record + PORT_RECORD_BYTES), offset);
+    const tail = tailOf(record);
+    const remoteEnd = (view.getBigUint64(tail + 9, true) << 8n) | BigInt(bytes[tail + 17]!);
+    if (bytes[tail + 8] && !keptEnds.has(remoteEnd)) out.fill(0, tailOf(offset) + 8, tailOf(offset) + 18);
     offset += PORT_RECORD_BYTES;
     if (pace()) yield;
   }

@@ -7,18 +7,25 @@ import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices
 import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
 import type { LineParser } from '../output-lines.js';
 import { commandItem, type FabricCycle } from './commands.js';
-import { CacheFormatError, parseDiscoveryCacheSteps, type CachedNode, type DiscoveryCache } from './discovery-cache.js';
+import {
+  CacheFormatError,
+  cachedPortsOf,
+  parseDiscoveryCacheSteps,
+  type CachedNode,
+  type CachedPort,
+  type DiscoveryCache,
+} from './discovery-cache.js';
 import { IbnetdiscoverParser, reportedDuplicateGuids, type IbnetdiscoverTopology } from './ibnetdiscover.js';
 
 /**
  * The cache file of a discovery, for the counter sweeps; absent when it could not be read. Its
- * nodes are kept, not its ports: at 122 880 switch ports those were 150 000 records with their
- * byte ranges, peers and GUIDs (40 MiB) kept for the life of the topology, for a pruning that
- * parses the bytes again (`parseDiscoveryCacheSteps`) on the rare cycle it writes a new file.
+ * nodes are kept, not its ports nor its bytes: at 122 880 switch ports those were 150 000 records
+ * with their byte ranges, peers and GUIDs (40 MiB), and the bytes 21 MiB, kept for the life of the
+ * topology, for a pruning that reads the file and parses it again (`parseDiscoveryCacheSteps`) on
+ * the rare cycle it writes a new one. The file stays until the discovery after the next.
  */
 export interface TopologyCache {
   file: string;
-  bytes: Uint8Array;
   nodes: readonly CachedNode[];
 }
 
@@ -86,10 +93,12 @@ export async function discoverFabric(
   cycle.covers((other) => other === CACHE_ITEM);
   let cache: TopologyCache | undefined;
   let parsed: DiscoveryCache | undefined;
+  let bytes: Uint8Array | undefined;
   try {
-    const bytes = new Uint8Array(await readFile(cacheFile));
-    parsed = await inSlices(parseDiscoveryCacheSteps(bytes));
-    cache = { file: cacheFile, bytes, nodes: parsed.nodes };
+    bytes = await readFile(cacheFile);
+    // Its nodes now, its ports one at a time as the topology takes them up.
+    parsed = await inSlices(parseDiscoveryCacheSteps(bytes, false));
+    cache = { file: cacheFile, nodes: parsed.nodes };
   } catch (error) {
     // The topology from the text stands; only the enabled rates and the cached sweeps are lost.
     const reason = error instanceof CacheFormatError ? error.message : (error as Error).message;
@@ -97,7 +106,8 @@ export async function discoverFabric(
   }
   const gaps = await inSlices(discoveryGapsSteps(text, parsed));
   if (gaps.length > 0) cycle.fail(item, `the output is incomplete, cut short or garbled on its way: ${gaps.join('; ')}`);
-  const topology = await inSlices(buildTopologySteps(text, parsed, names, now, reportedDuplicateGuids(result.stderr)));
+  const withPorts = parsed && bytes && { nodes: parsed.nodes, ports: cachedPortsOf(bytes, parsed) };
+  const topology = await inSlices(buildTopologySteps(text, withPorts, names, now, reportedDuplicateGuids(result.stderr)));
   // Each ports cycle looks ports up by port GUID: made once per topology, here.
   await inSlices(nodesByPortGuidSteps(topology));
   return {
@@ -150,10 +160,15 @@ export function* discoveryGapsSteps(text: IbnetdiscoverTopology, cache: Discover
   return gaps;
 }
 
+/** What the topology takes of a cache file: its ports, gone through once (a parse's, or `cachedPortsOf`). */
+export interface TopologyPorts {
+  ports: Iterable<CachedPort>;
+}
+
 /** The topology from ibnetdiscover's text, completed by its cache file when there is one. */
 export function buildTopology(
   text: IbnetdiscoverTopology,
-  cache: DiscoveryCache | undefined,
+  cache: TopologyPorts | undefined,
   names: ReadonlyMap<string, string>,
   now: number,
   reportedDuplicates: readonly string[] = [],
@@ -164,7 +179,7 @@ export function buildTopology(
 /** The same, as work that may pause. */
 export function* buildTopologySteps(
   text: IbnetdiscoverTopology,
-  cache: DiscoveryCache | undefined,
+  cache: TopologyPorts | undefined,
   names: ReadonlyMap<string, string>,
   now: number,
   reportedDuplicates: readonly string[] = [],

@@ -59,17 +59,24 @@ const LINK_DOWN = /^ {14}( *\S+)\/( *\S+)$/;
 // A name printed "%30s" is at least 30 characters between its quotes.
 const NAME_WIDTH = 30;
 
-/** The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text. */
+/**
+ * The output a line at a time, as it arrives (see OutputLines); `parseIblinkinfo` for a whole text.
+ * With `onPort`, each port is handed over as it is read and not kept (`ports` stays empty): a scan
+ * of 122 880 ports held as objects until its end was 16 MiB.
+ */
 export class IblinkinfoParser implements LineParser<LinkinfoReading> {
   private readonly ports: LinkinfoPort[] = [];
   private readonly unparsed = new UnparsedLines();
+
+  constructor(private readonly onPort?: (port: LinkinfoPort) => void) {}
 
   push(raw: string): void {
     const line = raw.trimEnd();
     if (line === '') return;
     const parsed = parseLine(line);
-    if (parsed) this.ports.push(parsed);
-    else this.unparsed.add(line);
+    if (!parsed) this.unparsed.add(line);
+    else if (this.onPort) this.onPort(parsed);
+    else this.ports.push(parsed);
   }
 
   end(): LinkinfoReading {

@@ -6,7 +6,7 @@
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkSpeed, parseLinkWidth, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
 import type { FabricNodeType } from '../../model/fabric.js';
-import { parseWhole, type LineParser } from '../output-lines.js';
+import { detached, parseWhole, type LineParser } from '../output-lines.js';
 import { UnparsedLines } from '../unparsed-lines.js';
 
 export interface IbnetdiscoverNode {
@@ -131,7 +131,7 @@ export class IbnetdiscoverParser implements LineParser<IbnetdiscoverTopology> {
     const found: IbnetdiscoverNode = {
       guid: guid(hexGuid)!,
       type,
-      description,
+      description: detached(description),
       portCount,
       portGuid: type === 'switch' ? this.pendingPortGuid : undefined,
       lid,

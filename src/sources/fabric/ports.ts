@@ -64,7 +64,7 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
   const swept = [...topology.nodes.values()].filter(wanted).filter((node) => !options.unreachable.has(node.guid));
   let counterSource = options.counterSource;
   const [scan, fromSweeps] = await Promise.all([
-    scanPorts(cycle, options, nodeOfPort),
+    scanPorts(cycle, options, nodeOfPort, wanted),
     counterSource === 'sweep' ? sweepCounters(cycle, options, swept, nodeOfPort) : Promise.resolve(undefined),
   ]);
   // Seen by this scan at the LID discovery recorded (a switch answers at its own; a CA port at its own).
@@ -132,19 +132,27 @@ interface Scan {
   contradictions: Contradictions;
 }
 
-async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Promise<Scan | undefined> {
-  const parser = new IblinkinfoParser();
+async function scanPorts(
+  cycle: FabricCycle,
+  options: PortsOptions,
+  nodeOfPort: ReadonlyMap<string, string>,
+  wanted: (node: FabricNode) => boolean,
+): Promise<Scan | undefined> {
+  // The scan is taken up a port at a time as the output is parsed: the whole fabric's ports are
+  // not kept until its end, and only those of the nodes this instance reports are kept at all.
+  const builder = new ScanBuilder(options, nodeOfPort, wanted);
+  const parser = new IblinkinfoParser((port) => builder.add(port));
   const result = await cycle.run('iblinkinfo', ['--line', ...(options.hcaPorts ? [] : ['--switches-only'])], undefined, parser);
   if (!result) return undefined;
   const parsed = parser.end();
   cycle.unparsed(result, parsed.unparsed);
-  if (parsed.ports.length === 0) {
+  if (builder.printedPorts === 0) {
     cycle.fail(commandItem(result), 'no port in the output');
     return undefined;
   }
-  const scan = await inSlices(scanOf(parsed.ports, options, nodeOfPort));
+  const { scan } = builder;
   reportContradictions(cycle, commandItem(result), scan.contradictions, options.topology);
-  const gaps = await inSlices(scanGapsSteps(parsed.ports, options, nodeOfPort));
+  const gaps = await inSlices(builder.gaps());
   if (gaps.cutShort.length > 0) {
     cycle.fail(
       commandItem(result),
@@ -163,57 +171,107 @@ async function scanPorts(cycle: FabricCycle, options: PortsOptions, nodeOfPort: 
   return scan;
 }
 
-/** The scanned ports of the topology's nodes, by port key, and what they say of the topology. */
-function* scanOf(printed: readonly LinkinfoPort[], options: PortsOptions, nodeOfPort: ReadonlyMap<string, string>): Work<Scan> {
-  const pace = pacer();
-  const scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false, contradictions: noContradictions() };
-  const peerOf = (peer: LinkinfoPort['peer']): PortAddress | undefined => {
-    if (!peer) return undefined;
-    const nodeGuid = nodeOfPort.get(peer.portGuid);
-    if (nodeGuid === undefined) scan.stale = true;
-    return nodeGuid === undefined ? undefined : { nodeGuid, port: peer.port };
-  };
-  for (const port of printed) {
-    if (pace()) yield;
+/**
+ * A scan taken up one printed port at a time: the scanned ports of the nodes `keeps` says (by
+ * port key), what the output says of the topology, and what it lacks (see `scanGaps`).
+ */
+class ScanBuilder {
+  readonly scan: Scan = { ports: new Map(), nodes: new Set(), switchLids: new Map(), stale: false, contradictions: noContradictions() };
+  /** Ports taken up, understood or not. */
+  printedPorts = 0;
+  /** Each printed node's port numbers printed (1 each), in the order first printed, and how many. */
+  private readonly printed = new Map<string, { seen: Uint8Array; count: number }>();
+  /** Nodes of a type the scan prints at the far end of a printed cable, first seen first. */
+  private readonly farEnds = new Set<string>();
+  private readonly printedTypes: ReadonlySet<string>;
+
+  constructor(
+    private readonly options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
+    private readonly nodeOfPort: ReadonlyMap<string, string>,
+    private readonly keeps: (node: FabricNode) => boolean,
+  ) {
+    this.printedTypes = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
+  }
+
+  add(port: LinkinfoPort): void {
+    const { scan, nodeOfPort } = this;
+    const { topology } = this.options;
+    this.printedPorts++;
+    const far = port.peer && topology.nodes.get(nodeOfPort.get(port.peer.portGuid) ?? '');
+    if (far && this.printedTypes.has(far.type)) this.farEnds.add(far.guid);
     const nodeGuid = nodeOfPort.get(port.portGuid);
-    const node = nodeGuid === undefined ? undefined : options.topology.nodes.get(nodeGuid);
+    const node = nodeGuid === undefined ? undefined : topology.nodes.get(nodeGuid);
     if (!node) {
       scan.stale = true;
       scan.contradictions.unknownNodes.add(port.portGuid);
-      continue;
+      return;
     }
     const key = fabricPortKey(node.guid, port.port);
+    // A port number the node does not have is a contradiction, not one of its ports.
     if (port.port < 1 || port.port > node.portCount) {
       scan.contradictions.beyondPortCount.push(key);
-      continue;
+      return;
     }
-    if (scan.ports.has(key)) {
+    let printed = this.printed.get(node.guid);
+    if (!printed) this.printed.set(node.guid, (printed = { seen: new Uint8Array(node.portCount + 1), count: 0 }));
+    if (printed.seen[port.port] === 1) {
       scan.contradictions.repeated.push(key);
-      continue;
+      return;
     }
+    printed.seen[port.port] = 1;
+    printed.count++;
     scan.nodes.add(node.guid);
     if (node.type === 'switch') {
       if (port.lid !== node.lid) scan.stale = true;
       scan.switchLids.set(node.guid, port.lid);
     }
-    // PortInfo's width and speed mean nothing on a port that is down (IBA C14-24.2.1).
-    const down = port.state.id <= 1;
-    const scanned = peerOf(port.peer);
+    let scanned: PortAddress | undefined;
+    if (port.peer) {
+      const peerGuid = nodeOfPort.get(port.peer.portGuid);
+      if (peerGuid === undefined) scan.stale = true;
+      else scanned = { nodeGuid: peerGuid, port: port.peer.port };
+    }
     // A cable pulled, plugged or moved since discovery: the topology (CAs, links) is out of date.
-    const discovered = options.topology.ports.get(key)?.peer;
+    const discovered = topology.ports.get(key)?.peer;
     const moved = discovered?.nodeGuid !== scanned?.nodeGuid || discovered?.port !== scanned?.port;
     if (moved) scan.stale = true;
-    // The same cable as discovered (nearly always): its address object is shared, not made anew per cycle.
-    const peer = moved ? scanned : discovered;
+    if (!this.keeps(node)) return;
+    // PortInfo's width and speed mean nothing on a port that is down (IBA C14-24.2.1).
+    const down = port.state.id <= 1;
     scan.ports.set(key, {
       state: port.state,
       physicalState: port.physicalState,
       width: down ? undefined : port.width,
       speed: down ? undefined : port.speed,
-      peer,
+      // The same cable as discovered (nearly always): its address object is shared, not made anew per cycle.
+      peer: moved ? scanned : discovered,
     });
   }
-  return scan;
+
+  /** What the output lacks, once it was all taken up. */
+  *gaps(): Work<ScanGaps> {
+    const pace = pacer();
+    const { topology, covers } = this.options;
+    const cutShort: string[] = [];
+    const beyond = [...this.farEnds].filter((guid) => !this.printed.has(guid));
+    if (beyond.length > 0)
+      cutShort.push(`cables lead to ${beyond.length === 1 ? 'a node' : `${beyond.length} nodes`} it does not print (first: ${beyond[0]})`);
+    const short: FabricNode[] = [];
+    for (const [guid, printed] of this.printed) {
+      const node = topology.nodes.get(guid)!;
+      if (node.type === 'switch' && printed.count < node.portCount) short.push(node);
+    }
+    if (short.length > 0)
+      cutShort.push(
+        `${short.length === 1 ? 'a switch is printed without all its ports' : `${short.length} switches are printed without all their ports`} (first: ${short[0]!.guid} "${short[0]!.description}")`,
+      );
+    const missingSwitches: FabricNode[] = [];
+    for (const node of topology.nodes.values()) {
+      if (pace()) yield;
+      if (node.type === 'switch' && covers(node) && !this.printed.has(node.guid)) missingSwitches.push(node);
+    }
+    return { cutShort, missingSwitches };
+  }
 }
 
 export interface ScanGaps {
@@ -235,47 +293,7 @@ export function scanGaps(
   options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
   nodeOfPort: ReadonlyMap<string, string> = nodesByPortGuid(options.topology),
 ): ScanGaps {
-  return atOnce(scanGapsSteps(printed, options, nodeOfPort));
-}
-
-/** The same, as work that may pause. */
-function* scanGapsSteps(
-  printed: readonly LinkinfoPort[],
-  options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
-  nodeOfPort: ReadonlyMap<string, string>,
-): Work<ScanGaps> {
-  const pace = pacer();
-  const { topology } = options;
-  const printedPorts = new Map<string, Set<number>>();
-  for (const port of printed) {
-    if (pace()) yield;
-    const guid = nodeOfPort.get(port.portGuid);
-    const node = guid === undefined ? undefined : topology.nodes.get(guid);
-    // A port number the node does not have is a contradiction (reported by the scan), not one of its ports.
-    if (!node || port.port < 1 || port.port > node.portCount) continue;
-    let ports = printedPorts.get(node.guid);
-    if (!ports) printedPorts.set(node.guid, (ports = new Set()));
-    ports.add(port.port);
-  }
-  const cutShort: string[] = [];
-  const printedTypes = new Set(options.hcaPorts ? ['switch', 'ca', 'router'] : ['switch']);
-  const beyond = new Set<string>();
-  for (const port of printed) {
-    if (pace()) yield;
-    const peer = port.peer && topology.nodes.get(nodeOfPort.get(port.peer.portGuid) ?? '');
-    if (peer && printedTypes.has(peer.type) && !printedPorts.has(peer.guid)) beyond.add(peer.guid);
-  }
-  if (beyond.size > 0)
-    cutShort.push(`cables lead to ${beyond.size === 1 ? 'a node' : `${beyond.size} nodes`} it does not print (first: ${[...beyond][0]})`);
-  const short = [...printedPorts]
-    .map(([guid]) => topology.nodes.get(guid)!)
-    .filter((node) => node.type === 'switch' && printedPorts.get(node.guid)!.size < node.portCount);
-  if (short.length > 0)
-    cutShort.push(
-      `${short.length === 1 ? 'a switch is printed without all its ports' : `${short.length} switches are printed without all their ports`} (first: ${short[0]!.guid} "${short[0]!.description}")`,
-    );
-  const missingSwitches = [...topology.nodes.values()].filter(
-    (node) => node.type === 'switch' && options.covers(node) && !printedPorts.has(node.guid),
-  );
-  return { cutShort, missingSwitches };
+  const builder = new ScanBuilder(options, nodeOfPort, () => false);
+  for (const port of printed) builder.add(port);
+  return atOnce(builder.gaps());
 }
