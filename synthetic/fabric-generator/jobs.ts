@@ -4,7 +4,7 @@
 // hundred hosts, and printed by `squeue --noheader --states=RUNNING --format=%i|%u|%P|%N|%j` with
 // Slurm's compressed hostlists. A few jobs name hosts the fabric does not have (a host whose cable
 // is pulled is not discovered either), so that the exporter counts hosts not found.
-import type { GeneratedFabric, GeneratedNode } from './topology.js';
+import { random, type GeneratedFabric, type GeneratedNode } from './topology.js';
 
 export interface JobsSpec {
   /** Running jobs to generate. */
@@ -25,18 +25,6 @@ export interface GeneratedJob {
   absent: string[];
   /** `%N`: the hosts as Slurm compresses them. */
   hostlist: string;
-}
-
-/** mulberry32, as the topology's faults: the same jobs on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A host's name as Slurm knows it: the first word of its NodeDescription (rdma-ndd's `<hostname> <device>`). */
@@ -98,6 +86,7 @@ const PARTITIONS = ['gpu', 'gpu-long', 'batch', 'debug'];
  * or, for the ones across the tree, a few hosts on each of leaves picked anywhere.
  */
 export function generateJobs(fabric: GeneratedFabric, spec: JobsSpec): GeneratedJob[] {
+  // The topology's seeded generator: the same jobs on every run.
   const next = random(spec.seed ?? 34);
   const int = (low: number, high: number) => low + Math.floor(next() * (high - low + 1));
   const leaves: GeneratedNode[][] = [];

@@ -263,8 +263,8 @@ export const spineGuid = (spine: number): string => hexGuid(SPINE_GUID_BASE + Bi
 export const leafGuid = (leaf: number): string => hexGuid(LEAF_GUID_BASE + BigInt(leaf - 1));
 export const coreGuid = (core: number): string => hexGuid(CORE_GUID_BASE + BigInt(core - 1));
 
-/** mulberry32: a small seeded PRNG, so that faults and counters are the same on every run. */
-function random(seed: number): () => number {
+/** mulberry32: a small seeded PRNG, so that faults, counters and jobs are the same on every run. */
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
