@@ -55,6 +55,16 @@ describe('parseSqueue', () => {
     expect(parsed.jobs.map((job) => job.id)).toEqual(['2']);
     expect(parsed.unparsed.count).toBe(2);
   });
+
+  it("bounds what short lines expand to: one job past a subnet's hosts, all jobs past a million, refused and counted", () => {
+    expect(parseSqueue('1|u|p|n[1-70000]|big\n').unparsed.count).toBe(1);
+    // 40 lines of 30 bytes, each 60 000 hosts: 16 fit the budget of a million, the others are counted.
+    const lines = Array.from({ length: 40 }, (_, i) => `${i + 1}|u|p|h${i}x[1-60000]|j\n`).join('');
+    const parsed = parseSqueue(lines);
+    expect(parsed.jobs).toHaveLength(16);
+    expect(parsed.jobs.reduce((sum, job) => sum + job.hosts.length, 0)).toBe(960_000);
+    expect(parsed.unparsed.count).toBe(24);
+  });
 });
 
 describe('jobs file', () => {
@@ -82,6 +92,14 @@ describe('jobs file', () => {
     ['id: 1\n', 'jobs file jobs.yaml:1: expected a list of jobs'],
   ])('names the line of a mistake: %j', (content, message) => {
     expect(() => parseJobsFile(content, 'jobs.yaml')).toThrow(message);
+  });
+
+  it('refuses hostlists past the budget of a reading, naming the line', () => {
+    const content = Array.from({ length: 17 }, (_, i) => `- id: ${i + 1}\n  hosts: ["h${i}x[1-60000]"]\n`).join('');
+    expect(() => parseJobsFile(content, 'jobs.yaml')).toThrow(
+      'jobs file jobs.yaml:34: not a host name or hostlist: expands to more than 40000 hosts',
+    );
+    expect(() => parseJobsFile('- id: 1\n  hosts: ["n[1-70000]"]\n', 'jobs.yaml')).toThrow('expands to more than 65536 hosts');
   });
 
   it('refuses a directory without reading it, naming the flag', () => {

@@ -4,8 +4,17 @@
 // of its lower bound (`[08-10]` is 08 09 10). The text comes from squeue or a jobs file, so a
 // hostlist that would expand to more than a cluster's hosts is refused rather than allocated.
 
-/** No cluster has more hosts; a larger expansion is a mistake or hostile. */
-export const MAX_HOSTLIST_HOSTS = 1_000_000;
+/**
+ * One job's hosts at most: an InfiniBand subnet has 49 151 unicast LIDs, so no job on one fabric
+ * spans more hosts; a larger expansion is a mistake or hostile.
+ */
+export const MAX_HOSTLIST_HOSTS = 65_536;
+
+/**
+ * The hosts of all the jobs of one reading (squeue's output, a jobs file) at most: jobs may share
+ * hosts, but a million host names (tens of MiB) is past any cluster; what comes after is refused.
+ */
+export const MAX_LISTED_HOSTS = 1_000_000;
 
 export type HostlistExpansion = { hosts: string[]; error?: undefined } | { hosts?: undefined; error: string };
 
@@ -20,7 +29,7 @@ function groupMembers(group: string, limit: number): string[] | string {
     const from = Number(low);
     const to = Number(high);
     if (!Number.isSafeInteger(to) || to < from) return `"[${group}]": range ${item} runs backwards or is too large`;
-    if (members.length + (to - from + 1) > limit) return `expands to more than ${MAX_HOSTLIST_HOSTS} hosts`;
+    if (members.length + (to - from + 1) > limit) return `expands to more than ${limit} hosts`;
     // Slurm pads to the width of the lower bound when it has a leading zero.
     const width = low.length > 1 && low.startsWith('0') ? low.length : 0;
     for (let n = from; n <= to; n++) members.push(String(n).padStart(width, '0'));
@@ -45,7 +54,7 @@ function expandOne(expression: string, limit: number): string[] | string {
     if (close < 0) return `"${expression}": "[" without "]"`;
     const members = groupMembers(rest.slice(open + 1, close), limit);
     if (typeof members === 'string') return members;
-    if (names.length * members.length > limit) return `expands to more than ${MAX_HOSTLIST_HOSTS} hosts`;
+    if (names.length * members.length > limit) return `expands to more than ${limit} hosts`;
     names = names.flatMap((name) => members.map((member) => name + literal + member));
     rest = rest.slice(close + 1);
   }

@@ -9,7 +9,7 @@ import { describe, type FileContext, keyName, parseYaml } from '../../config/yam
 import { yaml } from '../../config/yaml.js';
 import { FileRefused, JOBS_FILE, readBoundedText } from '../../files/bounded-file.js';
 import type { Job } from '../../model/jobs.js';
-import { expandHostlist } from './hostlist.js';
+import { MAX_HOSTLIST_HOSTS, MAX_LISTED_HOSTS, expandHostlist } from './hostlist.js';
 
 const KEYS = ['id', 'user', 'partition', 'name', 'hosts'] as const;
 
@@ -26,7 +26,8 @@ function text(ctx: FileContext, node: unknown, key: string, required: boolean): 
   throw ctx.error(node as Node, `"${key}" must be ${key === 'id' ? 'a job id (text or a whole number)' : 'text'}, got ${describe(node)}`);
 }
 
-function job(ctx: FileContext, node: unknown): Job {
+/** `budget.listed`: the hosts of the jobs before this one, against MAX_LISTED_HOSTS. */
+function job(ctx: FileContext, node: unknown, budget: { listed: number }): Job {
   const Y = yaml();
   if (!Y.isMap(node)) throw ctx.error(node as Node, `each job must be a mapping of ${KEYS.join(', ')}, got ${describe(node)}`);
   const fields = new Map<string, unknown>();
@@ -45,10 +46,12 @@ function job(ctx: FileContext, node: unknown): Job {
     );
   const hosts = new Set<string>();
   for (const item of hostsNode.items) {
-    const expansion = expandHostlist(text(ctx, item, 'hosts', true));
+    const limit = Math.min(MAX_HOSTLIST_HOSTS - hosts.size, MAX_LISTED_HOSTS - budget.listed - hosts.size);
+    const expansion = expandHostlist(text(ctx, item, 'hosts', true), limit);
     if (expansion.error !== undefined) throw ctx.error(item as Node, `not a host name or hostlist: ${expansion.error}`);
     for (const host of expansion.hosts) hosts.add(host);
   }
+  budget.listed += hosts.size;
   return {
     id: text(ctx, fields.get('id'), 'id', true),
     user: text(ctx, fields.get('user'), 'user', false),
@@ -63,7 +66,8 @@ export function parseJobsFile(content: string, file: string): Job[] {
   const { root, ctx } = parseYaml(content, file, JOBS_FILE.name);
   if (root === null) return [];
   if (!yaml().isSeq(root)) throw ctx.error(root, `expected a list of jobs ({id, user, partition, name, hosts}), got ${describe(root)}`);
-  const jobs = root.items.map((item) => job(ctx, item));
+  const budget = { listed: 0 };
+  const jobs = root.items.map((item) => job(ctx, item, budget));
   const seen = new Set<string>();
   for (const [i, found] of jobs.entries()) {
     if (seen.has(found.id)) throw ctx.error(root.items[i] as Node, `job ${found.id} is listed twice`);

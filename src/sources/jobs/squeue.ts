@@ -6,7 +6,7 @@
 import { atOnce, type Work } from '../../event-loop/time-slices.js';
 import type { Job } from '../../model/jobs.js';
 import { UnparsedLines } from '../unparsed-lines.js';
-import { expandHostlist } from './hostlist.js';
+import { MAX_HOSTLIST_HOSTS, MAX_LISTED_HOSTS, expandHostlist } from './hostlist.js';
 
 export const SQUEUE_ARGS = ['--noheader', '--states=RUNNING', '--format=%i|%u|%P|%N|%j'] as const;
 
@@ -26,6 +26,7 @@ export function* parseSqueueSteps(text: string): Work<SqueueJobs> {
   const jobs: Job[] = [];
   const unparsed = new UnparsedLines();
   let hosts = 0;
+  let listed = 0;
   for (const line of text.split('\n')) {
     // A pause every few thousand hosts expanded.
     if (hosts > 4096) {
@@ -40,12 +41,14 @@ export function* parseSqueueSteps(text: string): Work<SqueueJobs> {
     }
     const [id, user, partition, hostlist] = fields.map((field) => field.trim()) as [string, string, string, string];
     const name = fields.slice(4).join('|');
-    const expansion = expandHostlist(hostlist);
+    // Every job's hosts count against one budget: a few short lines must not expand to millions.
+    const expansion = expandHostlist(hostlist, Math.min(MAX_HOSTLIST_HOSTS, MAX_LISTED_HOSTS - listed));
     if (!/^\d[\w+.-]*$/.test(id) || expansion.error !== undefined) {
       unparsed.add(line);
       continue;
     }
     hosts += 1 + (expansion.hosts?.length ?? 0);
+    listed += expansion.hosts.length;
     if (expansion.hosts.length === 0) continue;
     jobs.push({ id, user, partition, name, hosts: expansion.hosts });
   }
