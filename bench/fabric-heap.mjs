@@ -10,6 +10,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeF
 import os from 'node:os';
 import path from 'node:path';
 import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
+import { aiClusterSpec } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -23,22 +24,11 @@ const nodeFlags = process.argv.filter((arg) => arg.startsWith('--node-flag=')).m
 const exporterFlags = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 
 async function scenarioDir(g, dir) {
-  const scenario = path.join(dir, `scenario-${hosts}`);
+  // Named by what it is: an older bench's scenario (other host names) is not taken for this one.
+  const scenario = path.join(dir, `ai-cluster-${hosts}`);
   if (await stat(path.join(scenario, 'ibnetdiscover.stdout')).catch(() => undefined)) return scenario;
   log(`generating ${hosts} hosts`);
-  const fabric = g.generateFabric({
-    shape: { tiers: 3, hosts, radix: 64 },
-    profile: g.NDR_PROFILE,
-    faults: {
-      seed: 26,
-      pulledHostCables: 24,
-      pulledSwitchCables: 12,
-      narrowLinks: 24,
-      slowLinks: 24,
-      erroringPorts: 240,
-      congestedPorts: Math.round(hosts / 10),
-    },
-  });
+  const fabric = g.generateFabric(aiClusterSpec(g, hosts));
   return g.writeScenario(fabric, scenario).dir;
 }
 

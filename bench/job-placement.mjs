@@ -8,6 +8,7 @@
 // Then the jobs' series of shard 1 of 4 rendered once, every port of the shard up at full width
 // and speed (each link judged: the work a render does whatever the links' state).
 import { performance } from 'node:perf_hooks';
+import { aiClusterSpec } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const count = Number(process.argv[2] ?? 2000);
@@ -31,20 +32,7 @@ const [
   importTypeScript('src/exposition/buffer.ts'),
 ]);
 
-const pad = (n, width) => String(n).padStart(width, '0');
-const fabric = g.generateFabric({
-  shape: { tiers: 3, hosts: 24_576, radix: 64 },
-  profile: { ...g.NDR_PROFILE, hostDescription: (leaf, host) => `gpu${pad(leaf, 3)}-${pad(host, 2)} mlx5_0` },
-  faults: {
-    seed: 26,
-    pulledHostCables: 24,
-    pulledSwitchCables: 12,
-    narrowLinks: 24,
-    slowLinks: 24,
-    erroringPorts: 240,
-    congestedPorts: 2458,
-  },
-});
+const fabric = g.generateFabric(aiClusterSpec(g));
 const discover = () => {
   const chunks = [];
   g.ibnetdiscover(fabric, (text) => chunks.push(text));

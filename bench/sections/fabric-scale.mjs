@@ -14,6 +14,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
+import { aiClusterSpec } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
@@ -22,24 +23,7 @@ const MONITOR = path.join(PROJECT, 'bench/event-loop-monitor.cjs');
 /** The fabrics: the ibsim section's, as it is there (healthy, ibsim's port profile), and the AI cluster with a few faults. */
 const FABRICS = {
   small: (g) => ({ shape: { tiers: 2, spines: 18, leaves: 100, hostsPerLeaf: 18 }, profile: g.ibsimProfile('QDR'), origin: 'H1_2' }),
-  large: (g) => ({
-    shape: { tiers: 3, hosts: 24_576, radix: 64 },
-    // Host names as a GPU cluster's Slurm knows them, zero-padded (gpu017-03): its hostlists keep the padding.
-    profile: {
-      ...g.NDR_PROFILE,
-      hostDescription: (leaf, host) => `gpu${String(leaf).padStart(3, '0')}-${String(host).padStart(2, '0')} mlx5_0`,
-    },
-    // About 0.1 % of the cables pulled or degraded, 0.2 % of the switch ports with errors, 2 % congested.
-    faults: {
-      seed: 26,
-      pulledHostCables: 24,
-      pulledSwitchCables: 12,
-      narrowLinks: 24,
-      slowLinks: 24,
-      erroringPorts: 240,
-      congestedPorts: 2458,
-    },
-  }),
+  large: (g) => aiClusterSpec(g),
 };
 
 /** Running jobs on a fabric (issue 34), printed by the fake squeue; the small fabric, as ibsim's section, has none. */
