@@ -3,6 +3,8 @@
 // its hostlists keep the padding), with about 0.1 % of the cables pulled or degraded, 0.2 % of the
 // switch ports with errors and 10 % of the hosts' worth of ports congested. One definition, so that
 // fabric-scale, fabric-heap and job-placement measure the same fabric.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 
 /** The generator's spec of the cluster of `hosts` hosts (24 576: 1 920 switches, 122 880 switch ports). */
 export function aiClusterSpec(g, hosts = 24_576) {
@@ -22,4 +24,29 @@ export function aiClusterSpec(g, hosts = 24_576) {
       congestedPorts: Math.round(hosts / 10),
     },
   };
+}
+
+/**
+ * The exporter's arguments (from its main script on) in fabric mode over the fake tools, as a
+ * fabric host without an adapter of its own runs it: a sysfs without InfiniBand devices (made in
+ * `work`), the diag collector off, warnings only, one ports cycle every `interval`, the shard if
+ * any. Callers add their own flags after these.
+ */
+export async function fabricExporterArgs(g, { main, work, tools, port, interval, shard }) {
+  const sysfs = path.join(work, 'sys');
+  await mkdir(path.join(sysfs, 'class'), { recursive: true });
+  return [
+    main,
+    '--collector.fabric',
+    '--no-collector.diag',
+    '--path.sysfs',
+    sysfs,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level',
+    'warn',
+    '--fabric.interval',
+    interval,
+    ...(shard ? ['--fabric.shard', shard] : []),
+    ...g.fakeToolFlags(tools),
+  ];
 }

@@ -10,7 +10,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeF
 import os from 'node:os';
 import path from 'node:path';
 import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
-import { aiClusterSpec } from './ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -209,8 +209,6 @@ async function main() {
   const scenario = await scenarioDir(g, keep ? path.dirname(dir) : dir);
   const work = await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-heap-run-'));
   const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log') });
-  const sysfs = path.join(work, 'sys');
-  await mkdir(path.join(sysfs, 'class'), { recursive: true });
   const eventLoopReport = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -222,18 +220,7 @@ async function main() {
       path.join(PROJECT, 'bench', 'event-loop-monitor.cjs'),
       '--heapsnapshot-signal=SIGUSR2',
       `--diagnostic-dir=${work}`,
-      MAIN,
-      '--collector.fabric',
-      '--no-collector.diag',
-      '--path.sysfs',
-      sysfs,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level',
-      'warn',
-      '--fabric.interval',
-      '60s',
-      ...(shard ? ['--fabric.shard', shard] : []),
-      ...g.fakeToolFlags(tools),
+      ...(await fabricExporterArgs(g, { main: MAIN, work, tools, port, interval: '60s', shard })),
       ...exporterFlags,
     ],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, IBX_EVENT_LOOP_REPORT: eventLoopReport } },

@@ -10,11 +10,11 @@
 // sums its samples by function and by phase (discovery, iblinkinfo, the sweeps, render, gzip…).
 // The fake tools' own CPU is theirs, not the exporter's (it is counted in its children's time).
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
-import { aiClusterSpec } from '../ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
@@ -203,26 +203,12 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const monitor = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  // A fabric host without an adapter of its own: a sysfs without InfiniBand devices.
-  const sysfs = path.join(work, 'sys');
-  await mkdir(path.join(sysfs, 'class'), { recursive: true });
   const args = [
     '--require',
     MONITOR,
     ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profile')}`] : []),
-    MAIN,
-    '--collector.fabric',
-    '--no-collector.diag',
-    '--path.sysfs',
-    sysfs,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level',
-    'warn',
-    '--fabric.interval',
-    `${INTERVAL_S}s`,
-    ...(testCase.shard ? ['--fabric.shard', testCase.shard] : []),
+    ...(await fabricExporterArgs(g, { main: MAIN, work, tools, port, interval: `${INTERVAL_S}s`, shard: testCase.shard })),
     ...testCase.flags,
-    ...g.fakeToolFlags(tools),
     // As a site would: Slurm's squeue by its path, every other jobs flag at its default (--jobs.interval 30s).
     ...(withJobs(testCase) ? ['--squeue.path', tools.squeue] : []),
   ];
