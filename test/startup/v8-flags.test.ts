@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksForFabricMode, chooseV8Flags, MEMORY_REDUCER_ONE_GC } from '../../src/startup/v8-flags.js';
+import { asksForFabricMode, chooseV8Flags, FABRIC_HEAP_GROWING, MEMORY_REDUCER_ONE_GC } from '../../src/startup/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
   const ALL = [
@@ -54,9 +54,19 @@ describe('the V8 flags the exporter sets for itself', () => {
   });
 
   it('keeps the optimizing compilers for fabric mode, which parses and renders hundreds of thousands of lines a cycle, and lets its heap grow', () => {
-    const fabric = ALL.slice(2).filter((flag) => flag !== '--optimize-for-size');
+    const fabric = ['--semi-space-growth-factor=1', MEMORY_REDUCER_ONE_GC, FABRIC_HEAP_GROWING, '--liftoff-only'];
     expect(chooseV8Flags([], { fabric: true })).toEqual(fabric);
     expect(chooseV8Flags(['--no-opt'], { fabric: true })).toEqual(fabric);
+  });
+
+  it("keeps fabric mode's old generation within a quarter of what was live, unless the user chose how far it grows", () => {
+    expect(FABRIC_HEAP_GROWING).toBe('--heap-growing-percent=25');
+    expect(chooseV8Flags([], { fabric: true })).toContain(FABRIC_HEAP_GROWING);
+    expect(chooseV8Flags([])).not.toContain(FABRIC_HEAP_GROWING);
+    for (const choice of ['--heap-growing-percent=50', '--heap_growing_percent=10']) {
+      const flags = chooseV8Flags([choice], { fabric: true });
+      expect(flags.some((flag) => flag.startsWith('--heap'))).toBe(false);
+    }
   });
 });
 
