@@ -12,6 +12,7 @@ import {
   type FabricTopology,
   type PortAddress,
 } from '../src/model/fabric.js';
+import { CounterRow } from '../src/model/counter-row.js';
 
 export { leafGuid, spineGuid };
 
@@ -64,7 +65,7 @@ export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readin
       const key = fabricPortKey(self.nodeGuid, self.port);
       ports.set(key, { ...self, portGuid: undefined, lid: undefined, peer, enabled: undefined });
       if (nodes.get(self.nodeGuid)!.type === 'switch')
-        readings.set(key, { ...self, state: active, physicalState: linkUp, width: 4, speed: 'HDR', peer, counters: [] });
+        readings.set(key, { ...self, state: active, physicalState: linkUp, width: 4, speed: 'HDR', peer, counters: CounterRow.EMPTY });
     }
   };
   for (let s = 1; s <= spines; s++) node(spineGuid(s), 'switch', `spine-${s}`, leaves);
@@ -84,7 +85,7 @@ export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readin
         width: undefined,
         speed: undefined,
         peer: undefined,
-        counters: [],
+        counters: CounterRow.EMPTY,
       });
     }
   }

@@ -5,7 +5,8 @@
 // replaced whole by each cycle; `Snapshot.fabric` is undefined when fabric mode is off.
 import type { EnabledRates, LinkExpectation, LinkSpeed, LinkWidth } from './link-rate.js';
 import type { PhysicalStateName, PortStateName, StateReading } from './port-state.js';
-import type { PortCounter, SubnetManagerState } from './host.js';
+import type { CounterRow } from './counter-row.js';
+import type { SubnetManagerState } from './host.js';
 
 export const FABRIC_NODE_TYPES = ['switch', 'ca', 'router'] as const;
 export type FabricNodeType = (typeof FABRIC_NODE_TYPES)[number];
@@ -68,7 +69,7 @@ export interface FabricPortReading extends PortAddress {
   /** The port at the other end of the cable now; undefined for a port without a link. */
   peer: PortAddress | undefined;
   /** PMA counters read this cycle; a counter whose query failed is absent, not zero. */
-  counters: readonly PortCounter[];
+  counters: CounterRow;
 }
 
 /** One subnet manager of the subnet (an SA SMInfoRecord, refreshed from the SM itself when it answers). */

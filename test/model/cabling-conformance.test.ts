@@ -10,6 +10,7 @@ import { judgeCabling, judgeConformance } from '../../src/model/cabling-conforma
 import { fabricPortKey, type FabricPortReading, type FabricTopology, type PortAddress } from '../../src/model/fabric.js';
 import { judgeRails } from '../../src/model/rails.js';
 import { fabricFromPlan, plan, railTreeNames, recordedRailTree, resolved } from '../support/cabling.js';
+import { CounterRow } from '../../src/model/counter-row.js';
 
 /** The findings' [condition, summary → remedy] of a fabric judged against a plan text. */
 function judge(
@@ -318,7 +319,7 @@ describe('the fewest moves, on random miswirings of a leaf', () => {
                     width: 4,
                     speed: 'HDR',
                     peer,
-                    counters: [],
+                    counters: CounterRow.EMPTY,
                   } satisfies FabricPortReading,
                 ];
               }),

@@ -9,6 +9,7 @@ import {
 } from '../../src/model/fabric.js';
 import { footprint, HostIndex, JobPlacement } from '../../src/model/job-footprint.js';
 import { jobLinkCounts, type LinkEvidence } from '../../src/model/job-links.js';
+import { CounterRow } from '../../src/model/counter-row.js';
 
 /** Two spines, three leaves (a leaf with two cables to spine-1), hosts h11..h32 on leaf 1..3. */
 function smallFatTree(): FabricTopology {
@@ -154,7 +155,7 @@ describe('jobLinkCounts', () => {
         width: 4,
         speed: 'HDR',
         peer: port.peer,
-        counters: [],
+        counters: CounterRow.EMPTY,
       } as FabricPortReading);
     }
     ports.set('0xl1/4', { ...ports.get('0xl1/4')!, width: 1 });

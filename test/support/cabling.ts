@@ -21,6 +21,7 @@ import { judgeConformance } from '../../src/model/cabling-conformance.js';
 import { composeFabric, fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology } from '../../src/model/fabric.js';
 import { judgeRails } from '../../src/model/rails.js';
 import type { LinkExpectation } from '../../src/model/link-rate.js';
+import { CounterRow } from '../../src/model/counter-row.js';
 
 export const CABLING_FIXTURES = fileURLToPath(new URL('../fixtures/cabling/', import.meta.url));
 
@@ -50,7 +51,7 @@ export function readingsFromIblinkinfo(text: string, topology: FabricTopology): 
       width: down ? undefined : port.width,
       speed: down ? undefined : port.speed,
       peer: peerGuid === undefined ? undefined : { nodeGuid: peerGuid, port: port.peer!.port },
-      counters: [],
+      counters: CounterRow.EMPTY,
     });
   }
   return readings;
@@ -142,7 +143,7 @@ export function fabricFromPlan(
         width: cable.width ?? 4,
         speed: cable.speed ?? 'HDR',
         peer,
-        counters: [],
+        counters: CounterRow.EMPTY,
       });
     }
   }

@@ -4,7 +4,7 @@
 // 64-bit traffic), at most --fabric.max-concurrent at once. Slower than the sweep (two processes
 // per switch), the same values.
 import { fabricPortKey, type DiscoveredPort, type FabricNode } from '../../model/fabric.js';
-import type { PortCounter } from '../../model/host.js';
+import { CounterRow } from '../../model/counter-row.js';
 import type { CommandResult } from '../command-runner.js';
 import { UnparsedLines } from '../unparsed-lines.js';
 import { countersFromPerfquery, parsePerfquery, type PerfqueryReading } from '../diag/perfquery.js';
@@ -79,7 +79,7 @@ export async function readCountersByNode(
   cycle: FabricCycle,
   nodes: readonly FabricNode[],
   ports: ReadonlyMap<string, DiscoveredPort>,
-): Promise<Map<string, PortCounter[]>> {
+): Promise<Map<string, CounterRow>> {
   const targets: { nodeGuid: string; lid: number; ports: number[] }[] = [];
   for (const node of nodes) {
     if (node.type === 'switch') {
@@ -92,7 +92,7 @@ export async function readCountersByNode(
       if (lid !== undefined && lid > 0) targets.push({ nodeGuid: node.guid, lid, ports: [port] });
     }
   }
-  const counters = new Map<string, PortCounter[]>();
+  const counters = new Map<string, CounterRow>();
   const read = async (target: (typeof targets)[number], firstTry: boolean): Promise<boolean> => {
     // A switch's ports in one run (`1-<N>`), a CA's port alone.
     const portArg = target.ports.length === 1 ? String(target.ports[0]) : `1-${target.ports.length}`;
@@ -102,7 +102,7 @@ export async function readCountersByNode(
     ]);
     if (firstTry && (!basic || !extended)) return false;
     for (const port of new Set([...(basic?.keys() ?? []), ...(extended?.keys() ?? [])])) {
-      counters.set(fabricPortKey(target.nodeGuid, port), countersFromPerfquery(basic?.get(port), extended?.get(port)));
+      counters.set(fabricPortKey(target.nodeGuid, port), CounterRow.of(countersFromPerfquery(basic?.get(port), extended?.get(port))));
     }
     return true;
   };

@@ -18,7 +18,7 @@
 // prints. A scan that lacks any of them fails the cycle.
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
-import type { PortCounter } from '../../model/host.js';
+import { CounterRow } from '../../model/counter-row.js';
 import { commandItem, type FabricCycle } from './commands.js';
 import { readCountersByNode } from './perfquery-counters.js';
 import { nodesByPortGuid, nodesByPortGuidSteps, type TopologyCache } from './discovery.js';
@@ -92,7 +92,7 @@ function* portReadings(
   topology: FabricTopology,
   wanted: (node: FabricNode) => boolean,
   scan: Scan | undefined,
-  counters: ReadonlyMap<string, PortCounter[]>,
+  counters: ReadonlyMap<string, CounterRow>,
 ): Work<Map<string, FabricPortReading>> {
   const pace = pacer(64);
   const ports = new Map<string, FabricPortReading>();
@@ -100,7 +100,7 @@ function* portReadings(
     if (!wanted(node)) continue;
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
-      const portCounters = counters.get(key) ?? [];
+      const portCounters = counters.get(key) ?? CounterRow.EMPTY;
       const state = scan?.ports.get(key);
       const discovered = topology.ports.get(key);
       // A CA's ports that discovery did not reach (no cable) are not ports of the fabric.

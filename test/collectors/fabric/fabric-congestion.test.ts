@@ -13,6 +13,7 @@ import { defaultTick } from '../../../src/model/congestion.js';
 import type { DiscoveredPort, FabricNode, FabricPortReading, FabricTopology } from '../../../src/model/fabric.js';
 import { settingsFromFlags } from '../../support/exporter.js';
 import { sampleValue as value, scrape } from '../../support/exposition.js';
+import { CounterRow } from '../../../src/model/counter-row.js';
 
 const LEAVES = ['0x0002c90200510000', '0x0002c90200520000', '0x0002c90200530000'];
 const SWITCHES = [...LEAVES, '0x0002c90200410000', '0x0002c90200420000'];
@@ -91,7 +92,7 @@ describe('CongestionWalk', () => {
     width: 4,
     speed: 'HDR',
     peer: { nodeGuid: '0xhost', port: 1 },
-    counters: wait === undefined ? [] : [{ name: 'transmit_wait', value: wait, saturated: wait === 0xffffffff }],
+    counters: CounterRow.of(wait === undefined ? [] : [{ name: 'transmit_wait', value: wait, saturated: wait === 0xffffffff }]),
   });
   // Quantum at HDR 4X: 8 bytes at 200 Gb/s, 0.32 ns a tick; 10 s between the readings.
   const walk = (): CongestionWalk => new CongestionWalk(topology, new Map([['0xleaf', 1]]), new Map([['0xleaf', defaultTick(0xd2f0)]]), 10);

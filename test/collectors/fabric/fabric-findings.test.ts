@@ -23,6 +23,7 @@ import { DGX, FIXTURES, PROJECT_ROOT } from '../../support/trees.js';
 import { HOST11, HOST12, LEAF1, LEAF2, LEAF3, SPINE1, SPINE2 } from '../../support/fabric-recordings.js';
 import { ReplayRunner, result, type Override } from '../../support/replay.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
+import { CounterRow } from '../../../src/model/counter-row.js';
 
 const FABRIC_CONFIG = path.join(FIXTURES, 'config/fabric.yml');
 
@@ -82,7 +83,7 @@ function withPort(snapshot: Snapshot, guid: string, port: number, change: Partia
     width: undefined,
     speed: undefined,
     peer: undefined,
-    counters: [],
+    counters: CounterRow.EMPTY,
   };
   ports.set(key, { ...before, ...change });
   return withFabric(snapshot, { ports });
@@ -200,7 +201,7 @@ describe('switch ports down', () => {
     const downed = withPort(healthy, LEAF2, 7, {
       ...DOWN,
       physicalState: { id: 3, name: 'Disabled' },
-      counters: [{ name: 'link_downed', value: 2, saturated: false }],
+      counters: CounterRow.of([{ name: 'link_downed', value: 2, saturated: false }]),
     });
     const [finding] = fabricFindings(downed).filter((f) => f.condition === 'fabric-port-down');
     expect(finding!.summary).toBe(
@@ -210,17 +211,20 @@ describe('switch ports down', () => {
     // The same port with every counter at 0 never had a cable.
     const spare = withPort(healthy, LEAF2, 7, {
       ...DOWN,
-      counters: [
+      counters: CounterRow.of([
         { name: 'link_downed', value: 0, saturated: false },
         { name: 'transmit_packets', value: 0, saturated: false },
-      ],
+      ]),
     });
     expect(fabricFindings(spare).filter((f) => f.condition === 'fabric-port-down')).toEqual([]);
   });
 
   it('leaves CA ports out (--fabric.hca-ports): a host that reboots is no fabric fault', async () => {
     const healthy = await snapshotOf(['healthy']);
-    const rebooting = withPort(healthy, HOST11, 1, { ...DOWN, counters: [{ name: 'link_downed', value: 1, saturated: false }] });
+    const rebooting = withPort(healthy, HOST11, 1, {
+      ...DOWN,
+      counters: CounterRow.of([{ name: 'link_downed', value: 1, saturated: false }]),
+    });
     expect(fabricFindings(rebooting).filter((f) => f.condition === 'fabric-port-down')).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { cablingFindings, portWasInUse } from '../../../src/collectors/fabric/cabling/findings.js';
 import { fabricPortKey } from '../../../src/model/fabric.js';
 import { railTreeMapInput } from '../../support/cabling.js';
+import { CounterRow } from '../../../src/model/counter-row.js';
 
 const LEAF = '0x0002c90200700005';
 const SPINE1 = '0x0002c90200600001';
@@ -24,12 +25,12 @@ describe('a pulled cable of the plan', () => {
     const { cabling, topology, readings } = railTreeMapInput();
     const end = fabricPortKey(LEAF, 4);
     const used = new Map(readings);
-    used.set(end, { ...readings.get(end)!, counters: [{ name: 'link_downed', value: 1, saturated: false }] });
+    used.set(end, { ...readings.get(end)!, counters: CounterRow.of([{ name: 'link_downed', value: 1, saturated: false }]) });
     expect(portWasInUse(used.get(end))).toBe(true);
     const [missing] = cablingFindings(cabling, topology, used).filter((finding) => finding.condition === 'planned-link-missing');
     expect([missing?.severity, missing?.alert]).toEqual(['critical', 'InfiniBandFabricPortDown']);
     const unused = new Map(readings);
-    for (const key of [end, fabricPortKey(SPINE1, 5)]) unused.set(key, { ...readings.get(key)!, counters: [] });
+    for (const key of [end, fabricPortKey(SPINE1, 5)]) unused.set(key, { ...readings.get(key)!, counters: CounterRow.EMPTY });
     const [quiet] = cablingFindings(cabling, topology, unused).filter((finding) => finding.condition === 'planned-link-missing');
     expect([quiet?.severity, quiet?.alert]).toEqual(['warning', 'InfiniBandFabricPlannedLinkMissing']);
   });

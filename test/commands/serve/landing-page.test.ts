@@ -22,6 +22,7 @@ import { exporterFromFlags } from '../../support/exporter.js';
 import { copyTree, DGX, FIXTURES, ZOO, ZOO_CONFIG, type TempTree } from '../../support/trees.js';
 import { ReplayRunner } from '../../support/replay.js';
 import type { FabricCommand } from '../../../src/sources/fabric/commands.js';
+import { CounterRow } from '../../../src/model/counter-row.js';
 
 const exporters: Exporter[] = [];
 const trees: TempTree[] = [];
@@ -228,7 +229,7 @@ describe('landing page in fabric mode', () => {
         width: 4,
         speed: 'QDR',
         peer: undefined,
-        counters: [],
+        counters: CounterRow.EMPTY,
       };
       ports.set(`${reading.nodeGuid}/${port}`, reading);
     }

@@ -13,7 +13,7 @@ import type { FabricNodeName, FabricPortName } from '../../../model/finding.js';
 
 /** The counts fabric_ports' port-down finding takes as signs of use (the discovery no longer shows the cable). */
 export function portWasInUse(reading: FabricPortReading | undefined): boolean {
-  const count = (name: string): number => reading?.counters.find((c) => c.name === name)?.value ?? 0;
+  const count = (name: string): number => reading?.counters.get(name) ?? 0;
   return count('link_downed') + count('transmit_packets') + count('receive_packets') > 0;
 }
 /** Names for the messages: a node's node-name-map name, else its NodeDescription, else the plan's name for it, else its GUID. */

@@ -17,7 +17,6 @@ import {
   type XmitWaitTick,
 } from '../../../model/congestion.js';
 import type { FabricPortReading, FabricTopology } from '../../../model/fabric.js';
-import type { PortCounter } from '../../../model/host.js';
 import type { FabricCongestion, TierCongestion } from '../../parts.js';
 
 export const CONGESTION_METRICS = {
@@ -52,10 +51,10 @@ export const CONGESTION_FAMILIES = Object.values(CONGESTION_METRICS);
 
 const WAIT = 'transmit_wait';
 
-function waitOf(reading: FabricPortReading): PortCounter | undefined {
-  const counters = reading.counters;
-  for (let c = 0; c < counters.length; c++) if (counters[c]!.name === WAIT) return counters[c];
-  return undefined;
+/** PortXmitWait of a reading, undefined when it was not read. */
+function waitOf(reading: FabricPortReading): { value: number; saturated: boolean } | undefined {
+  const at = reading.counters.indexOf(WAIT);
+  return at < 0 ? undefined : { value: reading.counters.value(at), saturated: reading.counters.saturated(at) };
 }
 
 /** Accumulates one ports cycle's congestion, a port at a time, within the walk of the trend. */

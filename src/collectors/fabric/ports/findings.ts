@@ -25,7 +25,7 @@ import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
 
 function counter(reading: FabricPortReading, name: string): number {
-  return reading.counters.find((c) => c.name === name)?.value ?? 0;
+  return reading.counters.get(name) ?? 0;
 }
 
 /** "4X QDR (40 Gb/s" — the caller closes the parenthesis, after whatever it adds. */

@@ -8,7 +8,7 @@ import { inShard, type FabricPortReading, type PortAddress } from '../../../mode
 import { assessLink } from '../../../model/link-degradation.js';
 import { BYTES_PER_GIGABIT, LANE_RATES, type LinkSpeed } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
-import type { PortCounter } from '../../../model/host.js';
+import type { CounterRow } from '../../../model/counter-row.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
 import { CONGESTION_FAMILIES, writeCongestion } from './congestion.js';
@@ -92,8 +92,8 @@ export const PMA_COUNTER_METRICS: ReadonlyMap<string, MetricSpec> = new Map(
 );
 
 /** Whether a reading's error counters are served (any of them non-zero). */
-function hasErrors(counters: readonly PortCounter[]): boolean {
-  for (let c = 0; c < counters.length; c++) if (counters[c]!.value > 0 && ERRORS.has(counters[c]!.name)) return true;
+function hasErrors(counters: CounterRow): boolean {
+  for (let c = 0; c < counters.length; c++) if (counters.value(c) > 0 && ERRORS.has(counters.name(c))) return true;
   return false;
 }
 
@@ -191,16 +191,15 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
       if (pace()) yield;
       if (error && !erroring[i]) continue;
       const counters = readings[i]!.counters;
-      for (let c = 0; c < counters.length; c++) {
-        const counter = counters[c]!;
-        if (counter.name === name && !(wait && counter.value === 0)) family.sample(labels[i]!, '', counter.value);
-      }
+      const c = counters.indexOf(name);
+      if (c >= 0 && !(wait && counters.value(c) === 0)) family.sample(labels[i]!, '', counters.value(c));
     }
   }
   const saturated = new FamilyWriter(out, M.pmaSaturated);
   for (let i = 0; i < readings.length; i++) {
     if (pace()) yield;
-    for (const value of readings[i]!.counters) if (value.saturated) saturated.sample(labels[i]!, `,counter="${value.name}"`, 1);
+    const counters = readings[i]!.counters;
+    for (let c = 0; c < counters.length; c++) if (counters.saturated(c)) saturated.sample(labels[i]!, `,counter="${counters.name(c)}"`, 1);
   }
   yield* writeCongestion(part.congestion, part.ports, out);
 }

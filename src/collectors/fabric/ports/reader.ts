@@ -40,14 +40,18 @@ export function* portTrend(
     // In the same walk: congestion needs a tick for each port read, even without a cycle before.
     congestion?.port(key, reading, earlier);
     if (!earlier) continue;
-    const previous = new Map(earlier.counters.map((counter) => [counter.name, counter.value]));
-    for (const counter of reading.counters) {
-      const was = previous.get(counter.name);
+    const counters = reading.counters;
+    for (let c = 0; c < counters.length; c++) {
+      const name = counters.name(c);
+      if (!ERROR_COUNTERS.has(name)) continue;
+      // The same counters in the same order nearly always: looked up by name only when not.
+      const was = earlier.counters.names === counters.names ? earlier.counters.value(c) : earlier.counters.get(name);
+      const value = counters.value(c);
       // A counter that went down was reset: no rise, no rate.
-      if (was === undefined || counter.value <= was || !ERROR_COUNTERS.has(counter.name)) continue;
+      if (was === undefined || value <= was) continue;
       risingErrors.add(key);
-      if (counter.name !== 'symbol_errors' || reading.width === undefined || reading.speed === undefined) continue;
-      const ber = bitErrorRate(counter.value - was, reading.width, reading.speed, seconds);
+      if (name !== 'symbol_errors' || reading.width === undefined || reading.speed === undefined) continue;
+      const ber = bitErrorRate(value - was, reading.width, reading.speed, seconds);
       if (ber !== undefined && ber > BIT_ERROR_RATE_THRESHOLD) berOverThreshold.add(key);
     }
   }

@@ -79,8 +79,8 @@ function endReading(reading: FabricPortReading | undefined, phy: FabricPhyReadin
   const recent = phy !== undefined && now - phy.readAt <= LONG_WINDOW_MS ? phy : undefined;
   // A counter stuck at its maximum counts nothing more: not a rise, not a reset.
   const value = (name: string) => {
-    const counter = reading.counters.find((c) => c.name === name);
-    return counter && !counter.saturated ? counter.value : undefined;
+    const at = reading.counters.indexOf(name);
+    return at >= 0 && !reading.counters.saturated(at) ? reading.counters.value(at) : undefined;
   };
   return {
     symbolErrors: value('symbol_errors'),
