@@ -35,7 +35,9 @@ LABEL org.opencontainers.image.title="infiniband-exporter" \
 RUN apt-get update \
  && apt-get install -y --no-install-recommends infiniband-diags tini \
  && rm -rf /var/lib/apt/lists/*
+# GLIBC_TUNABLES: glibc's malloc settings of every launcher (src/startup/v8-flags.ts).
 ENV NODE_ENV=production \
+    GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072 \
     INFINIBAND_EXPORTER_REVISION=${REVISION}
 WORKDIR /app
 COPY package.json package-lock.json ./

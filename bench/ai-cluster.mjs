@@ -5,6 +5,7 @@
 // fabric-scale, fabric-heap and job-placement measure the same fabric.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** The generator's spec of the cluster of `hosts` hosts (24 576: 1 920 switches, 122 880 switch ports). */
 export function aiClusterSpec(g, hosts = 24_576) {
@@ -49,4 +50,16 @@ export async function fabricExporterArgs(g, { main, work, tools, port, interval,
     ...(shard ? ['--fabric.shard', shard] : []),
     ...g.fakeToolFlags(tools),
   ];
+}
+
+/**
+ * The environment the service launchers give the exporter (the systemd unit, the packages' unit,
+ * the Dockerfile and the image): glibc's malloc settings (GLIBC_TUNABLES, src/startup/v8-flags.ts),
+ * as built in `dist`. The benches run the exporter so unless their command line says
+ * `--no-launcher-env`, to measure what the settings change.
+ */
+export async function launcherEnv(dist, argv = process.argv) {
+  if (argv.includes('--no-launcher-env')) return {};
+  const { GLIBC_TUNABLES } = await import(pathToFileURL(path.join(dist, 'startup', 'v8-flags.js')).href);
+  return { GLIBC_TUNABLES };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--no-launcher-env] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there
@@ -10,7 +10,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeF
 import os from 'node:os';
 import path from 'node:path';
 import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
-import { aiClusterSpec, fabricExporterArgs } from './ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs, launcherEnv } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -223,7 +223,10 @@ async function main() {
       ...(await fabricExporterArgs(g, { main: MAIN, work, tools, port, interval: '60s', shard })),
       ...exporterFlags,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, IBX_EVENT_LOOP_REPORT: eventLoopReport } },
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...(await launcherEnv(path.dirname(MAIN))), IBX_EVENT_LOOP_REPORT: eventLoopReport },
+    },
   );
   try {
     for (;;) {

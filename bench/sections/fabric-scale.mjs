@@ -14,7 +14,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
-import { aiClusterSpec, fabricExporterArgs } from '../ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs, launcherEnv } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
@@ -215,7 +215,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const started = Date.now();
   const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, IBX_EVENT_LOOP_REPORT: monitor },
+    env: { ...process.env, ...(await launcherEnv(path.dirname(MAIN))), IBX_EVENT_LOOP_REPORT: monitor },
   });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));

@@ -86,7 +86,7 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   const demo = [commandLine.DEMO_DIRECTORY].map((file) => path.relative(work, file).split(path.sep).join('/'));
   for (const relative of demo) cpSync(path.join(PROJECT, relative), path.join(work, relative), { recursive: true, verbatimSymlinks: true });
   const { ASSETS, codeCacheAsset, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
-  const { NODE_FLAGS, chooseV8Flags } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
+  const { NODE_FLAGS, GLIBC_TUNABLES, chooseV8Flags } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
   // One code cache per set of V8 flags the exporter chooses for itself: a host's, and fabric mode's
   // (the optimizing compilers on). Each warm-up runs without NODE_OPTIONS, as the binary's V8 flags
   // are then its own alone (the unit's and image's --v8-pool-size=1 is Node.js's, not V8's).
@@ -138,5 +138,5 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   const copy = `${binary}.${process.pid}.tmp`;
   copyFileSync(binary, copy);
   renameSync(copy, binary);
-  return { binary, nodeFlags: NODE_FLAGS };
+  return { binary, nodeFlags: NODE_FLAGS, glibcTunables: GLIBC_TUNABLES };
 }

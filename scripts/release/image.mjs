@@ -76,8 +76,8 @@ async function userIds(tar, user) {
   return `${uid}:${gid}`;
 }
 
-/** Builds the OCI archive into `out` from the .deb `deb`; `nodeFlags` go into NODE_OPTIONS. */
-export async function buildImage({ work, out, meta, deb, nodeFlags }) {
+/** Builds the OCI archive into `out` from the .deb `deb`; `nodeFlags` go into NODE_OPTIONS, `glibcTunables` into GLIBC_TUNABLES. */
+export async function buildImage({ work, out, meta, deb, nodeFlags, glibcTunables }) {
   mkdirSync(work, { recursive: true });
   const tar = await rootFileSystem(work, deb);
   const layout = path.join(work, 'layout');
@@ -104,7 +104,11 @@ export async function buildImage({ work, out, meta, deb, nodeFlags }) {
     config: {
       User: await userIds(tar, 'infiniband-exporter'),
       ExposedPorts: { [`${PORT}/tcp`]: {} },
-      Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_OPTIONS=${nodeFlags.join(' ')}`],
+      Env: [
+        'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        `NODE_OPTIONS=${nodeFlags.join(' ')}`,
+        `GLIBC_TUNABLES=${glibcTunables}`,
+      ],
       Entrypoint: ['/usr/bin/tini', '--', '/usr/bin/infiniband-exporter'],
       Cmd: ['--path.sysfs=/host/sys'],
       WorkingDir: '/',

@@ -98,9 +98,11 @@ async function main() {
     log(
       `${meta.name} ${meta.version}, revision ${meta.revision}, SOURCE_DATE_EPOCH ${meta.epoch}, Node.js ${process.version}, into ${out}`,
     );
-    const { binary, nodeFlags } = await step('binary', () => buildBinary({ work: path.join(work, 'binary'), out, meta, log }));
+    const { binary, nodeFlags, glibcTunables } = await step('binary', () =>
+      buildBinary({ work: path.join(work, 'binary'), out, meta, log }),
+    );
     const packages = await step('packages', () => buildPackages({ work: path.join(work, 'packages'), out, meta, binary, nodeFlags }));
-    await step('image', () => buildImage({ work: path.join(work, 'image'), out, meta, deb: packages.deb, nodeFlags }));
+    await step('image', () => buildImage({ work: path.join(work, 'image'), out, meta, deb: packages.deb, nodeFlags, glibcTunables }));
     const files = readdirSync(out).sort();
     writeFileSync(path.join(out, 'SHA256SUMS'), files.map((file) => `${sha256(path.join(out, file))}  ${file}\n`).join(''));
     log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s: ${files.join(', ')}`);

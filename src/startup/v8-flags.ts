@@ -47,6 +47,21 @@
 
 export const NODE_FLAGS = ['--v8-pool-size=1'];
 
+/**
+ * glibc's malloc settings, in the environment the service launchers give the exporter (the systemd
+ * unit, the packages' unit, the Dockerfile and the release's image): glibc reads them at start,
+ * before any of the exporter's code runs, so the process cannot choose them for itself.
+ * `mmap_threshold`: a block of 128 KiB or more comes from its own mapping, given back when freed.
+ * Without it glibc raises that threshold to the largest block freed so far (a 21 MiB discovery
+ * cache file, a MiB of exposition text), after which such blocks come from its heap, which it
+ * gives back only when twice that much is free at its top: one shard of four of the 122 880-port
+ * fabric held 52 MiB of malloc heap for 7 MiB of buffers in use. `arena_max=2`: the threads that
+ * allocate (zlib's, the file system's, V8's) share two arenas instead of one per thread, 23 MiB
+ * more there. With both: 13-20 MiB and 3-6 MiB, the same CPU per cycle (docs/benchmarks.md, "One
+ * shard of four, third pass"). Ignored where the C library is not glibc.
+ */
+export const GLIBC_TUNABLES = 'glibc.malloc.arena_max=2:glibc.malloc.mmap_threshold=131072';
+
 /** How far fabric mode's old generation may grow past what was live before V8 collects it again. */
 export const FABRIC_HEAP_GROWING = '--heap-growing-percent=25';
 

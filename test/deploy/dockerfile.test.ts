@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
-import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
+import { GLIBC_TUNABLES, NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { buildOnce, PROJECT } from '../support/built.js';
 import { demoMetrics } from '../support/demo-metrics.js';
 import { SYSFS_PATH } from '../../src/collectors/host/host-reading.js';
@@ -116,6 +116,14 @@ describe('Dockerfile', () => {
     expect(entrypoint).toEqual(['/usr/bin/tini', '--', 'node', ...NODE_FLAGS, 'dist/main.js']);
     const command = parseCommandLine(exec('CMD'));
     expect(command.action === 'run' && command.settings.get(SYSFS_PATH)).toBe('/host/sys');
+  });
+
+  it("gives glibc's malloc the settings of the systemd unit (src/startup/v8-flags.ts)", () => {
+    const env = runtime
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    expect(env.split(/\s+/)).toContain(`GLIBC_TUNABLES=${GLIBC_TUNABLES}`);
   });
 
   it('gives node the same flags as npm start and the systemd unit (src/startup/v8-flags.ts)', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
-import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
+import { GLIBC_TUNABLES, NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { PROJECT } from '../support/built.js';
 import { requireSystemTools } from '../support/system.js';
 
@@ -23,6 +23,7 @@ describe('unit and defaults file', () => {
   it('runs node on the built entry point with $ARGS from /etc/default, as a dedicated user', () => {
     expect(values('ExecStart')).toEqual([`/usr/bin/node ${NODE_FLAGS.join(' ')} /opt/infiniband-exporter/dist/main.js $ARGS`]);
     expect(values('EnvironmentFile')).toEqual(['-/etc/default/infiniband-exporter']);
+    expect(values('Environment')).toContain(`GLIBC_TUNABLES=${GLIBC_TUNABLES}`);
     expect(values('User')).toEqual(['infiniband-exporter']);
     const sysusers = readFileSync(path.join(DIR, 'infiniband-exporter.sysusers.conf'), 'utf8');
     expect(sysusers).toMatch(/^u infiniband-exporter - /m);

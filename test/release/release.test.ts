@@ -25,7 +25,7 @@ import path from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { NODE_FLAGS } from '../../src/startup/v8-flags.js';
+import { GLIBC_TUNABLES, NODE_FLAGS } from '../../src/startup/v8-flags.js';
 import { buildOnce, PROJECT } from '../support/built.js';
 import { servedMetrics } from '../support/demo-metrics.js';
 import { requireSystemTools } from '../support/system.js';
@@ -294,6 +294,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(unit).toMatch(/^ExecStart=\/usr\/bin\/infiniband-exporter \$ARGS$/m);
       expect(unit).toMatch(/^EnvironmentFile=-\/etc\/default\/infiniband-exporter$/m);
       expect(unit).toMatch(new RegExp(`^Environment=NODE_OPTIONS=${NODE_FLAGS.join(' ')}$`, 'm'));
+      expect(unit).toContain(`\nEnvironment=GLIBC_TUNABLES=${GLIBC_TUNABLES}\n`);
       expect(unit).toMatch(/^User=infiniband-exporter$/m);
       // verify needs ExecStart's program: the unpacked one stands in for /usr/bin's.
       const dir = mkdtempSync(path.join(tmpdir(), 'ibx-release-unit-'));
@@ -513,6 +514,7 @@ describe.skipIf(tools.skipReason !== undefined)('npm run release', () => {
       expect(exec('ENTRYPOINT')).toEqual(['/usr/bin/tini', '--', 'node', ...NODE_FLAGS, 'dist/main.js']);
       expect(config.config.Entrypoint).toEqual(['/usr/bin/tini', '--', '/usr/bin/infiniband-exporter']);
       expect(config.config.Env).toContain(`NODE_OPTIONS=${NODE_FLAGS.join(' ')}`);
+      expect(config.config.Env).toContain(`GLIBC_TUNABLES=${GLIBC_TUNABLES}`);
       expect(config.config.Cmd).toEqual(exec('CMD'));
       expect(Object.keys(config.config.ExposedPorts)).toEqual(['10460/tcp']);
       expect(config.config.User).toMatch(/^[1-9]\d*:\d+$/);
