@@ -10,6 +10,7 @@
 // entry takes the later time: an error is counted a little longer, never forgotten early).
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { PortAddress } from './fabric.js';
+import { compareNatural } from './natural-order.js';
 
 export const SHORT_WINDOW_MS = 12 * 60_000;
 export const LONG_WINDOW_MS = 125 * 60_000;
@@ -118,7 +119,7 @@ export function worseFirst(a: BadLink, b: BadLink): number {
     b.reasons.length - a.reasons.length ||
     b.worst - a.worst ||
     a.since - b.since ||
-    linkKey(a.end, a.peer).localeCompare(linkKey(b.end, b.peer))
+    compareNatural(linkKey(a.end, a.peer), linkKey(b.end, b.peer))
   );
 }
 

@@ -40,7 +40,7 @@ import {
   readKeptFile,
   closeQuietly,
 } from './sysfs-attribute.js';
-import { compareNatural } from './natural-order.js';
+import { compareNatural } from '../model/natural-order.js';
 
 export interface SysfsFilesOptions {
   /**

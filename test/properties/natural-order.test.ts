@@ -1,9 +1,12 @@
 // Device and port names sort naturally (mlx5_2 before mlx5_10), in the order ICU's numeric
 // collation gives names of the characters sysfs uses (letters, digits, punctuation), and
 // consistently (a total order).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareNatural } from '../../src/sources/natural-order.js';
+import { compareNatural } from '../../src/model/natural-order.js';
+import { PROJECT } from '../support/built.js';
 import './arbitraries.js';
 
 // Runs of letters and punctuation, and numbers without leading zeros (ICU ranks "01" and "1" alike).
@@ -42,5 +45,20 @@ describe('natural order of sysfs names', () => {
         expect(Math.sign(compareNatural(`mlx5_${a}`, `mlx5_${b}`))).toBe(Math.sign(a - b));
       }),
     );
+  });
+});
+
+describe("the exporter's own sorting", () => {
+  it('never asks ICU to collate (localeCompare, Intl.Collator): its collation data stays out of memory', () => {
+    const found: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (file.endsWith('.ts') && /\.localeCompare\(|Intl\.Collator\(/.test(readFileSync(file, 'utf8'))) found.push(file);
+      }
+    };
+    walk(path.join(PROJECT, 'src'));
+    expect(found).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { groupOf, type FindingGroup } from '../../findings/findings.js';
 import type { FabricSnapshot } from '../../model/fabric.js';
 import type { Device } from '../../model/host.js';
 import type { CheckReport } from './report.js';
+import { compareNatural } from '../../model/natural-order.js';
 
 export interface TextStyle {
   colour: boolean;
@@ -130,7 +131,7 @@ function orderedGroups(report: CheckReport, deviceIndex: ReadonlyMap<string, num
       part(a.group) - part(b.group) ||
       severityRank(a.findings[0]!.severity) - severityRank(b.findings[0]!.severity) ||
       place(a.group) - place(b.group) ||
-      name(a).localeCompare(name(b)),
+      compareNatural(name(a), name(b)),
   );
 }
 

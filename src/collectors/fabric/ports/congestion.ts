@@ -18,6 +18,7 @@ import {
 } from '../../../model/congestion.js';
 import type { FabricPortReading, FabricTopology } from '../../../model/fabric.js';
 import type { FabricCongestion, TierCongestion } from '../../parts.js';
+import { compareNatural } from '../../../model/natural-order.js';
 
 export const CONGESTION_METRICS = {
   tickSeconds: gauge(
@@ -107,7 +108,7 @@ export class CongestionWalk {
       for (const vote of votes) if (!best || vote[1] > best[1] || (vote[1] === best[1] && vote[0] < best[0])) best = vote;
       nodeTicks.set(guid, { seconds: best![0], source: this.ticks.get(guid)!.source });
     }
-    const tiers = [...this.tiers.values()].sort((a, b) => a.tier - b.tier || a.direction.localeCompare(b.direction));
+    const tiers = [...this.tiers.values()].sort((a, b) => a.tier - b.tier || compareNatural(a.direction, b.direction));
     return { ratios: this.ratios, tiers, nodeTicks };
   }
 }

@@ -23,6 +23,7 @@ import { COMMANDS_FAIL } from '../fabric-mode.js';
 import { composeFabric } from '../../../model/fabric.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import { FABRIC_DISCOVERY_PART, FABRIC_PORTS_PART } from '../../parts.js';
+import { compareNatural } from '../../../model/natural-order.js';
 
 function counter(reading: FabricPortReading, name: string): number {
   return reading.counters.get(name) ?? 0;
@@ -180,7 +181,7 @@ export function* portFindingsSteps(fabric: FabricSnapshot): Work<Finding[]> {
   return findings.sort((a, b) => {
     const [nameA, guidA, portA] = order(a);
     const [nameB, guidB, portB] = order(b);
-    return nameA.localeCompare(nameB) || guidA.localeCompare(guidB) || portA - portB;
+    return compareNatural(nameA, nameB) || compareNatural(guidA, guidB) || portA - portB;
   });
 }
 
