@@ -78,7 +78,11 @@ async function writeSection(section, markdown) {
   const endMarker = `<!-- bench:${name}:end -->`;
   const begin = doc.indexOf(beginMarker);
   const end = doc.indexOf(endMarker);
-  if (begin < 0 || end < begin) throw new Error(`${DOC}: the markers of section "${name}" are missing (${beginMarker} … ${endMarker})`);
+  if (begin < 0 || end < begin) {
+    // The run's results are not lost with it.
+    process.stdout.write(`${markdown}\n`);
+    throw new Error(`${DOC}: the markers of section "${name}" are missing (${beginMarker} … ${endMarker}); the results are above`);
+  }
   const afterBegin = doc.indexOf('-->', begin) + 3;
   await writeFile(DOC, `${doc.slice(0, afterBegin)}\n\n${markdown}\n\n${doc.slice(end)}`);
 }
