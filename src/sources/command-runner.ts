@@ -5,7 +5,7 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { OutputLines } from './output-lines.js';
+import { OUTPUT_BACKLOG_CHARS, type OutputLines } from './output-lines.js';
 
 export type CommandOutcome =
   /** The tool ran to its end; see `exitCode`. */
@@ -175,17 +175,29 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     const kill = (reason: 'timeout' | 'cancelled' | 'output-limit'): void => {
       killedFor ??= reason;
       killGroup(subprocess.pid);
+      // Its output, no longer wanted, is read to its end (a pipe left paused would never end).
+      subprocess.stdout?.resume();
     };
     const exited = (): boolean => subprocess.exitCode !== null || subprocess.signalCode !== null;
+    // Time the tool spent waiting on its pipe because its output was not parsed fast enough
+    // (see `OUTPUT_BACKLOG_CHARS`) is this process's, not the tool's: the limit is extended by it.
+    let heldMs = 0;
+    let heldSince: number | undefined;
+    const held = (): number => heldMs + (heldSince === undefined ? 0 : performance.now() - heldSince);
     // A tool that ended while this process was busy is not killed for it: its exit is taken up
     // first, in the same turn of the event loop, before the time limit is held against it.
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (!exited()) kill('timeout');
-        }),
-      this.options.timeoutMs,
-    );
+    const arm = (ms: number): NodeJS.Timeout =>
+      setTimeout(
+        () =>
+          setImmediate(() => {
+            if (exited()) return;
+            const owed = started + this.options.timeoutMs + held() - performance.now();
+            if (owed > 0) timer = arm(owed);
+            else kill('timeout');
+          }),
+        ms,
+      );
+    let timer = arm(this.options.timeoutMs);
     // Whatever the tool left behind in its group is an orphan (and may hold its output pipes
     // open, e.g. after execa stopped it for too much output): end it with the tool.
     subprocess.once('exit', () => killGroup(subprocess.pid));
@@ -200,6 +212,16 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
         if (bytes > this.maxOutputBytes) return kill('output-limit');
         if (!streamed) return;
         lines.write(chunk);
+        if (heldSince === undefined && lines.backlog > OUTPUT_BACKLOG_CHARS) {
+          // Read again once a quarter of it is left.
+          heldSince = performance.now();
+          stream.pause();
+          void lines.drained(OUTPUT_BACKLOG_CHARS / 4).then(() => {
+            heldMs += performance.now() - heldSince!;
+            heldSince = undefined;
+            stream.resume();
+          });
+        }
         const room = STDOUT_HEAD_CHARACTERS - head.length;
         if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');
       });

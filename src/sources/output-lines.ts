@@ -1,8 +1,9 @@
 // A tool's standard output taken line by line as it arrives, instead of whole when the tool ends:
 // fabric mode's tools print tens of megabytes (an iblinkinfo scan of 120 000 ports is 22 MB, a
 // counters sweep 45 MB), which parsed at once would hold the event loop for seconds and the whole
-// text in memory. The chunks are kept as they come (the tool is never kept waiting on its pipe, so
-// its time limit measures the tool, not this process) and handed to `onLine` in time slices. The
+// text in memory. The chunks are kept as they come and handed to `onLine` in time slices; a runner
+// that can stops reading the tool's pipe while more than OUTPUT_BACKLOG_CHARS wait (`drained`
+// says when to read again), and does not count that time against the tool's time limit. The
 // lines are those of `text.split('\n')`: the last one is what follows the last newline, '' when
 // the output ends with one. A line is at most MAX_LINE_CHARS: the rest of a longer one is skipped
 // up to its newline, never collected (a tool printing one endless line would otherwise build one
@@ -13,6 +14,15 @@ import { performance } from 'node:perf_hooks';
 
 /** The longest line handed over (64 KiB); real tools' lines are under 200 characters. */
 export const MAX_LINE_CHARS = 64 * 1024;
+
+/**
+ * Characters a runner lets wait before it stops reading the tool's pipe (the tool then waits on
+ * its pipe). Without a bound a tool faster than its parser was held whole: a fabric's 21 MiB
+ * iblinkinfo scan printed at once by the fake tools waited as text until it was parsed, long
+ * enough to be moved to V8's old generation and to stay there as garbage until the next full
+ * collection (docs/benchmarks.md, "One shard of four, third pass").
+ */
+export const OUTPUT_BACKLOG_CHARS = 4 * 1024 * 1024;
 
 export class OutputLines {
   private readonly decoder = new StringDecoder('utf8');
@@ -28,6 +38,8 @@ export class OutputLines {
   private draining: Promise<void> | undefined;
   private ended = false;
   private discarded = false;
+  /** Who waits for the backlog to shrink (see `drained`). */
+  private waiters: { chars: number; resolve: () => void }[] = [];
 
   constructor(private readonly onLine: (line: string) => void) {}
 
@@ -39,6 +51,19 @@ export class OutputLines {
   /** Characters written and not yet taken up (what a tool printed faster than it is parsed). */
   get backlog(): number {
     return this.waiting;
+  }
+
+  /** Resolves once at most `chars` characters wait to be handed over, or the output is discarded. */
+  drained(chars: number): Promise<void> {
+    if (this.waiting <= chars || this.discarded) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ chars, resolve }));
+  }
+
+  private wake(): void {
+    if (this.waiters.length === 0) return;
+    const still = this.waiters.filter((waiter) => this.waiting > waiter.chars && !this.discarded);
+    for (const waiter of this.waiters) if (!still.includes(waiter)) waiter.resolve();
+    this.waiters = still;
   }
 
   /** More output; a string is taken as decoded text (a runner that collected the output whole). */
@@ -65,6 +90,7 @@ export class OutputLines {
     this.pending.length = 0;
     this.next = 0;
     this.waiting = 0;
+    this.wake();
   }
 
   private push(text: string): void {
@@ -89,6 +115,7 @@ export class OutputLines {
       const text = this.pending[this.next]!;
       this.pending[this.next++] = '';
       this.waiting -= text.length;
+      this.wake();
       let from = 0;
       for (let newline = text.indexOf('\n'); newline >= 0; newline = text.indexOf('\n', from)) {
         if (this.partial === '' && !this.overlong && newline - from <= MAX_LINE_CHARS) {

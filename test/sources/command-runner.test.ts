@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecaRunner, STDOUT_HEAD_CHARACTERS, Semaphore, commandFailure, locateTools } from '../../src/sources/command-runner.js';
-import { OutputLines } from '../../src/sources/output-lines.js';
+import { OUTPUT_BACKLOG_CHARS, OutputLines } from '../../src/sources/output-lines.js';
 
 let dir: string;
 
@@ -140,6 +140,46 @@ describe('ExecaRunner', () => {
     const result = await runnerFor(file, { timeoutMs: 300 }).run('perfquery', [], undefined, lines);
     expect(held).toBe(true);
     expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
+  });
+
+  it('stops reading a tool faster than its parser, and does not hold that time against the tool', async () => {
+    // About 14 MB at once; parsed at a millisecond per thousand lines, some 2 s, past the 1 s limit.
+    const file = await script('fast', 'seq 1 2000000');
+    let count = 0;
+    let largestBacklog = 0;
+    const lines: OutputLines = new OutputLines(() => {
+      count += 1;
+      if (count % 1000 !== 0) return;
+      largestBacklog = Math.max(largestBacklog, lines.backlog);
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+    });
+    const started = performance.now();
+    const result = await runnerFor(file, { timeoutMs: 1000, maxOutputBytes: 64 * 1024 * 1024 }).run('perfquery', [], undefined, lines);
+    expect(performance.now() - started).toBeGreaterThan(1000);
+    expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
+    // Every line, and the empty one after the last newline.
+    expect(count).toBe(2_000_001);
+    // What waited was bounded: the limit and the one pipe read that passed it.
+    expect(largestBacklog).toBeGreaterThan(OUTPUT_BACKLOG_CHARS / 4);
+    expect(largestBacklog).toBeLessThanOrEqual(OUTPUT_BACKLOG_CHARS + 64 * 1024);
+  });
+
+  it('kills a tool held on its pipe at once when asked to stop', async () => {
+    const file = await script('endless', 'while :; do seq 1 100000; done');
+    const controller = new AbortController();
+    const lines = new OutputLines(() => {
+      const until = performance.now() + 0.01;
+      while (performance.now() < until);
+    });
+    setTimeout(() => controller.abort(), 1500);
+    const result = await runnerFor(file, { timeoutMs: 60_000, maxOutputBytes: 1024 * 1024 * 1024 }).run(
+      'perfquery',
+      [],
+      controller.signal,
+      lines,
+    );
+    expect(result.outcome).toBe('cancelled');
   });
 
   it('reports a tool that cannot be started', async () => {
