@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--no-launcher-env] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--jobs=N] [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--stdout=FILE] [--no-launcher-env] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there
 // (metrics.txt) to diff two builds series by series; the scenario is kept beside it and reused.
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MAIN, PROJECT, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
@@ -16,20 +16,24 @@ import { importTypeScript } from './typescript.mjs';
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
 const shard = option('shard');
 const hosts = Number(option('hosts') ?? 24_576);
+// Running jobs, as fabric-scale's shard has them (--jobs=2000: its count and seed), run by a fake squeue.
+const jobs = Number(option('jobs') ?? 0);
 const keep = option('keep');
 const snapshot = process.argv.includes('--snapshot');
 const watch = Number(option('watch') ?? 0);
 // Node.js or V8 flags for the exporter, to measure one: --node-flag=--heap-growing-percent=20 (repeatable).
 const nodeFlags = process.argv.filter((arg) => arg.startsWith('--node-flag=')).map((arg) => arg.slice('--node-flag='.length));
+// The exporter's standard output into a file (with --node-flag=--trace-gc: V8's collections, to set beside the event loop's blocks).
+const stdoutFile = option('stdout');
 const exporterFlags = process.argv.includes('--') ? process.argv.slice(process.argv.indexOf('--') + 1) : [];
 
 async function scenarioDir(g, dir) {
   // Named by what it is: an older bench's scenario (other host names) is not taken for this one.
-  const scenario = path.join(dir, `ai-cluster-${hosts}`);
+  const scenario = path.join(dir, `ai-cluster-${hosts}${jobs > 0 ? `-jobs-${jobs}` : ''}`);
   if (await stat(path.join(scenario, 'ibnetdiscover.stdout')).catch(() => undefined)) return scenario;
-  log(`generating ${hosts} hosts`);
+  log(`generating ${hosts} hosts${jobs > 0 ? ` and ${jobs} jobs` : ''}`);
   const fabric = g.generateFabric(aiClusterSpec(g, hosts));
-  return g.writeScenario(fabric, scenario).dir;
+  return g.writeScenario(fabric, scenario, jobs > 0 ? { jobs: g.generateJobs(fabric, { count: jobs, seed: 34 }) } : {}).dir;
 }
 
 /**
@@ -221,10 +225,11 @@ async function main() {
       '--heapsnapshot-signal=SIGUSR2',
       `--diagnostic-dir=${work}`,
       ...(await fabricExporterArgs(g, { main: MAIN, work, tools, port, interval: '60s', shard })),
+      ...(jobs > 0 ? ['--squeue.path', tools.squeue] : []),
       ...exporterFlags,
     ],
     {
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', stdoutFile ? (await open(stdoutFile, 'w')).fd : 'ignore', 'inherit'],
       env: { ...process.env, ...(await launcherEnv(path.dirname(MAIN))), IBX_EVENT_LOOP_REPORT: eventLoopReport },
     },
   );
