@@ -17,7 +17,8 @@ if (report) {
   setInterval(() => {
     const now = performance.now();
     const late = now - last - TICK_MS;
-    if (late > 100) blocks.push({ at: Math.round(Date.now() - late), ms: Math.round(late) });
+    // `end`: the monotonic clock in µs, as V8's CPU profiles (--cpu-prof) time their samples.
+    if (late > 100) blocks.push({ at: Math.round(Date.now() - late), ms: Math.round(late), end: Number(process.hrtime.bigint() / 1000n) });
     last = now;
   }, TICK_MS).unref();
   const write = () => writeFileSync(report, JSON.stringify({ maxMs: histogram.max / 1e6, blocks }));

@@ -216,6 +216,7 @@ async function main() {
   const eventLoopReport = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const stdoutHandle = stdoutFile ? await open(stdoutFile, 'w') : undefined;
   const child = spawn(
     process.execPath,
     [
@@ -229,7 +230,7 @@ async function main() {
       ...exporterFlags,
     ],
     {
-      stdio: ['ignore', stdoutFile ? (await open(stdoutFile, 'w')).fd : 'ignore', 'inherit'],
+      stdio: ['ignore', stdoutHandle?.fd ?? 'ignore', 'inherit'],
       env: { ...process.env, ...(await launcherEnv(path.dirname(MAIN))), IBX_EVENT_LOOP_REPORT: eventLoopReport },
     },
   );
@@ -288,6 +289,8 @@ async function main() {
     if (watch > 0) {
       await sleep(5500);
       const loop = JSON.parse(await readFile(eventLoopReport, 'utf8'));
+      // Kept for a CPU profile's samples within each block (`end`, µs on the profile's clock).
+      if (keep) await writeFile(path.join(dir, 'event-loop.json'), JSON.stringify(loop));
       process.stdout.write(
         `event loop: largest delay ${loop.maxMs.toFixed(0)} ms; blocks over 100 ms: ${loop.blocks.map((block) => `${block.ms} ms`).join(', ') || 'none'}\n`,
       );
@@ -295,6 +298,7 @@ async function main() {
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    await stdoutHandle?.close();
     await rm(work, { recursive: true, force: true });
     if (!keep) await rm(dir, { recursive: true, force: true });
   }
