@@ -183,10 +183,15 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       subprocess.stdout?.resume();
     };
     const exited = (): boolean => subprocess.exitCode !== null || subprocess.signalCode !== null;
-    // Time the tool spent waiting on its pipe because its output was not parsed fast enough
-    // (see `OUTPUT_BACKLOG_CHARS`) is this process's, not the tool's: the limit is extended by it.
+    // Time the tool may have spent waiting on its pipe because its output was not parsed fast
+    // enough is this process's, not the tool's: the limit is extended by the time more than a
+    // quarter of OUTPUT_BACKLOG_CHARS waited to be parsed. Past the whole of it the pipe is not
+    // read at all; below a quarter it is read again. (Even unpaused, a pipe is read a chunk per
+    // turn of the event loop on Node.js 24: a tool printing 14 MB at once then waited on its pipe
+    // while the parser worked, and was killed at its limit.)
     let heldMs = 0;
     let heldSince: number | undefined;
+    let paused = false;
     const held = (): number => heldMs + (heldSince === undefined ? 0 : performance.now() - heldSince);
     // A tool that ended while this process was busy is not killed for it: its exit is taken up
     // first, in the same turn of the event loop, before the time limit is held against it.
@@ -216,15 +221,21 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
         if (bytes > this.maxOutputBytes) return kill('output-limit');
         if (!streamed) return;
         lines.write(chunk);
-        if (heldSince === undefined && lines.backlog > OUTPUT_BACKLOG_CHARS) {
-          // Read again once a quarter of it is left.
-          heldSince = performance.now();
-          stream.pause();
+        if (heldSince === undefined && lines.backlog > OUTPUT_BACKLOG_CHARS / 4) {
+          const since = performance.now();
+          heldSince = since;
           void lines.drained(OUTPUT_BACKLOG_CHARS / 4).then(() => {
-            heldMs += performance.now() - heldSince!;
+            heldMs += performance.now() - since;
             heldSince = undefined;
-            stream.resume();
+            if (paused) {
+              paused = false;
+              stream.resume();
+            }
           });
+        }
+        if (!paused && lines.backlog > OUTPUT_BACKLOG_CHARS) {
+          paused = true;
+          stream.pause();
         }
         const room = STDOUT_HEAD_CHARACTERS - head.length;
         if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');

@@ -3,7 +3,8 @@
 // counters sweep 45 MB), which parsed at once would hold the event loop for seconds and the whole
 // text in memory. The chunks are kept as they come and handed to `onLine` in time slices; a runner
 // that can stops reading the tool's pipe while more than OUTPUT_BACKLOG_CHARS wait (`drained`
-// says when to read again), and does not count that time against the tool's time limit. The
+// says when to read again), and does not count the time it is behind against the tool's time
+// limit. The
 // lines are those of `text.split('\n')`: the last one is what follows the last newline, '' when
 // the output ends with one. A line is at most MAX_LINE_CHARS: the rest of a longer one is skipped
 // up to its newline, never collected (a tool printing one endless line would otherwise build one
