@@ -184,11 +184,11 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     };
     const exited = (): boolean => subprocess.exitCode !== null || subprocess.signalCode !== null;
     // Time the tool may have spent waiting on its pipe because its output was not parsed fast
-    // enough is this process's, not the tool's: the limit is extended by the time more than a
-    // quarter of OUTPUT_BACKLOG_CHARS waited to be parsed. Past the whole of it the pipe is not
-    // read at all; below a quarter it is read again. (Even unpaused, a pipe is read a chunk per
-    // turn of the event loop on Node.js 24: a tool printing 14 MB at once then waited on its pipe
-    // while the parser worked, and was killed at its limit.)
+    // enough is this process's, not the tool's: the limit is extended by the time any of its
+    // output waited to be parsed (a tool that stopped printing has none waiting once it is
+    // parsed). Past OUTPUT_BACKLOG_CHARS the pipe is not read at all until a quarter is left.
+    // (Even unpaused, a busy parser's pipe is read slowly on Node.js 24: a tool printing 14 MB at
+    // once waited on it while less than a MiB was waiting, and was killed at its limit.)
     let heldMs = 0;
     let heldSince: number | undefined;
     let paused = false;
@@ -221,21 +221,21 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
         if (bytes > this.maxOutputBytes) return kill('output-limit');
         if (!streamed) return;
         lines.write(chunk);
-        if (heldSince === undefined && lines.backlog > OUTPUT_BACKLOG_CHARS / 4) {
+        if (heldSince === undefined && lines.backlog > 0) {
           const since = performance.now();
           heldSince = since;
-          void lines.drained(OUTPUT_BACKLOG_CHARS / 4).then(() => {
+          void lines.drained(0).then(() => {
             heldMs += performance.now() - since;
             heldSince = undefined;
-            if (paused) {
-              paused = false;
-              stream.resume();
-            }
           });
         }
         if (!paused && lines.backlog > OUTPUT_BACKLOG_CHARS) {
           paused = true;
           stream.pause();
+          void lines.drained(OUTPUT_BACKLOG_CHARS / 4).then(() => {
+            paused = false;
+            stream.resume();
+          });
         }
         const room = STDOUT_HEAD_CHARACTERS - head.length;
         if (room > 0) head += typeof chunk === 'string' ? chunk.slice(0, room) : chunk.subarray(0, room).toString('utf8');

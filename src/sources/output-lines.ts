@@ -3,8 +3,8 @@
 // counters sweep 45 MB), which parsed at once would hold the event loop for seconds and the whole
 // text in memory. The chunks are kept as they come and handed to `onLine` in time slices; a runner
 // that can stops reading the tool's pipe while more than OUTPUT_BACKLOG_CHARS wait (`drained`
-// says when to read again), and does not count the time it is behind against the tool's time
-// limit. The
+// says when to read again), and does not count the time output waits to be parsed against the
+// tool's time limit. The
 // lines are those of `text.split('\n')`: the last one is what follows the last newline, '' when
 // the output ends with one. A line is at most MAX_LINE_CHARS: the rest of a longer one is skipped
 // up to its newline, never collected (a tool printing one endless line would otherwise build one
@@ -54,15 +54,22 @@ export class OutputLines {
     return this.waiting;
   }
 
-  /** Resolves once at most `chars` characters wait to be handed over, or the output is discarded. */
+  /**
+   * Resolves once at most `chars` characters wait to be handed over (0: none waits and none is
+   * being handed over), or the output is discarded.
+   */
   drained(chars: number): Promise<void> {
-    if (this.waiting <= chars || this.discarded) return Promise.resolve();
+    if (this.satisfies(chars)) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push({ chars, resolve }));
+  }
+
+  private satisfies(chars: number): boolean {
+    return this.discarded || (this.waiting <= chars && (chars > 0 || this.draining === undefined));
   }
 
   private wake(): void {
     if (this.waiters.length === 0) return;
-    const still = this.waiters.filter((waiter) => this.waiting > waiter.chars && !this.discarded);
+    const still = this.waiters.filter((waiter) => !this.satisfies(waiter.chars));
     for (const waiter of this.waiters) if (!still.includes(waiter)) waiter.resolve();
     this.waiters = still;
   }
@@ -104,6 +111,7 @@ export class OutputLines {
   private startDrain(): Promise<void> {
     const draining = this.drain().finally(() => {
       if (this.draining === draining) this.draining = undefined;
+      this.wake();
     });
     this.draining = draining;
     return draining;

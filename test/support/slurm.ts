@@ -31,10 +31,10 @@ function pidOf(file: string): number | undefined {
   }
 }
 
-async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+async function waitFor(what: string, check: () => boolean, ms = 20_000, seen?: () => string): Promise<void> {
   const until = Date.now() + ms;
   while (!check()) {
-    if (Date.now() > until) throw new Error(`slurm: timed out waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`slurm: timed out waiting for ${what}${seen ? ` (last seen: ${seen()})` : ''}`);
     await sleep(200);
   }
 }
@@ -167,10 +167,19 @@ export async function startSlurm(
       const slurmd = run('slurmd', ['-N', node, '-f', conf]);
       if (slurmd.status !== 0) throw new Error(`slurmd -N ${node}: ${slurmd.stderr}`);
     }
-    await waitFor('every node idle', () => {
-      const out = run('sinfo', ['--noheader', '--format=%T %D']);
-      return out.status === 0 && out.stdout.trim() === `idle ${nodes.length}`;
-    });
+    // Once in a clean clone's CI run the nodes took longer than 20 s to register: a minute, and
+    // what sinfo last said if even that is not enough.
+    let last = '';
+    await waitFor(
+      'every node idle',
+      () => {
+        const out = run('sinfo', ['--noheader', '--format=%T %D']);
+        last = `${out.status} ${out.stdout.trim()} ${out.stderr.trim()}`.slice(0, 300);
+        return out.status === 0 && out.stdout.trim() === `idle ${nodes.length}`;
+      },
+      60_000,
+      () => last,
+    );
   } catch (error) {
     await stop();
     throw error;
