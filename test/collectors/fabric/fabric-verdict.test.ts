@@ -70,6 +70,24 @@ const linkOf = ([a, b]: [GeneratedPort, GeneratedPort]): string => `${guid(a)}/$
 const uplinkOf = ([a, b]: [GeneratedPort, GeneratedPort]): string =>
   `${guid(a)}/${a.number}` < `${guid(b)}/${b.number}` ? linkOf([a, b]) : linkOf([b, a]);
 
+/** Fabric mode without a host's own devices, its state in `dir`/state. */
+const fabricFlags = (dir: string): string[] => [
+  '--path.sysfs',
+  '/nonexistent',
+  '--no-collector.diag',
+  '--collector.fabric',
+  '--fabric.state-dir',
+  path.join(dir, 'state'),
+];
+
+/** An exporter on the replayed scenario of `dir`, at `clock()`, with its state in `dir`/state. */
+function replayed(dir: string, clock: () => number, flags: string[] = [], logger?: pino.Logger): Exporter {
+  return exporterFromFlags([...fabricFlags(dir), ...flags], clock, {
+    runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) },
+    ...(logger && { logger }),
+  });
+}
+
 describe('the bad-links verdict on a generated fabric', () => {
   it('lists exactly the links the rules name, keeps them through the clean period and drops them after (fake tools)', async () => {
     const dir = path.join(root, 'rules');
@@ -77,20 +95,7 @@ describe('the bad-links verdict on a generated fabric', () => {
     const { fabric, uplinks, hostLinks } = fabricAt(scenario);
     const tools = await fakeFabricTools(scenario, path.join(dir, 'bin'));
     let clock = Date.UTC(2026, 0, 1);
-    const exporter = exporterFromFlags(
-      [
-        '--path.sysfs',
-        '/nonexistent',
-        '--no-collector.diag',
-        '--collector.fabric',
-        '--fabric.state-dir',
-        path.join(dir, 'state'),
-        '--fabric.verdict.ber',
-        '1e-12',
-        ...fakeToolFlags(tools),
-      ],
-      () => clock,
-    );
+    const exporter = exporterFromFlags([...fabricFlags(dir), '--fabric.verdict.ber', '1e-12', ...fakeToolFlags(tools)], () => clock);
     const cycleAt = async (minute: number): Promise<string> => {
       writeScenario(fabric, scenario);
       clock = Date.UTC(2026, 0, 1) + minute * MIN;
@@ -148,21 +153,9 @@ describe('the bad-links verdict on a generated fabric', () => {
       [`lid-${berEnd.node.lid}/${berEnd.number}`]: { stdout: ber },
     });
     let clock = Date.UTC(2026, 0, 1);
-    const exporter = exporterFromFlags(
-      [
-        '--path.sysfs',
-        '/nonexistent',
-        '--no-collector.diag',
-        '--collector.fabric',
-        '--fabric.state-dir',
-        path.join(dir, 'state'),
-        '--mstlink.path',
-        mstlink.path,
-        ...fakeToolFlags(tools),
-      ],
-      () => clock,
-      { runners: { module: undefined } },
-    );
+    const exporter = exporterFromFlags([...fabricFlags(dir), '--mstlink.path', mstlink.path, ...fakeToolFlags(tools)], () => clock, {
+      runners: { module: undefined },
+    });
     const at = (minute: number): void => {
       clock = Date.UTC(2026, 0, 1) + minute * MIN;
     };
@@ -198,11 +191,7 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'one-end');
     const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(
-      ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')],
-      () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
-    );
+    const exporter = replayed(dir, () => clock);
     const [switchEnd, host] = hostLinks[1]!;
     const [otherSwitchEnd] = hostLinks[2]!;
     const at = async (minute: number): Promise<string[]> => {
@@ -232,11 +221,7 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'cap');
     const { fabric, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(
-      ['--path.sysfs', '/nonexistent', '--no-collector.diag', '--collector.fabric', '--fabric.state-dir', path.join(dir, 'state')],
-      () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
-    );
+    const exporter = replayed(dir, () => clock);
     try {
       await exporter.collectFabricOnce();
       hostLinks.forEach(([switchEnd], i) => raise(switchEnd, 'SymbolErrorCounter', 100 + i));
@@ -256,20 +241,7 @@ describe('the bad-links verdict on a generated fabric', () => {
     const dir = path.join(root, 'shard');
     const { fabric, uplinks, hostLinks } = fabricAt(path.join(dir, 'scenario'));
     let clock = 0;
-    const exporter = exporterFromFlags(
-      [
-        '--path.sysfs',
-        '/nonexistent',
-        '--no-collector.diag',
-        '--collector.fabric',
-        '--fabric.shard',
-        '1/2',
-        '--fabric.state-dir',
-        path.join(dir, 'state'),
-      ],
-      () => clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) } },
-    );
+    const exporter = replayed(dir, () => clock, ['--fabric.shard', '1/2']);
     const shard = { index: 1, count: 2 };
     try {
       await exporter.collectFabricOnce();
@@ -290,23 +262,6 @@ describe('the bad-links verdict on a generated fabric', () => {
       await exporter.stop();
     }
   });
-
-  /** An exporter on the replayed scenario of `dir`, at `clock()`, with its state in `dir`/state. */
-  function replayed(dir: string, clock: () => number, flags: string[] = [], logger?: pino.Logger): Exporter {
-    return exporterFromFlags(
-      [
-        '--path.sysfs',
-        '/nonexistent',
-        '--no-collector.diag',
-        '--collector.fabric',
-        '--fabric.state-dir',
-        path.join(dir, 'state'),
-        ...flags,
-      ],
-      clock,
-      { runners: { fabric: new ReplayRunner<FabricCommand>('fabric', path.join(dir, 'scenario')) }, ...(logger && { logger }) },
-    );
-  }
 
   it("keeps the list and each link's clean-since across a restart, and starts afresh from a corrupt state file", async () => {
     const dir = path.join(root, 'restart');
