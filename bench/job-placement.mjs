@@ -18,9 +18,10 @@ const [
   { buildTopology },
   { parseSqueueSteps },
   { JobPlacement },
-  { inShard, fabricPortKey },
+  { inShard },
   jobMetrics,
   { ExpositionBuffer },
+  { switchPortsUp },
 ] = await Promise.all([
   importTypeScript('synthetic/fabric-generator/index.ts'),
   importTypeScript('src/sources/fabric/ibnetdiscover.ts'),
@@ -30,6 +31,7 @@ const [
   importTypeScript('src/model/fabric.ts'),
   importTypeScript('src/collectors/fabric/jobs/metrics.ts'),
   importTypeScript('src/exposition/buffer.ts'),
+  importTypeScript('synthetic/fat-tree.ts'),
 ]);
 
 const fabric = g.generateFabric(aiClusterSpec(g));
@@ -70,20 +72,7 @@ measure('a new discovery of the same fabric', placement.placeSteps(discover(), r
 
 // The jobs' series as shard 1 of 4 writes them: its switch ports, all up.
 const shard = { index: 1, count: 4 };
-const ports = new Map();
-for (const port of topology.ports.values()) {
-  if (topology.nodes.get(port.nodeGuid)?.type !== 'switch' || !inShard(port.nodeGuid, shard)) continue;
-  ports.set(fabricPortKey(port.nodeGuid, port.port), {
-    nodeGuid: port.nodeGuid,
-    port: port.port,
-    state: { id: 4, name: 'ACTIVE' },
-    physicalState: { id: 5, name: 'LinkUp' },
-    width: 4,
-    speed: 'NDR',
-    peer: port.peer,
-    counters: [],
-  });
-}
+const ports = switchPortsUp(topology, 'NDR', (guid) => inShard(guid, shard));
 const parts = new Map([
   ['jobs', { source: 'squeue', jobs: placed, shard, linkIds: placement.linkIds }],
   [

@@ -91,3 +91,29 @@ export function fatTreeFabric(tree: FatTree): { topology: FabricTopology; readin
   }
   return { topology: { nodes, ports, duplicateGuids: 0, duplicateLids: 0, discoveredAt: 0 }, readings };
 }
+
+/**
+ * A ports cycle that read every switch port of `topology` up (4X at `speed`, cabled as discovered,
+ * no counters), keeping only the nodes `keep` says (a shard's).
+ */
+export function switchPortsUp(
+  topology: FabricTopology,
+  speed: FabricPortReading['speed'],
+  keep: (nodeGuid: string) => boolean = () => true,
+): Map<string, FabricPortReading> {
+  const readings = new Map<string, FabricPortReading>();
+  for (const port of topology.ports.values()) {
+    if (topology.nodes.get(port.nodeGuid)?.type !== 'switch' || !keep(port.nodeGuid)) continue;
+    readings.set(fabricPortKey(port.nodeGuid, port.port), {
+      nodeGuid: port.nodeGuid,
+      port: port.port,
+      state: { id: 4, name: 'ACTIVE' },
+      physicalState: { id: 5, name: 'LinkUp' },
+      width: 4,
+      speed,
+      peer: port.peer,
+      counters: CounterRow.EMPTY,
+    });
+  }
+  return readings;
+}

@@ -9,7 +9,7 @@ import {
 } from '../../src/model/fabric.js';
 import { footprint, HostIndex, JobPlacement } from '../../src/model/job-footprint.js';
 import { jobLinkCounts, type LinkEvidence } from '../../src/model/job-links.js';
-import { CounterRow } from '../../src/model/counter-row.js';
+import { switchPortsUp } from '../../synthetic/fat-tree.js';
 
 /** Two spines, three leaves (a leaf with two cables to spine-1), hosts h11..h32 on leaf 1..3. */
 function smallFatTree(): FabricTopology {
@@ -144,20 +144,7 @@ describe('jobLinkCounts', () => {
   it('counts the links a shard reports and why they are impaired', () => {
     const topology = smallFatTree();
     const [job] = new JobPlacement(undefined).place(topology, [{ id: '1', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h21'] }]);
-    const ports = new Map<string, FabricPortReading>();
-    for (const port of topology.ports.values()) {
-      if (topology.nodes.get(port.nodeGuid)!.type !== 'switch') continue;
-      ports.set(fabricPortKey(port.nodeGuid, port.port), {
-        nodeGuid: port.nodeGuid,
-        port: port.port,
-        state: { id: 4, name: 'ACTIVE' },
-        physicalState: { id: 5, name: 'LinkUp' },
-        width: 4,
-        speed: 'HDR',
-        peer: port.peer,
-        counters: CounterRow.EMPTY,
-      } as FabricPortReading);
-    }
+    const ports = switchPortsUp(topology, 'HDR');
     ports.set('0xl1/4', { ...ports.get('0xl1/4')!, width: 1 });
     ports.set('0xl1/5', { ...ports.get('0xl1/5')!, peer: undefined, state: { id: 1, name: 'DOWN' } } as FabricPortReading);
     const evidence: LinkEvidence = {
