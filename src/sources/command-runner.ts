@@ -189,10 +189,8 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     // parsed). Past OUTPUT_BACKLOG_CHARS the pipe is not read at all until a quarter is left.
     // (Even unpaused, a busy parser's pipe is read slowly on Node.js 24: a tool printing 14 MB at
     // once waited on it while less than a MiB was waiting, and was killed at its limit.)
-    let heldMs = 0;
-    let heldSince: number | undefined;
     let paused = false;
-    const held = (): number => heldMs + (heldSince === undefined ? 0 : performance.now() - heldSince);
+    const held = (): number => lines?.busyMs() ?? 0;
     // A tool that ended while this process was busy is not killed for it: its exit is taken up
     // first, in the same turn of the event loop, before the time limit is held against it.
     const arm = (ms: number): NodeJS.Timeout =>
@@ -221,14 +219,6 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
         if (bytes > this.maxOutputBytes) return kill('output-limit');
         if (!streamed) return;
         lines.write(chunk);
-        if (heldSince === undefined && lines.backlog > 0) {
-          const since = performance.now();
-          heldSince = since;
-          void lines.drained(0).then(() => {
-            heldMs += performance.now() - since;
-            heldSince = undefined;
-          });
-        }
         if (!paused && lines.backlog > OUTPUT_BACKLOG_CHARS) {
           paused = true;
           stream.pause();

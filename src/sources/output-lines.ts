@@ -41,6 +41,9 @@ export class OutputLines {
   private discarded = false;
   /** Who waits for the backlog to shrink (see `drained`). */
   private waiters: { chars: number; resolve: () => void }[] = [];
+  /** Since when output has waited or been handed over without a pause, and the time of those before. */
+  private busySince: number | undefined;
+  private busyBefore = 0;
 
   constructor(private readonly onLine: (line: string) => void) {}
 
@@ -55,16 +58,27 @@ export class OutputLines {
   }
 
   /**
-   * Resolves once at most `chars` characters wait to be handed over (0: none waits and none is
-   * being handed over), or the output is discarded.
+   * How long, in ms, output has waited to be handed over or was being handed over, in all: time
+   * in which the tool may have waited on its pipe for this parser.
    */
+  busyMs(now = performance.now()): number {
+    return this.busyBefore + (this.busySince === undefined ? 0 : now - this.busySince);
+  }
+
+  /** Resolves once at most `chars` characters wait to be handed over, or the output is discarded. */
   drained(chars: number): Promise<void> {
     if (this.satisfies(chars)) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push({ chars, resolve }));
   }
 
   private satisfies(chars: number): boolean {
-    return this.discarded || (this.waiting <= chars && (chars > 0 || this.draining === undefined));
+    return this.discarded || this.waiting <= chars;
+  }
+
+  private idle(): void {
+    if (this.busySince === undefined) return;
+    this.busyBefore += performance.now() - this.busySince;
+    this.busySince = undefined;
   }
 
   private wake(): void {
@@ -98,11 +112,13 @@ export class OutputLines {
     this.pending.length = 0;
     this.next = 0;
     this.waiting = 0;
+    this.idle();
     this.wake();
   }
 
   private push(text: string): void {
     if (text === '') return;
+    this.busySince ??= performance.now();
     this.pending.push(text);
     this.waiting += text.length;
     if (!this.draining) this.startDrain();
@@ -111,7 +127,8 @@ export class OutputLines {
   private startDrain(): Promise<void> {
     const draining = this.drain().finally(() => {
       if (this.draining === draining) this.draining = undefined;
-      this.wake();
+      // Everything written so far was handed over (a write during the drain was taken up by it).
+      if (!this.draining) this.idle();
     });
     this.draining = draining;
     return draining;
