@@ -13,7 +13,7 @@
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { constants, crc32, createDeflateRaw, createInflateRaw, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
-import { nextTurn, sliceSpent, type Work } from '../event-loop/time-slices.js';
+import { nextTurn, sliceSpent, sliceStart, type Work } from '../event-loop/time-slices.js';
 import { ExpositionBuffer } from '../exposition/buffer.js';
 
 /**
@@ -221,12 +221,12 @@ export class RenderedPart<Source> {
       out.streamTo(sink.write);
       try {
         const work = this.steps ? this.steps(source, out) : atOnceAsWork(() => this.write(source, out));
-        let sliceStart = performance.now();
+        let started = sliceStart();
         while (!work.next().done) {
-          if (!sliceSpent(sliceStart)) continue;
+          if (!sliceSpent(started)) continue;
           await sink.caughtUp();
           await nextTurn();
-          sliceStart = performance.now();
+          started = sliceStart();
         }
       } catch (error) {
         await sink.end(Buffer.alloc(0)).catch(() => undefined);

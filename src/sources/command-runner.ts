@@ -5,7 +5,7 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SLICE_MS, nextTurn } from '../event-loop/time-slices.js';
+import { nextTurn, sliceSpent, TurnClock } from '../event-loop/time-slices.js';
 import { OUTPUT_BACKLOG_CHARS, type OutputLines } from './output-lines.js';
 
 export type CommandOutcome =
@@ -161,7 +161,6 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
     const { execa } = await loadExeca();
     await spawnTurn();
     if (signal?.aborted) return { ...base, outcome: 'cancelled', exitCode: undefined, durationMs: performance.now() - started };
-    const spawning = performance.now();
     const subprocess = execa(this.options.paths[command], [...args], {
       detached: true,
       reject: false,
@@ -174,7 +173,6 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
       env: this.options.env,
       extendEnv: this.options.env === undefined,
     });
-    spawned(spawning);
     let killedFor: 'timeout' | 'cancelled' | 'output-limit' | undefined;
     const kill = (reason: 'timeout' | 'cancelled' | 'output-limit'): void => {
       killedFor ??= reason;
@@ -259,29 +257,16 @@ export class ExecaRunner<Tool extends string> implements CommandRunner<Tool> {
 
 /**
  * Starting a process holds the event loop (fork and exec, a few milliseconds for a process of a
- * few hundred MiB): a fabric discovery asks for a thousand `perfquery -c` at once, and as many as
- * the concurrency limit allows were started in one turn, 0.13 s at 122 880 switch ports. Starts in
- * a row share one slice (SLICE_MS); the next waits for the next turn of the event loop.
+ * few hundred MiB, tens on a busy machine): a fabric discovery asks for a thousand `perfquery -c`
+ * at once, and as many as the concurrency limit allows were started in one turn, 0.13 s at 122 880
+ * switch ports. The starts of one turn of the event loop share one slice (SLICE_MS), counted from
+ * the first start, with whatever runs between them (execa's own work, a finished tool's result);
+ * a start past it waits for the next turn.
  */
-let spawnBurst = { spent: 0, lastEnd: Number.NEGATIVE_INFINITY };
+const SPAWNS = new TurnClock();
 
 async function spawnTurn(): Promise<void> {
-  for (;;) {
-    const now = performance.now();
-    // A start more than a millisecond after the last one's end begins a new burst.
-    if (now - spawnBurst.lastEnd > 1) spawnBurst = { spent: 0, lastEnd: now };
-    if (spawnBurst.spent < SLICE_MS) return;
-    const waited = spawnBurst;
-    await nextTurn();
-    // The first start of the new turn begins its burst; the others share it.
-    if (spawnBurst === waited) spawnBurst = { spent: 0, lastEnd: performance.now() };
-  }
-}
-
-function spawned(since: number): void {
-  const now = performance.now();
-  spawnBurst.spent += now - since;
-  spawnBurst.lastEnd = now;
+  while (sliceSpent(SPAWNS.start())) await nextTurn();
 }
 
 function isExecutable(file: string): boolean {

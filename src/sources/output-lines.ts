@@ -10,7 +10,7 @@
 // up to its newline, never collected (a tool printing one endless line would otherwise build one
 // string until V8 refuses it, and a pattern's backtracking grows with the length of its line).
 import { StringDecoder } from 'node:string_decoder';
-import { nextTurn, pacer, sliceSpent } from '../event-loop/time-slices.js';
+import { nextTurn, pacer, sliceSpent, sliceStart } from '../event-loop/time-slices.js';
 import { performance } from 'node:perf_hooks';
 
 /** The longest line handed over (64 KiB); real tools' lines are under 200 characters. */
@@ -135,7 +135,7 @@ export class OutputLines {
   }
 
   private async drain(): Promise<void> {
-    let sliceStart = performance.now();
+    let started = sliceStart();
     const pace = pacer();
     while (this.next < this.pending.length) {
       const text = this.pending[this.next]!;
@@ -154,16 +154,16 @@ export class OutputLines {
         }
         from = newline + 1;
         // A string collected whole is megabytes: it pauses within, not only between chunks.
-        if (pace() && sliceSpent(sliceStart)) {
+        if (pace() && sliceSpent(started)) {
           await nextTurn();
           if (this.discarded) break;
-          sliceStart = performance.now();
+          started = sliceStart();
         }
       }
       this.append(text, from, text.length);
-      if (sliceSpent(sliceStart)) {
+      if (sliceSpent(started)) {
         await nextTurn();
-        sliceStart = performance.now();
+        started = sliceStart();
       }
     }
     this.pending.length = 0;

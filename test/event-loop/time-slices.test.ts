@@ -1,7 +1,7 @@
 // Long work in time slices: the same result as run at once, and the event loop turning between
 // slices while it runs.
 import { describe, expect, it } from 'vitest';
-import { atOnce, inSlices, pacer, type Work } from '../../src/event-loop/time-slices.js';
+import { atOnce, inSlices, nextTurn, pacer, TurnClock, type Work } from '../../src/event-loop/time-slices.js';
 import { countTurns } from '../support/event-loop-turns.js';
 
 /** Sums 0..n-1, pausing every 256 items, spending about `microseconds` per item. */
@@ -54,5 +54,61 @@ describe('time slices', () => {
       })(),
     );
     expect(firedBeforeEnd).toBe(true);
+  });
+
+  it("a turn clock gives every call of one turn that turn's start, and a new start in the next", async () => {
+    const clock = new TurnClock();
+    const first = clock.start();
+    const until = performance.now() + 2;
+    while (performance.now() < until);
+    await Promise.resolve();
+    expect(clock.start()).toBe(first);
+    await nextTurn();
+    expect(clock.start()).toBeGreaterThan(first);
+  });
+
+  it('work that starts when other work ends in the same turn shares its slice: a turn between its first and second step', async () => {
+    const busy = (ms: number): void => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+    };
+    const events: string[] = [];
+    // 8 ms of a slice of 10, then the second work's first step of 4 ms: its slice is spent.
+    function* first(): Work<void> {
+      busy(4);
+      yield;
+      busy(4);
+    }
+    function* second(): Work<void> {
+      busy(4);
+      events.push('second, step 1');
+      setImmediate(() => events.push('a turn'));
+      yield;
+      events.push('second, step 2');
+    }
+    // A turn of its own to begin in: the slice of a turn before it (another test's) is over.
+    await nextTurn();
+    await inSlices(first()).then(() => inSlices(second()));
+    expect(events).toEqual(['second, step 1', 'a turn', 'second, step 2']);
+  });
+
+  it('work resumed in a turn another work already spent still takes a step: none waits for ever', async () => {
+    const events: string[] = [];
+    function* long(): Work<void> {
+      for (let i = 0; i < 5; i++) {
+        const until = performance.now() + 12;
+        while (performance.now() < until);
+        yield;
+      }
+    }
+    function* short(): Work<void> {
+      events.push('step 1');
+      yield;
+      events.push('step 2');
+      yield;
+      events.push('step 3');
+    }
+    await Promise.all([inSlices(long()), inSlices(short())]);
+    expect(events).toEqual(['step 1', 'step 2', 'step 3']);
   });
 });
