@@ -74,16 +74,20 @@ export function replay(dirs: readonly string[], command: string, args: readonly 
     }
     return replayed;
   }
-  // ibsim does not implement PortSamplesControl, and every recording and generated fabric is
-  // modelled on it: a `perfquery -c` nobody recorded answers as ibsim does.
-  if (command === 'perfquery' && args[0] === '-c') {
-    return {
-      stdout: Buffer.alloc(0),
-      stderr: `ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid ${args[1] ?? ''})\nperfquery: iberror: failed: sampctlquery\n`,
-      exitCode: 255,
-    };
-  }
+  if (command === 'perfquery' && args[0] === '-c') return samplesControlAsIbsim(args[1] ?? '');
   return undefined;
+}
+
+/**
+ * `perfquery -c <lid> …` where nobody recorded it: ibsim does not implement PortSamplesControl,
+ * and every recording and generated fabric is modelled on it, so it answers as ibsim does.
+ */
+export function samplesControlAsIbsim(lid: string): Replayed {
+  return {
+    stdout: Buffer.alloc(0),
+    stderr: `ibwarn: [1232] mad_rpc: _do_madrpc failed; dport (Lid ${lid})\nperfquery: iberror: failed: sampctlquery\n`,
+    exitCode: 255,
+  };
 }
 
 const SUMMARY = /\n## Summary: (\d+) nodes checked, \d+ bad nodes found\n##\s+\d+ ports checked, \d+ ports have errors beyond threshold\n/;

@@ -7,6 +7,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { recordedCommands, samplesControlAsIbsim } from '../fabric-replay.js';
 
 export const FAKE_TOOLS = ['ibnetdiscover', 'iblinkinfo', 'ibqueryerrors', 'saquery', 'sminfo', 'perfquery'] as const;
 export type FakeTool = (typeof FAKE_TOOLS)[number];
@@ -51,17 +52,31 @@ export async function fakeFabricTools(
     logLevel: 'warning',
   });
   const paths = {} as Record<FakeTool | (typeof FAKE_JOB_TOOLS)[number], string>;
+  const samplesControlRecorded = [...recordedCommands(scenarioDir).keys()].some((line) => line.startsWith('perfquery -c '));
   for (const tool of [...FAKE_TOOLS, ...FAKE_JOB_TOOLS]) {
     paths[tool] = path.join(bin, tool);
     // The exporter's Node.js options are not the tools' (a profiler or preload of the exporter's own).
     const env = `NODE_OPTIONS=${options.log ? ` FAKE_TOOLS_LOG=${quote(options.log)}` : ''}`;
     await writeFile(
       paths[tool],
-      `#!/bin/sh\n${env} exec ${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`,
+      `#!/bin/sh\n${tool === 'perfquery' && !samplesControlRecorded ? samplesControlInShell() : ''}${env} exec ${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`,
     );
     await chmod(paths[tool], 0o755);
   }
   return paths;
+}
+
+/**
+ * `perfquery -c <lid> <port>` answered by the wrapper itself, as the replay answers it where the
+ * scenario has no recording of it (as ibsim does: samplesControlAsIbsim), without starting Node.js:
+ * a discovery asks it once per switch, 1 920 times at 122 880 switch ports, and a Node.js process
+ * per query (about 30 ms of CPU; the real tool, a C program, takes a millisecond or two) kept both
+ * cores of the benchmark machine busy for seconds, slowing the exporter's own process starts.
+ */
+function samplesControlInShell(): string {
+  const answer = samplesControlAsIbsim('%s');
+  const format = answer.stderr.replaceAll('\\', '\\\\').replaceAll('\n', '\\n');
+  return `if [ "$1" = "-c" ]; then printf ${quote(format)} "$2" >&2; exit ${answer.exitCode}; fi\n`;
 }
 
 /** The exporter's flags for the fake tools. */

@@ -3,6 +3,7 @@
 // parsers read every generated output whole and get back the fabric that was generated, and that
 // the fake tools replay it through the exporter's real command runner, shards included. That the
 // outputs are those of the real tools, byte for byte, is test/e2e/generated-fabric-ibsim.test.ts.
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,6 +51,7 @@ import {
 } from '../../synthetic/fabric-generator/index.js';
 import { ReplayRunner, result } from '../support/replay.js';
 import { stdout } from '../support/fabric-recordings.js';
+import { replay } from '../../synthetic/fabric-replay.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -436,4 +438,25 @@ describe('a generated fabric replayed', () => {
       }),
     ]);
   }, 60_000);
+  it("answers an unrecorded perfquery -c in the fake tool's wrapper exactly as the replay does, without starting Node.js", async () => {
+    const { scenario: scenarioDir, dir } = await scenario({
+      shape: { tiers: 2, spines: 2, leaves: 2, hostsPerLeaf: 2, spareLeafPorts: 0 },
+    });
+    const log = path.join(dir, 'tools.log');
+    const tools = await fakeFabricTools(scenarioDir, path.join(dir, 'bin'), { log });
+    const run = (args: string[]) =>
+      new Promise<{ stdout: string; stderr: string; exitCode: number | null }>((resolve) =>
+        execFile(tools.perfquery, args, (error, stdout, stderr) =>
+          resolve({ stdout, stderr, exitCode: error ? (error.code as number) : 0 }),
+        ),
+      );
+    const answered = await run(['-c', '17', '1']);
+    const replayed = replay([scenarioDir], 'perfquery', ['-c', '17', '1'])!;
+    expect(answered).toEqual({ stdout: '', stderr: replayed.stderr, exitCode: replayed.exitCode });
+    expect(answered.stderr).toContain('(Lid 17)');
+    // Answered by the shell: the replaying program never ran, so it logged nothing.
+    expect(await readFile(log, 'utf8').catch(() => '')).toBe('');
+    // Any other perfquery still goes to the replaying program.
+    expect((await run(['-l', '1', '1'])).stderr).toContain('no recording of "perfquery -l 1 1"');
+  });
 });
