@@ -144,7 +144,7 @@ describe('ibnetdiscover cache', () => {
   it('decodes extended and XDR speeds from raw PortInfo bytes', () => {
     const bytes = recordedCache().slice();
     const port = cache.ports.find((p) => p.nodeGuid === SPINE2 && p.port === 1)!;
-    const info = port.range[0] + 13;
+    const info = port.start + 13;
     bytes[info + 63] = 0b00110; // LinkSpeedExtEnabled: EDR, HDR
     bytes[info + 56] = 0b001; // LinkSpeedExtEnabled2: XDR
     bytes[info + 29] = 0b10010; // LinkWidthEnabled: 4X, 2X

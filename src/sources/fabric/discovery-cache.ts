@@ -27,8 +27,9 @@ export interface CachedNode {
   portCount: number;
   /** A switch's LID (its management port 0). */
   lid: number;
-  /** Byte range of the whole record, ports list included (for pruning). */
-  range: [number, number];
+  /** Byte range [start, end) of the whole record, ports list included (for pruning): two numbers, not a pair (an array each, 1.2 MiB for 26 000 nodes). */
+  start: number;
+  end: number;
 }
 
 export interface CachedPort {
@@ -38,7 +39,8 @@ export interface CachedPort {
   lid: number;
   enabled: EnabledRates | undefined;
   peer: { guid: string; port: number } | undefined;
-  range: [number, number];
+  start: number;
+  end: number;
 }
 
 export interface DiscoveryCache {
@@ -97,7 +99,7 @@ export function* parseDiscoveryCacheSteps(bytes: Uint8Array, withPorts = true): 
     offset += NODE_HEADER_BYTES;
     need(offset, stored * PORT_KEY_BYTES, `the port list of node ${guid}`);
     offset += stored * PORT_KEY_BYTES;
-    nodes.push({ guid, type, portCount: portCountOfNode, lid, range: [start, offset] });
+    nodes.push({ guid, type, portCount: portCountOfNode, lid, start, end: offset });
     if (pace()) yield;
   }
   checkPortRecords(bytes, offset, portCount);
@@ -130,7 +132,7 @@ function checkPortRecords(bytes: Uint8Array, start: number, count: number): void
  * end with the header's number of port records.
  */
 export function cachedPortsOf(bytes: Uint8Array, cache: { nodes: readonly CachedNode[] }): Iterable<CachedPort> {
-  const start = cache.nodes.at(-1)?.range[1] ?? HEADER_BYTES;
+  const start = cache.nodes.at(-1)?.end ?? HEADER_BYTES;
   const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(12, true);
   checkPortRecords(bytes, start, count);
   return cachedPorts(bytes, start, count);
@@ -160,7 +162,8 @@ function* cachedPorts(bytes: Uint8Array, start: number, count: number): Generato
       enabled: sharedRates(info),
       nodeGuid: hexGuid(view, tail),
       peer: bytes[tail + 8] ? { guid: hexGuid(view, tail + 9), port: bytes[tail + 17]! } : undefined,
-      range: [offset, offset + PORT_RECORD_BYTES],
+      start: offset,
+      end: offset + PORT_RECORD_BYTES,
     };
   }
 }
@@ -191,7 +194,7 @@ export function* pruneDiscoveryCacheSteps(
   const fromNodeGuid = view.getBigUint64(16, true);
   const portCount = view.getUint32(12, true);
   // Node records follow the header back to back; port records follow them.
-  const portsStart = cache.nodes.at(-1)?.range[1] ?? HEADER_BYTES;
+  const portsStart = cache.nodes.at(-1)?.end ?? HEADER_BYTES;
   checkPortRecords(bytes, portsStart, portCount);
   const nodes = cache.nodes.filter((node) => BigInt(node.guid) === fromNodeGuid || keep(node));
   const kept = new Set(nodes.map((node) => BigInt(node.guid)));
@@ -205,7 +208,7 @@ export function* pruneDiscoveryCacheSteps(
     keptEnds.add((view.getBigUint64(offset, true) << 8n) | BigInt(bytes[offset + 8]!));
     if (pace()) yield;
   }
-  const size = HEADER_BYTES + nodes.reduce((sum, node) => sum + node.range[1] - node.range[0], 0) + keptRecords.length * PORT_RECORD_BYTES;
+  const size = HEADER_BYTES + nodes.reduce((sum, node) => sum + node.end - node.start, 0) + keptRecords.length * PORT_RECORD_BYTES;
   const out = new Uint8Array(size);
   const outView = new DataView(out.buffer);
   out.set(bytes.subarray(0, HEADER_BYTES), 0);
@@ -213,8 +216,8 @@ export function* pruneDiscoveryCacheSteps(
   outView.setUint32(12, keptRecords.length, true);
   let offset = HEADER_BYTES;
   for (const node of nodes) {
-    out.set(bytes.subarray(...node.range), offset);
-    offset += node.range[1] - node.range[0];
+    out.set(bytes.subarray(node.start, node.end), offset);
+    offset += node.end - node.start;
   }
   for (const record of keptRecords) {
     out.set(bytes.subarray(record, record + PORT_RECORD_BYTES), offset);
