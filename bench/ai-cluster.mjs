@@ -63,3 +63,14 @@ export async function launcherEnv(dist, argv = process.argv) {
   const { GLIBC_TUNABLES } = await import(pathToFileURL(path.join(dist, 'startup', 'v8-flags.js')).href);
   return { GLIBC_TUNABLES };
 }
+
+/**
+ * The Node.js flags the launchers pass (NODE_FLAGS of src/startup/v8-flags.ts, as built in `dist`:
+ * npm start, the units, the image), for the benches' command lines unless theirs says
+ * `--no-launcher-flags`.
+ */
+export async function launcherFlags(dist, argv = process.argv) {
+  if (argv.includes('--no-launcher-flags')) return [];
+  const { NODE_FLAGS } = await import(pathToFileURL(path.join(dist, 'startup', 'v8-flags.js')).href);
+  return NODE_FLAGS;
+}

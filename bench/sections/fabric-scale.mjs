@@ -14,7 +14,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
-import { aiClusterSpec, fabricExporterArgs, launcherEnv } from '../ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
@@ -217,6 +217,8 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const args = [
+    // As the launchers start it (npm start, the units, the image).
+    ...(await launcherFlags(path.dirname(MAIN))),
     '--require',
     MONITOR,
     ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profile')}`] : []),
@@ -379,7 +381,7 @@ async function eventLoop(result) {
     return { ...block, after: before ? `after \`${before.command.replace(/ \/\S+/g, ' …')}\`` : 'no command before it' };
   });
   named.sort((a, b) => b.ms - a.ms);
-  return { maxMs: report.maxMs, blocks: named };
+  return { maxMs: report.maxMs, startMs: report.startMs, blocks: named };
 }
 
 /** `--case=shard[,shard-no-jobs…]`: only those runs (ids of CASES), written between markers of their own (`fabric-scale-cases`). */
@@ -496,7 +498,7 @@ function markdown(results, sizes, formats, machine, cpuProf) {
     '',
     ...results.map(
       (r) =>
-        `- ${r.testCase.name}: ${r.eventLoop.blocks.length} blocks (${r.eventLoop.blocks.filter((b) => b.at >= r.steadyFrom).length} after the first ports cycle), ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
+        `- ${r.testCase.name}: start-up to the first turn of the event loop ${s(r.eventLoop.startMs / 1000)} (before anything listens; not counted); ${r.eventLoop.blocks.length} blocks (${r.eventLoop.blocks.filter((b) => b.at >= r.steadyFrom).length} after the first ports cycle), ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
           r.eventLoop.blocks
             .slice(0, 5)
             .map((b) => `${s(b.ms / 1000)} ${b.after}`)
