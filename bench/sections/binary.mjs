@@ -1,5 +1,5 @@
 // The single executable (npm run release) beside the way npm start runs the exporter
-// (`node --v8-pool-size=1 dist/main.js`, after its build), on the generated 8-device tree:
+// (`node <NODE_FLAGS of src/startup/v8-flags.ts> dist/main.js`, after its build), on the generated 8-device tree:
 // 1. start-up: time from spawn to the first 200 of /metrics (which waits for the first reading),
 //    and CPU seconds and RSS at that moment, over `STARTS` starts of each, alternating: node as
 //    npm start runs it, the binary as its systemd unit and image run it (NODE_OPTIONS with the same
