@@ -50,5 +50,5 @@ COPY demo/ demo/
 USER node
 EXPOSE 10460
 # Node.js flags: see src/startup/v8-flags.ts (NODE_FLAGS) and docs/benchmarks.md ("Idle cost").
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--v8-pool-size=1", "--max-semi-space-size=4", "dist/main.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--v8-pool-size=1", "dist/main.js"]
 CMD ["--path.sysfs=/host/sys"]

@@ -88,28 +88,22 @@ export async function buildBinary({ work: given, out, meta, log = (message) => p
   const { ASSETS, codeCacheAsset, packTree } = await import(pathToFileURL(path.join(dist, 'startup/sea-assets.js')).href);
   const { NODE_FLAGS, GLIBC_TUNABLES, chooseV8Flags } = await import(pathToFileURL(path.join(dist, 'startup/v8-flags.js')).href);
   // One code cache per set of V8 flags the exporter chooses for itself: a host's, and fabric mode's
-  // (the optimizing compilers on), started bare and as the packaged unit and the image start it,
-  // with NODE_FLAGS in NODE_OPTIONS: their bound on the young generation lets fabric mode's grow,
-  // a flag V8 checks a cache against (a host's flags are the same either way). Each warm-up runs
-  // with the NODE_OPTIONS of its way alone.
+  // (the optimizing compilers on). Each warm-up runs without NODE_OPTIONS, as the binary's V8 flags
+  // are then its own alone (the unit's and image's --v8-pool-size=1 is Node.js's, not V8's).
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   const caches = {};
-  for (const [mode, args, nodeOptions] of [
-    ['host', [], []],
-    ['fabric', ['--collector.fabric'], []],
-    ['fabric-launched', ['--collector.fabric'], NODE_FLAGS],
+  for (const [mode, args] of [
+    ['host', []],
+    ['fabric', ['--collector.fabric']],
   ]) {
-    const warmUpEnv = nodeOptions.length > 0 ? { ...env, NODE_OPTIONS: nodeOptions.join(' ') } : env;
-    await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]], args, env: warmUpEnv });
+    await writeCodeCaches({ dist, main: 'sea-main.cjs', starts: [[]], args, env });
     const written = readdirSync(path.join(dist, 'code-cache'));
     if (written.length !== 1) throw new Error(`expected one code cache from the ${mode} warm-up, found ${written.length}`);
     const kept = `code-cache-${mode}.bin`;
     renameSync(path.join(dist, 'code-cache', written[0]), path.join(work, kept));
-    caches[codeCacheAsset(chooseV8Flags(nodeOptions, { fabric: mode !== 'host' }))] = kept;
+    caches[codeCacheAsset(chooseV8Flags([], { fabric: mode === 'fabric' }))] = kept;
   }
-  if (Object.keys(caches).length !== 3)
-    throw new Error('two ways of starting fabric mode gave the same V8 flags: one code cache would hide the other');
 
   const demoHost = path.join(work, 'demo-host.json');
   writeFileSync(demoHost, JSON.stringify(packTree(work, demo)));

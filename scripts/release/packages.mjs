@@ -39,8 +39,7 @@ export function packagedUnit(environmentFile, nodeFlags) {
   );
   unit = replaced(unit, /^EnvironmentFile=.*$/m, `EnvironmentFile=-${environmentFile}`, file);
   // The binary takes no Node.js flags on its command line; Node.js reads them from NODE_OPTIONS.
-  // Quoted whole: systemd splits an unquoted Environment= line at spaces into several assignments.
-  unit = replaced(unit, /^Environment=NODE_ENV=production$/m, `Environment="NODE_OPTIONS=${nodeFlags.join(' ')}"`, file);
+  unit = replaced(unit, /^Environment=NODE_ENV=production$/m, `Environment=NODE_OPTIONS=${nodeFlags.join(' ')}`, file);
   unit = replaced(unit, /^# Node\.js flags for .*\n(#.*\n)*ExecStart=.*$/m, 'ExecStart=/usr/bin/infiniband-exporter $ARGS', file);
   return unit;
 }

@@ -3,10 +3,9 @@
 // an asset beside its V8 code cache, compiled as dist/main.js compiles dist/exporter.cjs
 // (bundle-loader.ts). Node.js's own "useCodeCache" would cache only what compiling the script
 // yields; this cache was written after a run that started, collected and answered scrapes. The
-// binary holds one for a host's V8 flags and two for fabric mode's (started bare, and with the
-// launchers' NODE_OPTIONS, whose bound on the young generation changes the flags it sets), and
-// takes the one made under the flags set-v8-flags.ts set; other flags (other V8 flags in
-// NODE_OPTIONS) find none, and the bundle is compiled as it runs.
+// binary holds one for a host's V8 flags and one for fabric mode's, and takes the one made under
+// the flags set-v8-flags.ts set; other flags (V8 flags in NODE_OPTIONS) find none, and the bundle
+// is compiled as it runs.
 //
 // The demo data (demo/: --demo's sysfs tree, --demo=fabric's recordings) is read from disk: the
 // binary holds it as one asset and, only when --demo is on the command line, writes it into a private directory under

@@ -1,15 +1,9 @@
 // The Node.js and V8 flags of the exporter, chosen in one place:
 //   - NODE_FLAGS: what the launchers pass `node` (npm start, the systemd unit, the Dockerfile, the
 //     release's binary): one V8 platform worker thread instead of one per core (8 threads
-//     instead of 11, fewer context switches), and a young generation of at most 4 MiB a
-//     semi-space. On a host the exporter keeps the young generation at its first size itself
-//     (below), so the bound changes nothing there (--max-semi-space-size=1, once here, measured
-//     the same RSS and about 2 ticks more start-up CPU: docs/benchmarks.md, "Idle cost"). Fabric
-//     mode lets it grow to that bound: kept at 1 MiB, a ports cycle scavenged every millisecond or
-//     two and moved to the old generation whatever lived longer (a parse's lines and pieces), tens
-//     of MiB of garbage a cycle; left to grow unbounded, it took 80 MiB. V8 reads the bound only
-//     when it starts, hence a launcher's flag: started without it, fabric mode keeps the young
-//     generation at its first size as a host does.
+//     instead of 11, fewer context switches). The young generation needs no flag: the exporter
+//     keeps it from growing itself (below), and --max-semi-space-size=1, once here, then measured
+//     the same RSS and about 2 ticks more start-up CPU (docs/benchmarks.md, "Idle cost").
 //   - chooseV8Flags: what the exporter sets for itself at start (set-v8-flags.ts applies them),
 //     given the flags it was started with (a flag the user chose wins) and what it will run.
 //
@@ -51,7 +45,7 @@
 // grew by 5.1 MiB (docs/benchmarks.md, "A flood of wrong passwords"). A user who says anything about
 // Liftoff or WebAssembly tiering keeps their choice.
 
-export const NODE_FLAGS = ['--v8-pool-size=1', '--max-semi-space-size=4'];
+export const NODE_FLAGS = ['--v8-pool-size=1'];
 
 /**
  * glibc's malloc settings, in the environment the service launchers give the exporter (the systemd
@@ -104,9 +98,7 @@ export function chooseV8Flags(given: readonly string[], program: Program = { fab
   const flags: string[] = [];
   const compilersChosen = given.some((flag) => /^--(no-)?(opt|turbofan|sparkplug)$|^--max-opt\b|^--jitless$/.test(flag));
   if (!compilersChosen && !program.fabric) flags.push('--no-opt', '--no-sparkplug');
-  // Fabric mode's young generation grows where a launcher bounded it (see NODE_FLAGS).
-  const youngBounded = given.some((flag) => /^--max[-_]semi[-_]space[-_]size\b/.test(flag));
-  if (!program.fabric || !youngBounded) flags.push('--semi-space-growth-factor=1');
+  flags.push('--semi-space-growth-factor=1');
   if (!given.some((flag) => /^--(no-)?memory-reducer/.test(flag))) flags.push(MEMORY_REDUCER_ONE_GC);
   if (!program.fabric && !given.some((flag) => /^--(no-)?optimize[-_]for[-_]size$/.test(flag))) flags.push('--optimize-for-size');
   if (program.fabric && !given.some((flag) => /^--heap[-_]growing[-_]percent\b/.test(flag))) flags.push(FABRIC_HEAP_GROWING);

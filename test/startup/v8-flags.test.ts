@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksForFabricMode, chooseV8Flags, FABRIC_HEAP_GROWING, MEMORY_REDUCER_ONE_GC, NODE_FLAGS } from '../../src/startup/v8-flags.js';
+import { asksForFabricMode, chooseV8Flags, FABRIC_HEAP_GROWING, MEMORY_REDUCER_ONE_GC } from '../../src/startup/v8-flags.js';
 
 describe('the V8 flags the exporter sets for itself', () => {
   const ALL = [
@@ -57,16 +57,6 @@ describe('the V8 flags the exporter sets for itself', () => {
     const fabric = ['--semi-space-growth-factor=1', MEMORY_REDUCER_ONE_GC, FABRIC_HEAP_GROWING, '--liftoff-only'];
     expect(chooseV8Flags([], { fabric: true })).toEqual(fabric);
     expect(chooseV8Flags(['--no-opt'], { fabric: true })).toEqual(fabric);
-  });
-
-  it("lets fabric mode's young generation grow where a launcher bounded it (NODE_FLAGS), and keeps it at its first size where none did", () => {
-    expect(NODE_FLAGS).toContain('--max-semi-space-size=4');
-    expect(chooseV8Flags(NODE_FLAGS, { fabric: true })).not.toContain('--semi-space-growth-factor=1');
-    expect(chooseV8Flags(['--max_semi_space_size=8'], { fabric: true })).not.toContain('--semi-space-growth-factor=1');
-    // Unbounded, V8 let it take 80 MiB at a shard's ports cycle.
-    expect(chooseV8Flags([], { fabric: true })).toContain('--semi-space-growth-factor=1');
-    // A host keeps it at its first size whatever the bound.
-    expect(chooseV8Flags(NODE_FLAGS)).toContain('--semi-space-growth-factor=1');
   });
 
   it("keeps fabric mode's old generation within a quarter of what was live, unless the user chose how far it grows", () => {
