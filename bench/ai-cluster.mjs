@@ -66,11 +66,13 @@ export async function launcherEnv(dist, argv = process.argv) {
 
 /**
  * The Node.js flags the launchers pass (NODE_FLAGS of src/startup/v8-flags.ts, as built in `dist`:
- * npm start, the units, the image), for the benches' command lines unless theirs says
- * `--no-launcher-flags`.
+ * npm start, the units, the image), for the benches' command lines when theirs says
+ * `--launcher-flags`. Not by default: at AI-cluster scale `--v8-pool-size=1` (one V8 worker
+ * thread) cost fabric mode memory and event-loop blocks (docs/benchmarks.md, "One shard of four,
+ * fourth pass"), and docs/deploy.md tells fabric sites to leave it out.
  */
 export async function launcherFlags(dist, argv = process.argv) {
-  if (argv.includes('--no-launcher-flags')) return [];
+  if (!argv.includes('--launcher-flags')) return [];
   const { NODE_FLAGS } = await import(pathToFileURL(path.join(dist, 'startup', 'v8-flags.js')).href);
   return NODE_FLAGS;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--jobs=N] [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--stdout=FILE] [--no-launcher-env] [--no-launcher-flags] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--jobs=N] [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--stdout=FILE] [--no-launcher-env] [--launcher-flags] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there

@@ -217,7 +217,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const args = [
-    // As the launchers start it (npm start, the units, the image).
+    // With --launcher-flags: the Node.js flags the launchers pass (bench/ai-cluster.mjs says why not by default).
     ...(await launcherFlags(path.dirname(MAIN))),
     '--require',
     MONITOR,
