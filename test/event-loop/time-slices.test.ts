@@ -4,6 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { atOnce, inSlices, nextTurn, pacer, TurnClock, type Work } from '../../src/event-loop/time-slices.js';
 import { countTurns } from '../support/event-loop-turns.js';
 
+/** Holds the event loop for `ms` milliseconds. */
+function spin(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
 /** Sums 0..n-1, pausing every 256 items, spending about `microseconds` per item. */
 function* sum(n: number, microseconds = 0): Work<number> {
   const pace = pacer();
@@ -59,8 +65,7 @@ describe('time slices', () => {
   it("a turn clock gives every call of one turn that turn's start, and a new start in the next", async () => {
     const clock = new TurnClock();
     const first = clock.start();
-    const until = performance.now() + 2;
-    while (performance.now() < until);
+    spin(2);
     await Promise.resolve();
     expect(clock.start()).toBe(first);
     await nextTurn();
@@ -68,19 +73,15 @@ describe('time slices', () => {
   });
 
   it('work that starts when other work ends in the same turn shares its slice: a turn between its first and second step', async () => {
-    const busy = (ms: number): void => {
-      const until = performance.now() + ms;
-      while (performance.now() < until);
-    };
     const events: string[] = [];
     // 8 ms of a slice of 10, then the second work's first step of 4 ms: its slice is spent.
     function* first(): Work<void> {
-      busy(4);
+      spin(4);
       yield;
-      busy(4);
+      spin(4);
     }
     function* second(): Work<void> {
-      busy(4);
+      spin(4);
       events.push('second, step 1');
       setImmediate(() => events.push('a turn'));
       yield;
@@ -96,8 +97,7 @@ describe('time slices', () => {
     const events: string[] = [];
     function* long(): Work<void> {
       for (let i = 0; i < 5; i++) {
-        const until = performance.now() + 12;
-        while (performance.now() < until);
+        spin(12);
         yield;
       }
     }
