@@ -7,8 +7,13 @@
 // Blocks are counted from the event loop's first turn: before it, the program is still being
 // loaded and run to its first wait (nothing listens yet, so no request can wait on it). That time
 // is reported apart, as `startMs` (from this module's load to the first turn).
+//
+// Each block says where the main thread was meanwhile, from the kernel's /proc/thread-self/schedstat
+// (read at every tick): `cpuMs` on a CPU (the exporter's own work, or V8's on that thread) and
+// `waitMs` runnable but waiting for a CPU (other processes had them); the rest it slept (a system
+// call, a page fault on a file). `processCpuMs`: the CPU of all its threads (GC helpers, zlib, libuv).
 'use strict';
-const { writeFileSync } = require('node:fs');
+const { readFileSync, writeFileSync } = require('node:fs');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
 
 const report = process.env.IBX_EVENT_LOOP_REPORT;
@@ -20,10 +25,23 @@ if (report) {
   const loaded = performance.now();
   let startMs;
   let last = loaded;
+  // [ns on a CPU, ns waiting for one], or undefined where the kernel has no schedstat.
+  const schedstat = () => {
+    try {
+      const [cpu, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+      return [Number(cpu), Number(wait)];
+    } catch {
+      return undefined;
+    }
+  };
+  let lastSched = schedstat();
+  let lastUsage = process.cpuUsage();
   // The first turn, seen by whichever comes first: this timer (due by then if start-up took 20 ms) or setImmediate.
   const firstTurn = (now) => {
     last = now;
     startMs = Math.round(now - loaded);
+    lastSched = schedstat();
+    lastUsage = process.cpuUsage();
     histogram.reset();
   };
   setImmediate(() => startMs === undefined && firstTurn(performance.now()));
@@ -31,9 +49,22 @@ if (report) {
     const now = performance.now();
     if (startMs === undefined) return firstTurn(now);
     const late = now - last - TICK_MS;
-    // `end`: the monotonic clock in µs, as V8's CPU profiles (--cpu-prof) time their samples.
-    if (late > 100) blocks.push({ at: Math.round(Date.now() - late), ms: Math.round(late), end: Number(process.hrtime.bigint() / 1000n) });
+    const sched = schedstat();
+    const usage = process.cpuUsage();
+    if (late > 100) {
+      const block = { at: Math.round(Date.now() - late), ms: Math.round(late) };
+      if (sched && lastSched) {
+        block.cpuMs = Math.round((sched[0] - lastSched[0]) / 1e6);
+        block.waitMs = Math.round((sched[1] - lastSched[1]) / 1e6);
+      }
+      block.processCpuMs = Math.round((usage.user - lastUsage.user + usage.system - lastUsage.system) / 1000);
+      // `end`: the monotonic clock in µs, as V8's CPU profiles (--cpu-prof) time their samples.
+      block.end = Number(process.hrtime.bigint() / 1000n);
+      blocks.push(block);
+    }
     last = now;
+    lastSched = sched;
+    lastUsage = usage;
   }, TICK_MS).unref();
   const write = () => writeFileSync(report, JSON.stringify({ maxMs: histogram.max / 1e6, startMs, blocks }));
   setInterval(write, 5000).unref();

@@ -208,6 +208,15 @@ export function machineFacts(loadBefore, loadAfter, extra = [], { nodeExporter =
 }
 
 /** The value of an unlabelled sample `name` in exposition `text`; NaN when it is not there. */
+/**
+ * Where the exporter's main thread was during an event-loop block (event-loop-monitor.cjs): on a
+ * CPU, waiting for one (runnable, the cores taken by other processes), and its threads' CPU.
+ */
+export function blockWhere(block) {
+  if (block.cpuMs === undefined) return '';
+  return ` (main thread on a CPU ${block.cpuMs} ms, waiting for one ${block.waitMs} ms; all threads ${block.processCpuMs} ms of CPU)`;
+}
+
 export const sampleValue = (text, name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 export const fmt = (v, digits = 1) => (v >= 100 ? v.toFixed(0) : v.toFixed(digits));

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLK_TCK, MAIN, PROJECT, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
+import { CLK_TCK, MAIN, PROJECT, blockWhere, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
 import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
@@ -501,7 +501,7 @@ function markdown(results, sizes, formats, machine, cpuProf) {
         `- ${r.testCase.name}: start-up to the first turn of the event loop ${s(r.eventLoop.startMs / 1000)} (before anything listens; not counted); ${r.eventLoop.blocks.length} blocks (${r.eventLoop.blocks.filter((b) => b.at >= r.steadyFrom).length} after the first ports cycle), ${fmt(r.eventLoop.blocks.reduce((sum, b) => sum + b.ms, 0) / 1000)} s in all; ${
           r.eventLoop.blocks
             .slice(0, 5)
-            .map((b) => `${s(b.ms / 1000)} ${b.after}`)
+            .map((b) => `${s(b.ms / 1000)} ${b.after}${blockWhere(b)}`)
             .join('; ') || 'none'
         }`,
     ),
