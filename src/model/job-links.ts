@@ -106,8 +106,10 @@ export function* jobLinkCountsSteps(job: JobOnFabric, evidence: LinkEvidence): W
   const counts = { host: empty(), switch: empty() };
   const judged = evidence.judged;
   const pace = pacer(2048);
-  for (const link of job.links) {
+  const links = job.links;
+  for (let i = 0; i < links.length; i++) {
     if (pace()) yield;
+    const link = links.at(i);
     let judgement = judged?.[link.id];
     if (judgement === undefined) {
       const reasons = linkImpairments(link, evidence);

@@ -132,7 +132,7 @@ describe('JobPlacement', () => {
       { id: '1', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h21'] },
       { id: '2', user: 'u', partition: 'p', name: 'n', hosts: ['h11', 'h22'] },
     ]);
-    const shared = a!.links.filter((link) => b!.links.includes(link));
+    const shared = [...a!.links].filter((link) => [...b!.links].includes(link));
     expect(shared.map((link) => link.key).sort()).toEqual(
       ['0xh11/1 0xl1/1', '0xl1/4 0xs1/1', '0xl1/5 0xs2/1', '0xl1/6 0xs1/6', '0xl2/4 0xs1/2', '0xl2/5 0xs2/2'].sort(),
     );

@@ -40,7 +40,9 @@ export class FabricPage {
     const { job } = placed;
     const title = `${job.id}${[job.user, job.name].some(Boolean) ? ` (${[job.user, job.name].filter(Boolean).join(', ')})` : ''} on ${placed.onFabric.length} hosts${placed.notFound.length > 0 ? `, ${placed.notFound.length} not found on the fabric` : ''}`;
     return {
-      html: await inSlices(this.render(snapshot, topology, takenAt, { title, links: new Set(placed.links.map((link) => link.key)) })),
+      html: await inSlices(
+        this.render(snapshot, topology, takenAt, { title, links: new Set(Array.from(placed.links, (link) => link.key)) }),
+      ),
     };
   }
 
