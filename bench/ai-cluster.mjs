@@ -76,3 +76,15 @@ export async function launcherFlags(dist, argv = process.argv) {
   const { NODE_FLAGS } = await import(pathToFileURL(path.join(dist, 'startup', 'v8-flags.js')).href);
   return NODE_FLAGS;
 }
+
+/**
+ * The niceness of the fake tools (synthetic/fabric-generator/fake-tools.ts, `nice`): 19 unless
+ * the command line says `--tools-nice=N`. They stand in for C programs that mostly wait on the
+ * fabric; replayed by Node.js they are busy for a fraction of a second each, and the event-loop
+ * monitor saw the exporter's main thread runnable but waiting for one of the two cores while they
+ * ran (docs/benchmarks.md, "One shard of four, fifth pass"). `--tools-nice=0` runs them as before.
+ */
+export function toolsNice(argv = process.argv) {
+  const given = argv.find((arg) => arg.startsWith('--tools-nice='));
+  return given === undefined ? 19 : Number(given.slice('--tools-nice='.length));
+}

@@ -10,7 +10,7 @@ import { copyFile, mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, 
 import os from 'node:os';
 import path from 'node:path';
 import { MAIN, PROJECT, blockWhere, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
-import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags } from './ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags, toolsNice } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -212,7 +212,7 @@ async function main() {
   await mkdir(dir, { recursive: true });
   const scenario = await scenarioDir(g, keep ? path.dirname(dir) : dir);
   const work = await mkdtemp(path.join(os.tmpdir(), 'ibx-fabric-heap-run-'));
-  const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log') });
+  const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: path.join(work, 'tools.log'), nice: toolsNice() });
   const eventLoopReport = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;

@@ -14,7 +14,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CLK_TCK, MAIN, PROJECT, blockWhere, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
-import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags } from '../ai-cluster.mjs';
+import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags, toolsNice } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
 const INTERVAL_S = 60;
@@ -212,7 +212,7 @@ async function summariseProfile(dir) {
 async function measure(g, testCase, scenario, dir, cpuProf) {
   const work = await mkdtemp(path.join(dir, 'run-'));
   const toolsLog = path.join(work, 'tools.log');
-  const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: toolsLog });
+  const tools = await g.fakeFabricTools(scenario, path.join(work, 'bin'), { log: toolsLog, nice: toolsNice() });
   const monitor = path.join(work, 'event-loop.json');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
