@@ -83,13 +83,43 @@ export class Footprint implements Iterable<FootprintLink> {
   }
 }
 
+/**
+ * A job's adapters (node GUIDs) with the host each belongs to, as two lists: a Map per job held
+ * 143 000 entries at 2 000 jobs on the 24 576-host tree (5.4 MiB); a host is looked up only for an
+ * impaired adapter link.
+ */
+export class JobAdapters {
+  private readonly guids: readonly string[];
+  private readonly hosts: readonly string[];
+
+  /** From each adapter's host, in the order found; an adapter given twice keeps its last host. */
+  constructor(hostOf: ReadonlyMap<string, string>) {
+    this.guids = [...hostOf.keys()];
+    this.hosts = [...hostOf.values()];
+  }
+
+  get size(): number {
+    return this.guids.length;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.guids.values();
+  }
+
+  /** The host of an adapter of the job; undefined for another adapter. */
+  get(guid: string): string | undefined {
+    const at = this.guids.indexOf(guid);
+    return at < 0 ? undefined : this.hosts[at];
+  }
+}
+
 export interface JobOnFabric {
   job: Job;
   /** The job's hosts that have an adapter on the fabric, and those that do not. */
   onFabric: readonly string[];
   notFound: readonly string[];
   /** The adapters' node GUIDs, each with its host. */
-  adapters: ReadonlyMap<string, string>;
+  adapters: JobAdapters;
   links: Footprint;
 }
 
@@ -522,7 +552,7 @@ export class JobPlacement {
           // Every host found (most jobs): the job's own list, not a copy.
           onFabric: notFound.length === 0 ? job.hosts : onFabric,
           notFound,
-          adapters,
+          adapters: new JobAdapters(adapters),
           links: yield* index.footprint(topology, adapters.keys()),
         };
         this.computed += 1;
