@@ -12,7 +12,7 @@ import type { Snapshot } from '../../../model/snapshot.js';
 import { commandFailure, commandLine, ExecaRunner, locateTools, type CommandRunner } from '../../../sources/command-runner.js';
 import type { CollectorContext, Cycle, Off, Reader, Reading, ToolGroup } from '../../../collection/collector.js';
 import { FABRIC_DISCOVERY_PART } from '../../parts.js';
-import { DISCOVERY_CYCLE, FABRIC_SHARD } from '../fabric-mode.js';
+import { FABRIC_PORTS_CYCLE, FABRIC_SHARD } from '../fabric-mode.js';
 
 export const SQUEUE_PATH = optionalFlag(STRING, {
   name: 'squeue.path',
@@ -72,8 +72,10 @@ export const JOBS_CYCLE: Cycle = {
   name: 'jobs reading',
   interval: (settings) => settings.get(JOBS_INTERVAL),
   deadline: (settings) => Math.max(settings.get(JOBS_INTERVAL), squeueTimeoutMs(settings) + 1000),
-  // Jobs are placed on a topology: the first reading waits for the first discovery.
-  after: { cycle: DISCOVERY_CYCLE, fresh: false },
+  // Jobs are placed on a topology, and counted over the ports cycle's readings: the first reading
+  // waits for the first ports cycle, itself after the first discovery. Placing every job (every
+  // footprint computed) beside the first ports cycle stacked the two at the start's memory peak.
+  after: { cycle: FABRIC_PORTS_CYCLE, fresh: false },
 };
 
 /** Where the jobs are read from. */
