@@ -27,6 +27,10 @@ export function* parseSqueueSteps(text: string): Work<SqueueJobs> {
   const unparsed = new UnparsedLines();
   let hosts = 0;
   let listed = 0;
+  // One string per host name for the whole reading: jobs share hosts (a host's GPUs split between
+  // jobs) and each expansion makes its own strings (2 000 jobs on the 24 576-host tree: 143 000
+  // host names for 24 800 hosts, 4 MiB held as long as the jobs are).
+  const names = new Map<string, string>();
   for (const line of text.split('\n')) {
     // A pause every few thousand hosts expanded.
     if (hosts > 4096) {
@@ -50,7 +54,14 @@ export function* parseSqueueSteps(text: string): Work<SqueueJobs> {
     hosts += 1 + (expansion.hosts?.length ?? 0);
     listed += expansion.hosts.length;
     if (expansion.hosts.length === 0) continue;
-    jobs.push({ id, user, partition, name, hosts: expansion.hosts });
+    const expanded = expansion.hosts;
+    for (let i = 0; i < expanded.length; i++) {
+      const host = expanded[i]!;
+      const known = names.get(host);
+      if (known === undefined) names.set(host, host);
+      else expanded[i] = known;
+    }
+    jobs.push({ id, user, partition, name, hosts: expanded });
   }
   return { jobs, unparsed };
 }
