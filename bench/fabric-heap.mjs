@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { MAIN, PROJECT, blockWhere, cpuSeconds, freePort, log, memoryKiB, scrape, sleep } from './support.mjs';
+import { MAIN, PROJECT, blockWhere, cpuSeconds, freePort, log, memoryKiB, scrape, sleep, toolRuns } from './support.mjs';
 import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags, toolsNice } from './ai-cluster.mjs';
 import { importTypeScript } from './typescript.mjs';
 
@@ -297,14 +297,11 @@ async function main() {
         `event loop: start-up to its first turn ${loop.startMs} ms (not counted); largest delay ${loop.maxMs.toFixed(0)} ms; blocks over 100 ms: ${loop.blocks.map((block) => `${block.ms} ms${blockWhere(block)}`).join(', ') || 'none'}\n`,
       );
       // The fake tools that ran during each block (a process that competed for the two cores).
-      const runs = (await readFile(path.join(work, 'tools.log'), 'utf8').catch(() => ''))
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => line.split('\t'));
+      const runs = await toolRuns(path.join(work, 'tools.log'));
       for (const block of loop.blocks) {
-        const during = runs.filter(([start, end]) => Number(start) < block.at + block.ms && Number(end) > block.at);
+        const during = runs.filter((run) => run.start < block.at + block.ms && run.end > block.at);
         process.stdout.write(
-          `  block at +${((block.at - started) / 1000).toFixed(1)} s: fake tools running: ${during.map(([start, end, command, bytes]) => `${command.replace(/ \/\S+/g, ' …')} (${((Number(end) - Number(start)) / 1000).toFixed(1)} s, ${bytes})`).join('; ') || 'none'}\n`,
+          `  block at +${((block.at - started) / 1000).toFixed(1)} s: fake tools running: ${during.map((run) => `${run.command.replace(/ \/\S+/g, ' …')} (${((run.end - run.start) / 1000).toFixed(1)} s, ${run.bytes} bytes)`).join('; ') || 'none'}\n`,
         );
       }
     }

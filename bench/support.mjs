@@ -207,7 +207,6 @@ export function machineFacts(loadBefore, loadAfter, extra = [], { nodeExporter =
   ].join('\n');
 }
 
-/** The value of an unlabelled sample `name` in exposition `text`; NaN when it is not there. */
 /**
  * Where the exporter's main thread was during an event-loop block (event-loop-monitor.cjs): on a
  * CPU, waiting for one (runnable, the cores taken by other processes), and its threads' CPU.
@@ -217,6 +216,19 @@ export function blockWhere(block) {
   return ` (main thread on a CPU ${block.cpuMs} ms, waiting for one ${block.waitMs} ms; all threads ${block.processCpuMs} ms of CPU)`;
 }
 
+/** The runs of the fake tools, from the log they append to (FAKE_TOOLS_LOG: start and end in ms, the command, what it printed); none before the file exists. */
+export async function toolRuns(file) {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, end, command, printed] = line.split('\t');
+      return { start: Number(start), end: Number(end), command, bytes: Number(/bytes=(\d+)/.exec(printed)?.[1] ?? 0) };
+    });
+}
+
+/** The value of an unlabelled sample `name` in exposition `text`; NaN when it is not there. */
 export const sampleValue = (text, name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
 
 export const fmt = (v, digits = 1) => (v >= 100 ? v.toFixed(0) : v.toFixed(digits));

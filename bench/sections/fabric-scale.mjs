@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CLK_TCK, MAIN, PROJECT, blockWhere, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep } from '../support.mjs';
+import { CLK_TCK, MAIN, PROJECT, blockWhere, cpuTicks, fmt, freePort, log, memoryKiB, scrape, sleep, toolRuns } from '../support.mjs';
 import { aiClusterSpec, fabricExporterArgs, launcherEnv, launcherFlags, toolsNice } from '../ai-cluster.mjs';
 import { importTypeScript } from '../typescript.mjs';
 
@@ -93,17 +93,6 @@ async function fullSizeFormats(g, scenario) {
 }
 
 /** Lines of the fake tools' log: { start, end, command, bytes }. */
-async function toolRuns(file) {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [start, end, command, printed] = line.split('\t');
-      return { start: Number(start), end: Number(end), command, bytes: Number(/bytes=(\d+)/.exec(printed)?.[1] ?? 0) };
-    });
-}
-
 async function waitUntil(what, probe, timeoutMs, everyMs = 100) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
