@@ -417,16 +417,19 @@ class FootprintIndex {
     };
     const seen = new Set<FootprintLink>();
     const leaves = new Set<number>();
+    const takeAdapterLink = (found: FootprintLink) => {
+      if (seen.has(found)) return;
+      seen.add(found);
+      gather(found.id);
+      // Its leaf: the switch end (the graph numbers switches only).
+      const leaf = this.graph.numbers.get(found.owner.nodeGuid);
+      if (leaf !== undefined) leaves.add(leaf);
+    };
     for (const guid of adapters) {
       const own = this.adapter(topology, guid);
-      for (const found of 'id' in own ? [own] : own) {
-        if (seen.has(found)) continue;
-        seen.add(found);
-        gather(found.id);
-        // Its leaf: the switch end (the graph numbers switches only).
-        const leaf = this.graph.numbers.get(found.owner.nodeGuid);
-        if (leaf !== undefined) leaves.add(leaf);
-      }
+      // One link as itself: no array made for it per job.
+      if ('id' in own) takeAdapterLink(own);
+      else for (const found of own) takeAdapterLink(found);
     }
     const hostLinks = count;
     const ordered = [...leaves].sort((a, b) => a - b);
