@@ -14,7 +14,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { builtinModules, createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -101,53 +100,80 @@ export async function bundle({ dist = PROJECT_DIST, entry = 'cli.js', output = '
   }
 }
 
-function freePort() {
+/** One GET of `url`; rejects after `ms` without a whole answer (a stuck connection cannot hold the build). */
+function fetchOnce(url, headers, ms) {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-function fetchOnce(url, headers) {
-  return new Promise((resolve, reject) => {
-    get(url, { headers }, (response) => {
+    const request = get(url, { headers, timeout: ms }, (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode));
-    }).on('error', reject);
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer from ${url} within ${ms} ms`)));
+    request.on('error', reject);
   });
 }
 
-/** Starts `node <flags> <dist>/<main> <args>` in `env`, scrapes it twice, stops it; resolves at its exit. */
+/** How long one warm-up may take, start to exit: far more than it needs (under a second alone). */
+const WARM_UP_MS = 30_000;
+
+/**
+ * Starts `node <flags> <dist>/<main> <args>` in `env` on a port the kernel picks (127.0.0.1:0, read
+ * from its "listening" log line: no port chosen here that another process could take meanwhile),
+ * scrapes it twice, stops it; resolves at its exit. Past WARM_UP_MS it is killed and the step fails
+ * with the end of its log.
+ */
 async function warmUp(dist, main, flags, args, env) {
-  const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...flags, path.join(dist, main), ...args, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'],
-    {
-      cwd: path.dirname(dist),
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
+    [...flags, path.join(dist, main), ...args, '--web.listen-address=127.0.0.1:0', '--log.level=info'],
+    { cwd: path.dirname(dist), env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  // Stopped with this script (a build killed by a timeout leaves no exporter behind): the child
+  // killed, then the signal raised again for its default action.
+  const onSignal = (signal) => {
+    child.kill('SIGKILL');
+    process.kill(process.pid, signal);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT']) process.once(signal, onSignal);
+  const what = `node ${[...flags, main].join(' ')}`;
+  let log = '';
+  child.stderr.setEncoding('utf8');
+  // The log's last 16 KiB, for the error message.
+  child.stderr.on('data', (chunk) => (log = (log + chunk).slice(-16_384)));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = `http://127.0.0.1:${port}/metrics`;
+  let timer;
+  const deadline = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the warm-up took over ${WARM_UP_MS} ms`));
+    }, WARM_UP_MS);
+  });
+  const scrape = async () => {
+    const address = await new Promise((resolve, reject) => {
+      const look = () => {
+        const found = /"address":"(http:\/\/[^"]+)","telemetryPath"/.exec(log);
+        if (found) resolve(found[1]);
+      };
+      child.stderr.on('data', look);
+      exited.then(({ code, signal }) => reject(new Error(`the exporter ended with ${signal ?? `exit code ${code}`} before listening`)));
+    });
+    const url = `${address}/metrics`;
+    const status = await fetchOnce(url, {}, WARM_UP_MS);
+    if (status !== 200) throw new Error(`${url} answered ${status}`);
+    await fetchOnce(url, { 'accept-encoding': 'gzip' }, WARM_UP_MS);
+  };
   try {
-    for (let attempt = 0; ; attempt++) {
-      const status = await fetchOnce(url, {}).catch(() => undefined);
-      if (status === 200) break;
-      if (child.exitCode !== null || attempt === 200)
-        throw new Error(`the exporter did not answer on ${url} (node ${flags.join(' ')} ${main})`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await fetchOnce(url, { 'accept-encoding': 'gzip' });
-  } finally {
+    await Promise.race([scrape(), deadline]);
     child.kill('SIGTERM');
+    const { code, signal } = await Promise.race([exited, deadline]);
+    if (code !== 0) throw new Error(`the exporter ended with ${signal ?? `exit code ${code}`}`);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${error.message} (${what})\n${log}`);
+  } finally {
+    clearTimeout(timer);
+    for (const signal of ['SIGTERM', 'SIGINT']) process.off(signal, onSignal);
   }
-  const { code, signal } = await exited;
-  if (code !== 0) throw new Error(`the exporter ended with ${signal ?? `exit code ${code}`} (node ${flags.join(' ')} ${main})`);
 }
 
 /**

@@ -25,7 +25,7 @@ beforeAll(() => {
   dist = path.join(root, 'dist');
   cpSync(path.join(PROJECT, 'dist'), dist, { recursive: true });
   for (const shared of ['node_modules', 'package.json', 'test', 'demo']) symlinkSync(path.join(PROJECT, shared), path.join(root, shared));
-  execFileSync(process.execPath, [path.join(PROJECT, 'scripts/bundle.mjs'), `--dist=${dist}`], { stdio: 'inherit', timeout: 60_000 });
+  execFileSync(process.execPath, [path.join(PROJECT, 'scripts/bundle.mjs'), `--dist=${dist}`], { stdio: 'inherit', timeout: 100_000 });
   built = new Map(caches().map((name) => [name, readFileSync(path.join(dist, 'code-cache', name))]));
   // Compiles the bundle as dist/main.js does, after the same V8 flags, and says what became of the cache.
   probe = path.join(root, 'probe.mjs');
