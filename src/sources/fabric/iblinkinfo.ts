@@ -99,21 +99,33 @@ function interned<Reading>(
 ): Reading | undefined {
   let reading = readings.get(text);
   if (reading === undefined) {
-    reading = parse(text);
+    reading = parse(text.trimStart());
     if (reading !== undefined) readings.set(text, reading);
   }
   return reading;
 }
 
-/** `text` is `value` right-aligned in `width` (C's "%<width>s"); the value, else undefined. */
+/**
+ * `text` is a value right-aligned in `width` (C's "%<width>s"): the value, else undefined. Every
+ * text handed here was captured as spaces then a non-space (the patterns say so), so the value
+ * starts after the leading spaces, and it is aligned when the text is exactly `width` long, or
+ * longer without any padding. Checked in place: a scan calls it seven times a line.
+ */
 function aligned(text: string, width: number): string | undefined {
-  const value = text.trimStart();
-  return value !== '' && text === value.padStart(width) ? value : undefined;
+  return isAligned(text, width) ? text.trimStart() : undefined;
+}
+
+/** Whether `text` is a non-empty value right-aligned in `width`, as `aligned` reads it. */
+function isAligned(text: string, width: number): boolean {
+  let spaces = 0;
+  while (spaces < text.length && text.charCodeAt(spaces) === 32) spaces++;
+  return spaces < text.length && (text.length === width || (spaces === 0 && text.length > width));
 }
 
 function parseLine(line: string): LinkinfoPort | undefined {
   const prefix = PREFIX.exec(line);
-  const portGuid = prefix && normaliseGuid(`0x${prefix[1]!}`);
+  // The GUID as the line starts with it (PREFIX: `0x` and 16 lower-case hex digits).
+  const portGuid = prefix && normaliseGuid(line.slice(0, 18));
   if (!portGuid) return undefined;
   let found: LinkinfoPort | undefined;
   for (let quote = line.indexOf('"', prefix![0].length + NAME_WIDTH); quote >= 0; quote = line.indexOf('"', quote + 1)) {
@@ -131,30 +143,28 @@ function readingAt(line: string, quote: number, portGuid: string): LinkinfoPort 
   MIDDLE.lastIndex = quote;
   const middle = MIDDLE.exec(line);
   if (!middle) return undefined;
-  const lid = aligned(middle[1]!, 6);
-  const port = aligned(middle[2]!, 4);
-  if (lid === undefined || port === undefined || !extPort(middle[3]!)) return undefined;
+  if (!isAligned(middle[1]!, 6) || !isAligned(middle[2]!, 4) || !extPort(middle[3]!)) return undefined;
   const link = parseLink(middle[4]!);
   if (!link) return undefined;
   const rest = line.slice(MIDDLE.lastIndex);
   let peer: LinkinfoPort['peer'];
   const remote = REMOTE.exec(rest);
   if (remote) {
-    const remotePort = aligned(remote[3]!, 4);
-    if (aligned(remote[2]!, 6) === undefined || remotePort === undefined || !extPort(remote[4]!)) return undefined;
+    if (!isAligned(remote[2]!, 6) || !isAligned(remote[3]!, 4) || !extPort(remote[4]!)) return undefined;
     // The remote name runs from the quote that ends REMOTE to the quote the tail starts with.
     const tail = REMOTE_TAIL.exec(rest);
     if (!tail || tail.index < remote[0].length) return undefined;
-    peer = { portGuid: normaliseGuid(`0x${remote[1]!}`)!, port: Number(remotePort) };
+    // Number() reads past the padding (the capture is aligned: spaces, then digits).
+    peer = { portGuid: normaliseGuid(rest.slice(0, 18))!, port: Number(remote[3]!) };
   } else if (!NO_REMOTE.test(rest)) {
     return undefined;
   }
-  return { portGuid, lid: Number(lid), port: Number(port), ...link, peer };
+  return { portGuid, lid: Number(middle[1]!), port: Number(middle[2]!), ...link, peer };
 }
 
 /** `[%2s]`: an external port number, or nothing. */
 function extPort(text: string): boolean {
-  return text === '  ' || aligned(text, 2) !== undefined;
+  return text === '  ' || isAligned(text, 2);
 }
 
 function parseLink(text: string): Pick<LinkinfoPort, 'state' | 'physicalState' | 'width' | 'speed'> | undefined {
@@ -166,10 +176,9 @@ function parseLink(text: string): Pick<LinkinfoPort, 'state' | 'physicalState' |
       ? { state: down[1]!, physical: down[2]! }
       : undefined;
   if (!fields) return undefined;
-  const stateText = aligned(fields.state, 6);
-  const physicalText = aligned(fields.physical, 8);
-  const state = stateText === undefined ? undefined : interned(portStates, stateText, portStateFromMadText);
-  const physicalState = physicalText === undefined ? undefined : interned(physicalStates, physicalText, physicalStateFromMadText);
+  // Looked up as printed, padding and all (one printed form per state: the width is fixed).
+  const state = isAligned(fields.state, 6) ? interned(portStates, fields.state, portStateFromMadText) : undefined;
+  const physicalState = isAligned(fields.physical, 8) ? interned(physicalStates, fields.physical, physicalStateFromMadText) : undefined;
   if (!state || !physicalState) return undefined;
   if (fields.width === undefined) return { state, physicalState, width: undefined, speed: undefined };
   const widthText = aligned(fields.width, 3);

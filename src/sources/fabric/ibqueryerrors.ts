@@ -56,6 +56,16 @@ const ITEM = /\[([A-Za-z0-9]+) == (\d{1,20})(?: \(([^)]*)\))?\]/g;
 const FAILURE = /^ibwarn: \[[^\]]*\] \w+: (.* query failed on .*), Lid (\d{1,5}) port (\d{1,3})$/;
 const IGNORED = /^(?:\s+Link info:.*|##.*|)$/;
 
+// Whitespace as String.prototype.trim() takes it, matched where `lastIndex` says.
+const WHITESPACE = /\s*/y;
+
+/** Whether `text` holds only whitespace from `from` to `to`. */
+function onlyWhitespace(text: string, from: number, to: number): boolean {
+  WHITESPACE.lastIndex = from;
+  WHITESPACE.test(text);
+  return WHITESPACE.lastIndex >= to;
+}
+
 /**
  * The standard output a line at a time, as it arrives (see OutputLines); `end(stderr)` adds the
  * failed queries. With `onPort`, each port is handed over as it is read and not kept (`ports`
@@ -80,17 +90,25 @@ export class IbqueryerrorsParser implements LineParser<SweepReading> {
       return;
     }
     // A port line is nothing but its `[Name == value]` items: anything else (a line cut or
-    // garbled half-way) would lose counters without a word.
-    if (match[3]!.replace(ITEM, '').trim() !== '') {
-      this.unparsed.add(line);
-      return;
-    }
-    if (match[2] === 'ALL') return;
+    // garbled half-way) would lose counters without a word. Read in one pass, each item where the
+    // last ended, after whitespace only.
+    const items = match[3]!;
+    const all = match[2] === 'ALL';
     const values = new Map<string, SweepValue>();
-    for (const item of match[3]!.matchAll(ITEM)) {
+    let end = 0;
+    ITEM.lastIndex = 0;
+    for (let item = ITEM.exec(items); item !== null; item = ITEM.exec(items)) {
+      if (!onlyWhitespace(items, end, item.index)) break;
+      end = ITEM.lastIndex;
+      if (all) continue;
       const value = parseCounterValue(item[2]!);
       if (value !== undefined) values.set(item[1]!, { value, suffixed: item[3] !== undefined });
     }
+    if (!onlyWhitespace(items, end, items.length)) {
+      this.unparsed.add(line);
+      return;
+    }
+    if (all) return;
     const port = { guid, port: Number(match[2]), values };
     if (this.onPort) this.onPort(port);
     else this.ports.push(port);
