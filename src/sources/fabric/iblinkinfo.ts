@@ -7,7 +7,7 @@
 // everywhere); expectations come from what the ends enable.
 import { normaliseGuid } from '../../model/guid.js';
 import { parseLinkWidth, speedFromMadText, type LinkSpeed, type LinkWidth } from '../../model/link-rate.js';
-import { parseWhole, type LineParser } from '../output-lines.js';
+import { detached, parseWhole, type LineParser } from '../output-lines.js';
 import { UnparsedLines } from '../unparsed-lines.js';
 import {
   physicalStateFromMadText,
@@ -100,7 +100,8 @@ function interned<Reading>(
   let reading = readings.get(text);
   if (reading === undefined) {
     reading = parse(text.trimStart());
-    if (reading !== undefined) readings.set(text, reading);
+    // A key of its own: the text is a slice of its output's chunk, which the map would keep.
+    if (reading !== undefined) readings.set(detached(text), reading);
   }
   return reading;
 }
