@@ -92,7 +92,6 @@ async function fullSizeFormats(g, scenario) {
   }
 }
 
-/** Lines of the fake tools' log: { start, end, command, bytes }. */
 async function waitUntil(what, probe, timeoutMs, everyMs = 100) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
