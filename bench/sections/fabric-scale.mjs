@@ -348,6 +348,13 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
       work,
       profileDir: cpuProf ? path.join(work, 'profile') : undefined,
     };
+  } catch (error) {
+    // A scrape's "socket hang up" says nothing of why: the exporter's last words (or that it still ran) do.
+    const state =
+      child.exitCode !== null || child.signalCode !== null
+        ? `exporter ended (${child.exitCode ?? child.signalCode})`
+        : 'exporter still running';
+    throw new Error(`${testCase.name}: ${error.message}; ${state}; its last output:\n${stderr}`, { cause: error });
   } finally {
     child.kill('SIGTERM');
     await exited;
