@@ -230,7 +230,7 @@ async function measure(g, testCase, scenario, dir, cpuProf) {
     await waitUntil(
       "the first ports cycle's commands",
       async () => {
-        if (child.exitCode !== null) throw new Error(`exporter exited: ${stderr}`);
+        if (child.exitCode !== null) throw new Error('exporter exited');
         const runs = await toolRuns(toolsLog);
         return runs.some((run) => run.command.startsWith('iblinkinfo')) &&
           runs.filter((run) => run.command.startsWith('ibqueryerrors')).length >= 2
