@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type DiscoveredPort, type FabricNode, type FabricTopology } from '../../model/fabric.js';
+import { PortTable } from '../../model/port-table.js';
 import type { LineParser } from '../output-lines.js';
 import { commandItem, type FabricCycle } from './commands.js';
 import {
@@ -202,7 +203,9 @@ export function* buildTopologySteps(
     if (pace()) yield;
   }
 
-  const ports = new Map<string, DiscoveredPort>();
+  // As columns: a shard keeps the whole fabric's topology (docs/benchmarks.md, "eighth pass").
+  const ports = new PortTable();
+  const room = (guid: string): number => (nodes.get(guid)?.portCount ?? 0) + 1;
   const switchPortGuids = new Map(text.nodes.filter((node) => node.portGuid !== undefined).map((node) => [node.guid, node.portGuid]));
   // Who claims each far end: two local ports with the same peer mean two devices share its GUID.
   const peerClaims = new Map<string, string>();
@@ -212,14 +215,17 @@ export function* buildTopologySteps(
     const claimant = peerClaims.get(peerKey);
     if (claimant !== undefined && claimant !== key) duplicateGuids.add(port.peer.nodeGuid);
     peerClaims.set(peerKey, key);
-    ports.set(key, {
-      nodeGuid: port.nodeGuid,
-      port: port.port,
-      portGuid: port.portGuid ?? switchPortGuids.get(port.nodeGuid),
-      lid: port.lid,
-      peer: { nodeGuid: port.peer.nodeGuid, port: port.peer.port },
-      enabled: undefined,
-    });
+    ports.set(
+      {
+        nodeGuid: port.nodeGuid,
+        port: port.port,
+        portGuid: port.portGuid ?? switchPortGuids.get(port.nodeGuid),
+        lid: port.lid,
+        peer: port.peer,
+        enabled: undefined,
+      },
+      room(port.nodeGuid),
+    );
     // A CA or router answers at the LID of its first port that has one.
     const node = nodes.get(port.nodeGuid);
     // (Set in place: the node, as the port below, is this build's own object, not shared yet.)
@@ -235,24 +241,17 @@ export function* buildTopologySteps(
       if (owner !== undefined && owner !== cached.nodeGuid) duplicateGuids.add(cached.guid);
       portOwners.set(cached.guid, cached.nodeGuid);
       if (cached.port === 0 || !nodes.has(cached.nodeGuid)) continue;
-      const key = fabricPortKey(cached.nodeGuid, cached.port);
-      const known = ports.get(key);
-      // A port the text listed gets its enabled rates in place: a copy of each of 150 000 ports
-      // doubled what a discovery of the 24 576-host tree allocates for them.
-      if (known) known.enabled = cached.enabled;
-      else
-        ports.set(key, {
-          nodeGuid: cached.nodeGuid,
-          port: cached.port,
-          portGuid: cached.guid,
-          lid: undefined,
-          peer: undefined,
-          enabled: cached.enabled,
-        });
+      // A port the text listed gets its enabled rates in place.
+      if (!ports.enable(cached.nodeGuid, cached.port, cached.enabled))
+        ports.set(
+          { nodeGuid: cached.nodeGuid, port: cached.port, portGuid: cached.guid, lid: undefined, peer: undefined, enabled: cached.enabled },
+          room(cached.nodeGuid),
+        );
       if (pace()) yield;
     }
   }
 
+  ports.seal();
   return { nodes, ports, duplicateGuids: duplicateGuids.size, duplicateLids: yield* countDuplicateLids(nodes, ports), discoveredAt: now };
 }
 
