@@ -158,7 +158,11 @@ export class VerdictReader implements Reader<Verdict> {
       counted.links += 1;
       const link = reading(end, peer);
       if (!link) continue;
-      this.known.set(linkKey(end, peer), { end, peer, seenAt: now });
+      const key = linkKey(end, peer);
+      // Seen again (nearly always): its entry as it was, not a new one and its ends each cycle.
+      const known = this.known.get(key);
+      if (known) known.seenAt = now;
+      else this.known.set(key, { end, peer, seenAt: now });
       yield link;
     }
     for (const [key, { end, peer, seenAt }] of this.known) {
