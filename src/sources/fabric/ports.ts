@@ -41,6 +41,17 @@ export interface PortsOptions {
   hcaPorts: boolean;
   /** A directory for the pruned cache file. */
   scratch: string;
+  /** The last cycle's readings, whose peers this cycle's share where the cable is the same. */
+  previous?: ReadonlyMap<string, FabricPortReading> | undefined;
+}
+
+/**
+ * The last cycle's address of a port's peer when it is the same as now (nearly always): one object
+ * per port for as long as its cable stays, not one per cycle (the topology's ports are columns that
+ * make a new one each time they are asked).
+ */
+function samePeer(previous: PortAddress | undefined, now: PortAddress | undefined): PortAddress | undefined {
+  return previous !== undefined && now !== undefined && previous.nodeGuid === now.nodeGuid && previous.port === now.port ? previous : now;
 }
 
 export interface PortsReading {
@@ -83,7 +94,7 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
           .map((node) => node.guid),
       )
     : new Set(options.unreachable);
-  const ports = await inSlices(portReadings(topology, wanted, scan, counters));
+  const ports = await inSlices(portReadings(topology, wanted, scan, counters, options.previous));
   return { ports, counterSource, unreachable, stale: scan?.stale ?? false };
 }
 
@@ -93,6 +104,7 @@ function* portReadings(
   wanted: (node: FabricNode) => boolean,
   scan: Scan | undefined,
   counters: ReadonlyMap<string, CounterRow>,
+  previous: ReadonlyMap<string, FabricPortReading> | undefined,
 ): Work<Map<string, FabricPortReading>> {
   const pace = pacer(64);
   const ports = new Map<string, FabricPortReading>();
@@ -113,7 +125,7 @@ function* portReadings(
         width: state?.width,
         speed: state?.speed,
         // Not scanned this cycle: the cable as discovery last saw it.
-        peer: state ? state.peer : discovered?.peer,
+        peer: state ? state.peer : samePeer(previous?.get(key)?.peer, discovered?.peer),
         counters: portCounters,
       });
     }
@@ -186,7 +198,7 @@ class ScanBuilder {
   private readonly printedTypes: ReadonlySet<string>;
 
   constructor(
-    private readonly options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts'>,
+    private readonly options: Pick<PortsOptions, 'topology' | 'covers' | 'hcaPorts' | 'previous'>,
     private readonly nodeOfPort: ReadonlyMap<string, string>,
     private readonly keeps: (node: FabricNode) => boolean,
   ) {
@@ -243,8 +255,7 @@ class ScanBuilder {
       physicalState: port.physicalState,
       width: down ? undefined : port.width,
       speed: down ? undefined : port.speed,
-      // The same cable as discovered (nearly always): its address object is shared, not made anew per cycle.
-      peer: moved ? scanned : discovered,
+      peer: samePeer(this.options.previous?.get(key)?.peer, moved ? scanned : discovered),
     });
   }
 

@@ -105,6 +105,7 @@ export class PortsReader implements Reader<FabricPortsPart> {
       covers: (node) => inShard(node.guid, shard),
       hcaPorts: settings.get(FABRIC_HCA_PORTS),
       scratch: this.scratch,
+      previous: this.last?.ports,
     });
     if (signal.aborted) return {};
     if (reading.counterSource !== this.counterSource) {
