@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fabricPortKey } from '../../src/model/fabric.js';
-import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/commands.js';
+import { FabricCycle } from '../../src/sources/fabric/commands.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { parsePerfqueryLoop } from '../../src/sources/fabric/perfquery-counters.js';
 import { readFabricPorts } from '../../src/sources/fabric/ports.js';
-import { LEAF1, LEAF3, recordedCache, stdout } from '../support/fabric-recordings.js';
-import { ReplayRunner, recording, result } from '../support/replay.js';
+import { LEAF1, LEAF3, recordedCache, stdout, switchPortsRunner, type SwitchPortsOutputs } from '../support/fabric-recordings.js';
+import { recording } from '../support/replay.js';
 
 const topology = buildTopology(parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')), parseDiscoveryCache(recordedCache()), new Map(), 0);
 const healthy = {
@@ -31,14 +31,8 @@ afterEach(async () => {
 });
 
 /** One ports cycle on the healthy recordings with the outputs `changed` gives instead. */
-async function portsCycle(changed: Partial<typeof healthy>) {
-  const outputs = { ...healthy, ...changed };
-  const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
-    if (command === 'iblinkinfo') return result(command, args, { stdout: outputs.scan });
-    if (command === 'ibqueryerrors')
-      return result(command, args, { stdout: args.includes('--counters') ? outputs.counters : outputs.errors, exitCode: 1 });
-    return undefined;
-  });
+async function portsCycle(changed: Partial<SwitchPortsOutputs>) {
+  const runner = switchPortsRunner(changed);
   const cycle = new FabricCycle({ runner, timeoutMs: 10_000 });
   const reading = await readFabricPorts(cycle, {
     counterSource: 'sweep',

@@ -5,13 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FabricPortReading } from '../../src/model/fabric.js';
-import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/commands.js';
+import { FabricCycle } from '../../src/sources/fabric/commands.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { readFabricPorts } from '../../src/sources/fabric/ports.js';
-import { recordedCache, stdout } from '../support/fabric-recordings.js';
-import { ReplayRunner, result } from '../support/replay.js';
+import { recordedCache, stdout, switchPortsRunner } from '../support/fabric-recordings.js';
 
 const topology = buildTopology(parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')), parseDiscoveryCache(recordedCache()), new Map(), 0);
 
@@ -24,16 +23,8 @@ afterEach(async () => {
 });
 
 /** One ports cycle on the healthy recordings, after the readings `previous`. */
-async function portsCycle(previous?: ReadonlyMap<string, FabricPortReading>, scan = stdout('healthy', 'iblinkinfo-switches')) {
-  const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
-    if (command === 'iblinkinfo') return result(command, args, { stdout: scan });
-    if (command === 'ibqueryerrors')
-      return result(command, args, {
-        stdout: stdout('healthy', args.includes('--counters') ? 'counters-switches' : 'errors-switches'),
-        exitCode: 1,
-      });
-    return undefined;
-  });
+async function portsCycle(previous?: ReadonlyMap<string, FabricPortReading>) {
+  const runner = switchPortsRunner();
   const cycle = new FabricCycle({ runner, timeoutMs: 10_000 });
   const options = { counterSource: 'sweep' as const, unreachable: new Set<string>(), topology, cache: undefined, covers: () => true };
   return (await readFabricPorts(cycle, { ...options, hcaPorts: false, scratch, previous })).ports;

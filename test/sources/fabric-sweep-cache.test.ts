@@ -7,13 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fabricPortKey } from '../../src/model/fabric.js';
-import { FabricCycle, type FabricCommand } from '../../src/sources/fabric/commands.js';
+import { FabricCycle } from '../../src/sources/fabric/commands.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
 import { parseIbnetdiscover } from '../../src/sources/fabric/ibnetdiscover.js';
 import { readFabricPorts } from '../../src/sources/fabric/ports.js';
-import { LEAF1, LEAF3, recordedCache, stdout } from '../support/fabric-recordings.js';
-import { ReplayRunner, result } from '../support/replay.js';
+import { LEAF1, LEAF3, recordedCache, stdout, switchPortsRunner } from '../support/fabric-recordings.js';
 
 const parsedCache = parseDiscoveryCache(recordedCache());
 const topology = buildTopology(parseIbnetdiscover(stdout('healthy', 'ibnetdiscover')), parsedCache, new Map(), 0);
@@ -29,14 +28,7 @@ afterEach(async () => {
 /** One ports cycle of every switch but LEAF1, with discovery's cache file at `file`. */
 async function portsCycle(file: string) {
   const pruned: Uint8Array[] = [];
-  const runner = new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
-    if (command === 'iblinkinfo') return result(command, args, { stdout: stdout('healthy', 'iblinkinfo-switches') });
-    if (command !== 'ibqueryerrors') return undefined;
-    return result(command, args, {
-      stdout: stdout('healthy', args.includes('--counters') ? 'counters-switches' : 'errors-switches'),
-      exitCode: 1,
-    });
-  });
+  const runner = switchPortsRunner();
   const cycle = new FabricCycle({ runner, timeoutMs: 10_000 });
   const reading = await readFabricPorts(cycle, {
     counterSource: 'sweep',

@@ -3,10 +3,35 @@
 // replayed by replay.ts; healthy/topology.cache is the cache ibnetdiscover wrote.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { FIXTURES, recording } from './replay.js';
+import type { FabricCommand } from '../../src/sources/fabric/commands.js';
+import { FIXTURES, ReplayRunner, recording, result } from './replay.js';
 
 export function stdout(scenario: string, stem: string): string {
   return recording('fabric', scenario, stem).stdout;
+}
+
+/** A ports cycle's outputs: the switches' scan and the two sweeps (errors, then --counters). */
+export interface SwitchPortsOutputs {
+  scan: string;
+  errors: string;
+  counters: string;
+}
+
+/** The healthy recordings' ports cycle, each output as recorded unless `changed` gives another. */
+export function switchPortsRunner(changed: Partial<SwitchPortsOutputs> = {}): ReplayRunner<FabricCommand> {
+  const outputs: SwitchPortsOutputs = {
+    scan: stdout('healthy', 'iblinkinfo-switches'),
+    errors: stdout('healthy', 'errors-switches'),
+    counters: stdout('healthy', 'counters-switches'),
+    ...changed,
+  };
+  return new ReplayRunner<FabricCommand>('fabric', ['healthy'], (command, args) => {
+    if (command === 'iblinkinfo') return result(command, args, { stdout: outputs.scan });
+    // ibqueryerrors exits 1 when it found errors, as the recorded run did.
+    if (command === 'ibqueryerrors')
+      return result(command, args, { stdout: args.includes('--counters') ? outputs.counters : outputs.errors, exitCode: 1 });
+    return undefined;
+  });
 }
 
 export function recordedCache(scenario = 'healthy'): Uint8Array {
