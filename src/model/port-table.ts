@@ -11,6 +11,8 @@ import { fabricPortKey, type DiscoveredPort } from './fabric.js';
 /** Port numbers that get a slot (IBA port numbers are 8 bits); any other is found by its key. */
 const MAX_SLOTTED_PORT = 1024;
 
+const slotted = (port: number): boolean => Number.isInteger(port) && port >= 0 && port < MAX_SLOTTED_PORT;
+
 export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
   private nodeGuids: string[] = [];
   private ports: number[] = [];
@@ -133,7 +135,7 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
 
   /** `key`: the port's key when the caller has it (a lookup then makes none). */
   private rowAt(nodeGuid: string, port: number, key?: string): number {
-    if (Number.isInteger(port) && port >= 0 && port < MAX_SLOTTED_PORT) {
+    if (slotted(port)) {
       const base = this.bases.get(nodeGuid);
       if (base !== undefined && port < this.slots[base]!) return this.slots[base + 1 + port]! - 1;
     }
@@ -142,7 +144,7 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
   }
 
   private place(nodeGuid: string, port: number, row: number, room: number): void {
-    if (Number.isInteger(port) && port >= 0 && port < MAX_SLOTTED_PORT) {
+    if (slotted(port)) {
       let base = this.bases.get(nodeGuid);
       if (base === undefined) {
         base = this.reserve(Math.min(MAX_SLOTTED_PORT, Math.max(room, port + 1)));
