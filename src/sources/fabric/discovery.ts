@@ -205,7 +205,8 @@ export function* buildTopologySteps(
 
   // As columns: a shard keeps the whole fabric's topology (docs/benchmarks.md, "eighth pass").
   const ports = new PortTable();
-  const room = (guid: string): number => (nodes.get(guid)?.portCount ?? 0) + 1;
+  // How many port numbers a node has room for in the table: its NumPorts and port 0.
+  const room = (node: FabricNode | undefined): number => (node?.portCount ?? 0) + 1;
   const switchPortGuids = new Map(text.nodes.filter((node) => node.portGuid !== undefined).map((node) => [node.guid, node.portGuid]));
   // Who claims each far end: two local ports with the same peer mean two devices share its GUID.
   const peerClaims = new Map<string, string>();
@@ -215,6 +216,7 @@ export function* buildTopologySteps(
     const claimant = peerClaims.get(peerKey);
     if (claimant !== undefined && claimant !== key) duplicateGuids.add(port.peer.nodeGuid);
     peerClaims.set(peerKey, key);
+    const node = nodes.get(port.nodeGuid);
     ports.set(
       {
         nodeGuid: port.nodeGuid,
@@ -224,11 +226,10 @@ export function* buildTopologySteps(
         peer: port.peer,
         enabled: undefined,
       },
-      room(port.nodeGuid),
+      room(node),
     );
     // A CA or router answers at the LID of its first port that has one.
-    const node = nodes.get(port.nodeGuid);
-    // (Set in place: the node, as the port below, is this build's own object, not shared yet.)
+    // (Set in place: the node is this build's own object, not shared yet.)
     if (node && node.lid === undefined && port.lid !== undefined && port.lid > 0) node.lid = port.lid;
     if (pace()) yield;
   }
@@ -240,12 +241,13 @@ export function* buildTopologySteps(
       const owner = portOwners.get(cached.guid);
       if (owner !== undefined && owner !== cached.nodeGuid) duplicateGuids.add(cached.guid);
       portOwners.set(cached.guid, cached.nodeGuid);
-      if (cached.port === 0 || !nodes.has(cached.nodeGuid)) continue;
+      const node = nodes.get(cached.nodeGuid);
+      if (cached.port === 0 || !node) continue;
       // A port the text listed gets its enabled rates in place.
       if (!ports.enable(cached.nodeGuid, cached.port, cached.enabled))
         ports.set(
           { nodeGuid: cached.nodeGuid, port: cached.port, portGuid: cached.guid, lid: undefined, peer: undefined, enabled: cached.enabled },
-          room(cached.nodeGuid),
+          room(node),
         );
       if (pace()) yield;
     }
