@@ -7,13 +7,9 @@
 // each time: plain data that no one keeps identity of).
 import type { EnabledRates } from './link-rate.js';
 import { fabricPortKey, type DiscoveredPort } from './fabric.js';
+import { PortRows } from './port-index.js';
 
-/** Port numbers that get a slot (IBA port numbers are 8 bits); any other is found by its key. */
-const MAX_SLOTTED_PORT = 1024;
-
-const slotted = (port: number): boolean => Number.isInteger(port) && port >= 0 && port < MAX_SLOTTED_PORT;
-
-export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
+export class PortTable extends PortRows<DiscoveredPort> {
   private nodeGuids: string[] = [];
   private ports: number[] = [];
   private portGuids: (string | undefined)[] = [];
@@ -21,15 +17,6 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
   private peerGuids: (string | undefined)[] = [];
   private peerPorts: number[] = [];
   private enableds: (EnabledRates | undefined)[] = [];
-  /**
-   * Node GUID → where its slots start in `slots`: `slots[base]` is how many port numbers it has
-   * room for (0 to room - 1), `slots[base + 1 + port]` the port's row + 1 (0: no such port).
-   */
-  private readonly bases = new Map<string, number>();
-  private slots = new Int32Array(4096);
-  private slotsUsed = 0;
-  /** Rows of ports without a slot (a number past their node's room or not a small whole number), by key. */
-  private readonly others = new Map<string, number>();
 
   /**
    * Add a port, or replace the one of the same node and number in place (as `Map.set` keeps a
@@ -37,10 +24,10 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
    * included), taken the first time a port of that node is added.
    */
   set(port: DiscoveredPort, room = 0): void {
-    let row = this.rowAt(port.nodeGuid, port.port);
+    let row = this.index.rowAt(port.nodeGuid, port.port);
     if (row < 0) {
       row = this.nodeGuids.length;
-      this.place(port.nodeGuid, port.port, row, room);
+      this.index.place(port.nodeGuid, port.port, row, room);
     }
     this.nodeGuids[row] = port.nodeGuid;
     this.ports[row] = port.port;
@@ -53,7 +40,7 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
 
   /** Set the enabled rates of a port already added; false when there is no such port. */
   enable(nodeGuid: string, port: number, enabled: EnabledRates | undefined): boolean {
-    const row = this.rowAt(nodeGuid, port);
+    const row = this.index.rowAt(nodeGuid, port);
     if (row < 0) return false;
     this.enableds[row] = enabled;
     return true;
@@ -68,7 +55,7 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
     this.peerGuids = this.peerGuids.slice();
     this.peerPorts = this.peerPorts.slice();
     this.enableds = this.enableds.slice();
-    this.slots = this.slots.slice(0, this.slotsUsed);
+    this.index.seal();
     return this;
   }
 
@@ -76,40 +63,11 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
     return this.nodeGuids.length;
   }
 
-  get(key: string): DiscoveredPort | undefined {
-    const row = this.rowOf(key);
-    return row < 0 ? undefined : this.port(row);
-  }
-
-  has(key: string): boolean {
-    return this.rowOf(key) >= 0;
-  }
-
-  forEach(callback: (value: DiscoveredPort, key: string, map: ReadonlyMap<string, DiscoveredPort>) => void, thisArg?: unknown): void {
-    for (let row = 0; row < this.nodeGuids.length; row++) callback.call(thisArg, this.port(row), this.keyOf(row), this);
-  }
-
-  *entries(): MapIterator<[string, DiscoveredPort]> {
-    for (let row = 0; row < this.nodeGuids.length; row++) yield [this.keyOf(row), this.port(row)];
-  }
-
-  *keys(): MapIterator<string> {
-    for (let row = 0; row < this.nodeGuids.length; row++) yield this.keyOf(row);
-  }
-
-  *values(): MapIterator<DiscoveredPort> {
-    for (let row = 0; row < this.nodeGuids.length; row++) yield this.port(row);
-  }
-
-  [Symbol.iterator](): MapIterator<[string, DiscoveredPort]> {
-    return this.entries();
-  }
-
   get [Symbol.toStringTag](): string {
     return 'PortTable';
   }
 
-  private port(row: number): DiscoveredPort {
+  protected valueAt(row: number): DiscoveredPort {
     const peerGuid = this.peerGuids[row];
     return {
       nodeGuid: this.nodeGuids[row]!,
@@ -121,65 +79,7 @@ export class PortTable implements ReadonlyMap<string, DiscoveredPort> {
     };
   }
 
-  private keyOf(row: number): string {
+  protected keyAt(row: number): string {
     return fabricPortKey(this.nodeGuids[row]!, this.ports[row]!);
   }
-
-  /** The row of a port by its key; -1 when none. */
-  private rowOf(key: string): number {
-    const slash = key.lastIndexOf('/');
-    const port = slash < 0 ? -1 : portNumber(key, slash + 1);
-    if (port < 0) return this.others.get(key) ?? -1;
-    return this.rowAt(key.slice(0, slash), port, key);
-  }
-
-  /** `key`: the port's key when the caller has it (a lookup then makes none). */
-  private rowAt(nodeGuid: string, port: number, key?: string): number {
-    if (slotted(port)) {
-      const base = this.bases.get(nodeGuid);
-      if (base !== undefined && port < this.slots[base]!) return this.slots[base + 1 + port]! - 1;
-    }
-    if (this.others.size === 0) return -1;
-    return this.others.get(key ?? fabricPortKey(nodeGuid, port)) ?? -1;
-  }
-
-  private place(nodeGuid: string, port: number, row: number, room: number): void {
-    if (slotted(port)) {
-      let base = this.bases.get(nodeGuid);
-      if (base === undefined) {
-        base = this.reserve(Math.min(MAX_SLOTTED_PORT, Math.max(room, port + 1)));
-        this.bases.set(nodeGuid, base);
-      }
-      if (port < this.slots[base]!) {
-        this.slots[base + 1 + port] = row + 1;
-        return;
-      }
-    }
-    this.others.set(fabricPortKey(nodeGuid, port), row);
-  }
-
-  private reserve(room: number): number {
-    const base = this.slotsUsed;
-    if (base + 1 + room > this.slots.length) {
-      const grown = new Int32Array(Math.max(this.slots.length * 2, base + 1 + room));
-      grown.set(this.slots);
-      this.slots = grown;
-    }
-    this.slots[base] = room;
-    this.slotsUsed = base + 1 + room;
-    return base;
-  }
-}
-
-/** The port number a key ends with, from `from`, when written as `fabricPortKey` writes a slotted one; -1 when not. */
-function portNumber(key: string, from: number): number {
-  const digits = key.length - from;
-  if (digits < 1 || digits > 4 || (digits > 1 && key.charCodeAt(from) === 48)) return -1;
-  let port = 0;
-  for (let i = from; i < key.length; i++) {
-    const c = key.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return -1;
-    port = port * 10 + c;
-  }
-  return port < MAX_SLOTTED_PORT ? port : -1;
 }
