@@ -138,7 +138,7 @@ const PHASES = [
   ['ports: ibqueryerrors parse', /^(parseIbqueryerrors|IbqueryerrorsParser)$/],
   [
     'ports: readings from the scan and sweeps',
-    /^(scanPorts|scanOf|scanGapsSteps|portReadings|sweptCounters|portTrend|sweepCounters|sweepCache|pruneDiscoveryCache|pruneDiscoveryCacheSteps|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/,
+    /^(scanPorts|scanOf|scanGapsSteps|portReadings|portTrend|sweepCounters|sweepCache|pruneDiscoveryCache|pruneDiscoveryCacheSteps|valuesByPort|failedQueries|trafficCounters|errorCounter|readFabricPorts|readPorts)$/,
   ],
   [
     'SA cycle',

@@ -15,7 +15,7 @@ const MAX_LAYOUTS = 256;
 let lastLayout: readonly string[] = [];
 
 /** The shared list of these names (a copy of its exact length when new). */
-function layout(names: readonly string[]): readonly string[] {
+export function layout(names: readonly string[]): readonly string[] {
   // The last list again, told by comparing names, without joining them into a key (two rows a
   // port and cycle, 60 000 keys of 400 characters a cycle for one shard of the 122 880-port fabric).
   if (sameNames(names, lastLayout)) return lastLayout;
@@ -40,19 +40,21 @@ function layoutOf(names: readonly string[]): readonly string[] {
 
 export class CounterRow {
   /** A port without counters (none read this cycle). */
-  static readonly EMPTY = new CounterRow([], [], undefined);
+  static readonly EMPTY = new CounterRow([], [], undefined, 0);
 
   private constructor(
     /** The names, in the order read; shared by rows with the same ones. */
     readonly names: readonly string[],
-    private readonly values: readonly number[],
+    /** The values, from `start` on (a table's rows share one array). */
+    private readonly values: ArrayLike<number>,
     /** Positions of the counters at the maximum of their widths; undefined when none is (nearly always). */
     private readonly saturatedAt: readonly number[] | undefined,
+    private readonly start: number,
   ) {}
 
-  /** A row from a builder's arrays, kept as they are. */
-  static made(names: readonly string[], values: readonly number[], saturatedAt: readonly number[] | undefined): CounterRow {
-    return new CounterRow(names, values, saturatedAt);
+  /** A row from a builder's arrays, or from a table's values at `start`, kept as they are. */
+  static made(names: readonly string[], values: ArrayLike<number>, saturatedAt: readonly number[] | undefined, start = 0): CounterRow {
+    return new CounterRow(names, values, saturatedAt, start);
   }
 
   /** A row of the counters given, in their order. */
@@ -71,7 +73,7 @@ export class CounterRow {
   }
 
   value(i: number): number {
-    return this.values[i]!;
+    return this.values[this.start + i]!;
   }
 
   saturated(i: number): boolean {
@@ -86,17 +88,27 @@ export class CounterRow {
   /** A counter's value; undefined when it was not read. */
   get(name: string): number | undefined {
     const i = this.names.indexOf(name);
-    return i < 0 ? undefined : this.values[i];
+    return i < 0 ? undefined : this.values[this.start + i];
+  }
+
+  /** Every counter of the row, in order, into a row being written. */
+  writeTo(sink: CounterSink): void {
+    for (let i = 0; i < this.names.length; i++) sink.add(this.names[i]!, this.value(i), this.saturated(i));
   }
 
   /** The counters as objects, in order (for code off the fabric's hot paths, and tests). */
   toArray(): PortCounter[] {
-    return this.names.map((name, i) => ({ name, value: this.values[i]!, saturated: this.saturated(i) }));
+    return this.names.map((name, i) => ({ name, value: this.value(i), saturated: this.saturated(i) }));
   }
 }
 
+/** Where a row's counters are written, one at a time. */
+export interface CounterSink {
+  add(name: string, value: number, saturated: boolean): void;
+}
+
 /** A row made a counter at a time; its arrays have the row's exact length. */
-export class CounterRowBuilder {
+export class CounterRowBuilder implements CounterSink {
   private readonly names: string[] = [];
   private readonly values: number[] = [];
   private saturatedAt: number[] | undefined;
@@ -105,11 +117,6 @@ export class CounterRowBuilder {
     if (saturated) (this.saturatedAt ??= []).push(this.names.length);
     this.names.push(name);
     this.values.push(value);
-  }
-
-  /** Every counter of a row, after those added so far. */
-  addRow(row: CounterRow): void {
-    for (let i = 0; i < row.length; i++) this.add(row.name(i), row.value(i), row.saturated(i));
   }
 
   /** The row; the builder starts again empty. */

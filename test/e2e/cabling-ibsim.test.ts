@@ -39,7 +39,7 @@ describe.skipIf(tools.skipReason !== undefined)('cabling plan and rails on a sim
   let plan: ResolvedPlan;
 
   /** One discovery and one ports cycle, as fabric mode runs them. */
-  async function read(): Promise<{ topology: FabricTopology; readings: Map<string, FabricPortReading>; text: string }> {
+  async function read(): Promise<{ topology: FabricTopology; readings: ReadonlyMap<string, FabricPortReading>; text: string }> {
     const discovery = new FabricCycle({ runner, timeoutMs: 10_000 });
     const found = await discoverFabric(
       discovery,

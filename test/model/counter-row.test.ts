@@ -40,7 +40,7 @@ describe('a port’s counters as a row', () => {
     const builder = new CounterRowBuilder();
     builder.add('link_downed', 1, false);
     const first = builder.build();
-    builder.addRow(CounterRow.of(counters.slice(0, 1)));
+    CounterRow.of(counters.slice(0, 1)).writeTo(builder);
     const second = builder.build();
     expect(first.toArray()).toEqual([{ name: 'link_downed', value: 1, saturated: false }]);
     expect(second.toArray()).toEqual(counters.slice(0, 1));

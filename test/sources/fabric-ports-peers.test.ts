@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { FabricPortReading } from '../../src/model/fabric.js';
+import { PortReadings } from '../../src/model/port-readings.js';
 import { FabricCycle } from '../../src/sources/fabric/commands.js';
 import { parseDiscoveryCache } from '../../src/sources/fabric/discovery-cache.js';
 import { buildTopology } from '../../src/sources/fabric/discovery.js';
@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 /** One ports cycle on the healthy recordings, after the readings `previous`. */
-async function portsCycle(previous?: ReadonlyMap<string, FabricPortReading>) {
+async function portsCycle(previous?: PortReadings) {
   const runner = switchPortsRunner();
   const cycle = new FabricCycle({ runner, timeoutMs: 10_000 });
   const options = { counterSource: 'sweep' as const, unreachable: new Set<string>(), topology, cache: undefined, covers: () => true };
@@ -42,7 +42,9 @@ describe('the peers of a ports cycle', () => {
   it('are new where the last cycle saw another cable, and equal to what this one saw', async () => {
     const first = await portsCycle();
     const [key, reading] = [...first].find(([, candidate]) => candidate.peer !== undefined)!;
-    const elsewhere = new Map(first).set(key, { ...reading, peer: { nodeGuid: reading.peer!.nodeGuid, port: reading.peer!.port + 1 } });
+    const elsewhere = PortReadings.from(
+      new Map(first).set(key, { ...reading, peer: { nodeGuid: reading.peer!.nodeGuid, port: reading.peer!.port + 1 } }).values(),
+    );
     const second = await portsCycle(elsewhere);
     expect(second.get(key)!.peer).not.toBe(elsewhere.get(key)!.peer);
     expect(second.get(key)!.peer).toEqual(reading.peer);

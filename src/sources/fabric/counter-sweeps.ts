@@ -4,10 +4,10 @@
 // nodes to sweep. A failed query loses only its own port's counters.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
+import { inSlices } from '../../event-loop/time-slices.js';
 import { PMA_COUNTERS, counterMaximum, type PmaCounter } from '../../model/pma-counters.js';
 import { fabricPortKey, sameNodes, type FabricNode, type FabricTopology, type PortAddress } from '../../model/fabric.js';
-import { type CounterRow, CounterRowBuilder } from '../../model/counter-row.js';
+import { type CounterRow, CounterRowBuilder, type CounterSink } from '../../model/counter-row.js';
 import type { PortCounter } from '../../model/host.js';
 import type { CommandResult } from '../command-runner.js';
 import { exportCounter } from '../infiniband.js';
@@ -99,15 +99,15 @@ async function sweepCache(cycle: FabricCycle, options: SweepOptions, swept: Read
 }
 
 /**
- * Counters of every port of the swept nodes from the two sweeps, by port key; undefined when a
- * sweep could not run at all (the caller then reads them with perfquery).
+ * Counters of every port of the swept nodes from the two sweeps; undefined when a sweep could not
+ * run at all (the caller then reads them with perfquery).
  */
 export async function sweepCounters(
   cycle: FabricCycle,
   options: SweepOptions,
   swept: readonly FabricNode[],
   nodeOfPort: ReadonlyMap<string, string>,
-): Promise<Map<string, CounterRow> | undefined> {
+): Promise<CycleCounters | undefined> {
   const sweptGuids = new Set(swept.map((node) => node.guid));
   const loadCache = await sweepCache(cycle, options, sweptGuids);
   const typeArgs = options.hcaPorts ? [] : ['--switch'];
@@ -135,40 +135,46 @@ export async function sweepCounters(
   const trafficValues = traffic ? trafficPorts : new SweptPorts(options.topology, nodeOfPort, trafficCounters);
   reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: errorArgs }), errorValues.contradictions, options.topology);
   reportContradictions(cycle, commandItem({ command: 'ibqueryerrors', args: trafficArgs }), trafficValues.contradictions, options.topology);
-  return inSlices(sweptCounters(swept, failed, errors?.complete ?? false, errorValues.values, trafficValues.values));
+  return new SweptCounters(sweptGuids, failed, errors?.complete ?? false, errorValues.values, trafficValues.values);
 }
 
-/** The counters of each port of the swept nodes from the two sweeps' values, by port key. */
-function* sweptCounters(
-  swept: readonly FabricNode[],
-  failed: ReadonlySet<string>,
-  errorsComplete: boolean,
-  errorValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
-  trafficValues: ReadonlyMap<string, CounterRow>,
-): Work<Map<string, CounterRow>> {
-  const pace = pacer(16);
-  const counters = new Map<string, CounterRow>();
-  const row = new CounterRowBuilder();
-  for (const node of swept) {
-    const nodeFailed = failed.has(fabricPortKey(node.guid, 0));
-    for (let port = 1; port <= node.portCount; port++) {
-      const key = fabricPortKey(node.guid, port);
-      if (errorsComplete && !nodeFailed && !failed.has(key)) {
-        // Every threshold is 0: a counter the sweep did not print is 0.
-        const values = errorValues.get(key);
-        for (const counter of ERROR_COUNTERS) {
-          const { name, value, saturated } = errorCounter(counter, values?.get(counter.perfqueryField));
-          row.add(name, value, saturated);
-        }
+/** A cycle's counters, written a port at a time into the row its reading is made of. */
+export interface CycleCounters {
+  /** The counters read of a node's port (none when none were). */
+  write(node: FabricNode, port: number, key: string, row: CounterSink): void;
+}
+
+/** Counters read as rows by port key (perfquery's, node by node). */
+export function countersOfRows(rows: ReadonlyMap<string, CounterRow>): CycleCounters {
+  return { write: (_node, _port, key, row) => rows.get(key)?.writeTo(row) };
+}
+
+/**
+ * The counters of each port of the swept nodes from the two sweeps' values: a port's error
+ * counters (every threshold is 0: a counter the sweep did not print is 0), then its traffic
+ * counters, merged as its reading is made (not kept as rows of their own beside the readings).
+ */
+class SweptCounters implements CycleCounters {
+  constructor(
+    private readonly swept: ReadonlySet<string>,
+    private readonly failed: ReadonlySet<string>,
+    private readonly errorsComplete: boolean,
+    private readonly errorValues: ReadonlyMap<string, ReadonlyMap<string, SweepValue>>,
+    private readonly trafficValues: ReadonlyMap<string, CounterRow>,
+  ) {}
+
+  write(node: FabricNode, _port: number, key: string, row: CounterSink): void {
+    if (!this.swept.has(node.guid)) return;
+    const failed = this.failed.size > 0 && (this.failed.has(fabricPortKey(node.guid, 0)) || this.failed.has(key));
+    if (this.errorsComplete && !failed) {
+      const values = this.errorValues.get(key);
+      for (const counter of ERROR_COUNTERS) {
+        const { name, value, saturated } = errorCounter(counter, values?.get(counter.perfqueryField));
+        row.add(name, value, saturated);
       }
-      const traffic = trafficValues.get(key);
-      if (traffic) row.addRow(traffic);
-      const built = row.build();
-      if (built.length > 0) counters.set(key, built);
     }
-    if (pace()) yield;
+    this.trafficValues.get(key)?.writeTo(row);
   }
-  return counters;
 }
 
 /**

@@ -18,12 +18,19 @@
 // prints. A scan that lacks any of them fails the cycle.
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
 import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
-import { CounterRow } from '../../model/counter-row.js';
+import { PortReadings, type PortLink } from '../../model/port-readings.js';
 import { commandItem, type FabricCycle } from './commands.js';
 import { readCountersByNode } from './perfquery-counters.js';
 import { nodesByPortGuid, nodesByPortGuidSteps, type TopologyCache } from './discovery.js';
 import { IblinkinfoParser, type LinkinfoPort } from './iblinkinfo.js';
-import { noContradictions, reportContradictions, sweepCounters, type Contradictions } from './counter-sweeps.js';
+import {
+  countersOfRows,
+  noContradictions,
+  reportContradictions,
+  sweepCounters,
+  type Contradictions,
+  type CycleCounters,
+} from './counter-sweeps.js';
 
 /** Where counters come from: the two ibqueryerrors sweeps, or perfquery node by node. */
 export type CounterSource = 'sweep' | 'perfquery';
@@ -42,7 +49,7 @@ export interface PortsOptions {
   /** A directory for the pruned cache file. */
   scratch: string;
   /** The last cycle's readings, whose peers this cycle's share where the cable is the same. */
-  previous?: ReadonlyMap<string, FabricPortReading> | undefined;
+  previous?: PortReadings | undefined;
 }
 
 /**
@@ -55,7 +62,7 @@ function samePeer(previous: PortAddress | undefined, now: PortAddress | undefine
 }
 
 export interface PortsReading {
-  ports: Map<string, FabricPortReading>;
+  ports: PortReadings;
   /** The source that delivered this cycle's counters. */
   counterSource: CounterSource;
   /** Nodes this cycle's scan did not see at their discovered LID (for the next cycle). */
@@ -84,7 +91,7 @@ export async function readFabricPorts(cycle: FabricCycle, options: PortsOptions)
   let counters = fromSweeps;
   if (!counters) {
     counterSource = 'perfquery';
-    counters = await readCountersByNode(cycle, swept.filter(seen), topology.ports);
+    counters = countersOfRows(await readCountersByNode(cycle, swept.filter(seen), topology.ports));
   }
   const unreachable = scan
     ? new Set(
@@ -103,39 +110,33 @@ function* portReadings(
   topology: FabricTopology,
   wanted: (node: FabricNode) => boolean,
   scan: Scan | undefined,
-  counters: ReadonlyMap<string, CounterRow>,
-  previous: ReadonlyMap<string, FabricPortReading> | undefined,
-): Work<Map<string, FabricPortReading>> {
-  const pace = pacer(64);
-  const ports = new Map<string, FabricPortReading>();
+  counters: CycleCounters,
+  previous: PortReadings | undefined,
+): Work<PortReadings> {
+  const pace = pacer(16);
+  const readings = new PortReadings(previous?.valueCount);
   for (const node of topology.nodes.values()) {
     if (!wanted(node)) continue;
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
-      const portCounters = counters.get(key) ?? CounterRow.EMPTY;
+      counters.write(node, port, key, readings);
       const state = scan?.ports.get(key);
-      const discovered = topology.ports.get(key);
+      const discovered = state ? undefined : topology.ports.get(key);
       // A CA's ports that discovery did not reach (no cable) are not ports of the fabric.
-      if (!state && portCounters.length === 0 && !discovered) continue;
-      ports.set(key, {
-        nodeGuid: node.guid,
-        port,
-        state: state?.state,
-        physicalState: state?.physicalState,
-        width: state?.width,
-        speed: state?.speed,
-        // Not scanned this cycle: the cable as discovery last saw it.
-        peer: state ? state.peer : samePeer(previous?.get(key)?.peer, discovered?.peer),
-        counters: portCounters,
-      });
+      if (!state && readings.written === 0 && !discovered) {
+        readings.discard();
+        continue;
+      }
+      // Not scanned this cycle: the cable as discovery last saw it.
+      readings.commit(node.guid, port, node.portCount + 1, state, state ? state.peer : samePeer(previous?.peerOf(key), discovered?.peer));
     }
     if (pace()) yield;
   }
-  return ports;
+  return readings.seal();
 }
 
 interface Scan {
-  ports: Map<string, Pick<FabricPortReading, 'state' | 'physicalState' | 'width' | 'speed' | 'peer'>>;
+  ports: Map<string, PortLink & Pick<FabricPortReading, 'peer'>>;
   /** Every node the scan reached. */
   nodes: Set<string>;
   switchLids: Map<string, number>;
@@ -255,7 +256,7 @@ class ScanBuilder {
       physicalState: port.physicalState,
       width: down ? undefined : port.width,
       speed: down ? undefined : port.speed,
-      peer: samePeer(this.options.previous?.get(key)?.peer, moved ? scanned : discovered),
+      peer: samePeer(this.options.previous?.peerOf(key), moved ? scanned : discovered),
     });
   }
 

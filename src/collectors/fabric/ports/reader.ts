@@ -8,6 +8,7 @@ import { inSlices, pacer, type Work } from '../../../event-loop/time-slices.js';
 import { FabricExpectationRules, type FabricExpectationRule, type LinkEnd } from '../../../model/expectations.js';
 import type { LinkExpectation } from '../../../model/link-rate.js';
 import { fabricPortKey, inShard, type FabricPortReading, type FabricTopology, type PortAddress } from '../../../model/fabric.js';
+import type { PortReadings } from '../../../model/port-readings.js';
 import { bestCommonEnabled } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import { BIT_ERROR_RATE_THRESHOLD, bitErrorRate } from '../../../model/bit-error-rate.js';
@@ -69,7 +70,7 @@ export class PortsReader implements Reader<FabricPortsPart> {
   private scratch: string | undefined;
   /** Each switch's tier, worked out once per topology. */
   /** The last cycle's readings and when they were read (ms), for the trend. */
-  private last: { ports: ReadonlyMap<string, FabricPortReading>; at: number } | undefined;
+  private last: { ports: PortReadings; at: number } | undefined;
 
   constructor(private readonly context: CollectorContext) {
     this.rules = new FabricExpectationRules(context.settings.section(FABRIC_EXPECTATIONS));
