@@ -28,7 +28,12 @@ export class PortReadings extends PortRows<FabricPortReading> implements Counter
   /** Each row's counter names (lists shared by the rows with the same names) and where its values start. */
   private names: (readonly string[])[] = [];
   private starts: number[] = [];
-  private counterValues: Float64Array;
+  /**
+   * Every row's counter values, one after the other: an array of V8's heap (unboxed doubles), not
+   * a typed array, whose memory outside the heap made V8 collect on the main thread as the readings
+   * of the whole 122 880-port fabric (21 MiB) were written (docs/benchmarks.md, "ninth pass").
+   */
+  private counterValues: number[];
   private used = 0;
   /** The positions of the counters at the maximum of their widths, by row; only rows that have one (nearly none). */
   private readonly saturatedAt = new Map<number, readonly number[]>();
@@ -39,7 +44,8 @@ export class PortReadings extends PortRows<FabricPortReading> implements Counter
   /** `values`: how many counter values to make room for at first (the last cycle's count: nearly always this one's). */
   constructor(values = 0) {
     super();
-    this.counterValues = new Float64Array(Math.max(64, values));
+    // The room taken at once, its holes filled as the values are written.
+    this.counterValues = values > 0 ? new Array<number>(values) : [];
   }
 
   /** A table of readings made otherwise (tests, a replay), in their order; each port once. */
@@ -55,11 +61,7 @@ export class PortReadings extends PortRows<FabricPortReading> implements Counter
   /** A counter of the port being written. */
   add(name: string, value: number, saturated: boolean): void {
     const at = this.used + this.pending.length;
-    if (at === this.counterValues.length) {
-      const grown = new Float64Array(2 * this.counterValues.length);
-      grown.set(this.counterValues);
-      this.counterValues = grown;
-    }
+    // Past the room given, the array grows as by a push.
     this.counterValues[at] = value;
     if (saturated) (this.pendingSaturated ??= []).push(this.pending.length);
     this.pending.push(name);
@@ -110,8 +112,8 @@ export class PortReadings extends PortRows<FabricPortReading> implements Counter
     this.peers = this.peers.slice();
     this.names = this.names.slice();
     this.starts = this.starts.slice();
-    // Room past an eighth more than used (a cycle with more counters than the last) given back.
-    if (this.counterValues.length > this.used + (this.used >> 3) + 64) this.counterValues = this.counterValues.slice(0, this.used);
+    // Room not used (fewer counters than the last cycle) given back: cut in place, not copied.
+    this.counterValues.length = this.used;
     this.index.seal();
     return this;
   }
