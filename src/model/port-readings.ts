@@ -29,15 +29,15 @@ export class PortReadings extends PortRows<FabricPortReading> implements Counter
   private names: (readonly string[])[] = [];
   private starts: number[] = [];
   /**
-   * Every row's counter values, one after the other: an array of V8's heap (unboxed doubles), not
-   * a typed array, whose memory outside the heap made V8 collect on the main thread as the readings
-   * of the whole 122 880-port fabric (21 MiB) were written (docs/benchmarks.md, "ninth pass").
+   * Every row's counter values, one after the other: an array of V8's heap (unboxed doubles, as the
+   * rows' own arrays were), so that they count in the heap whose growth fabric mode bounds
+   * (--heap-growing-percent), which a typed array's memory, outside it, does not.
    */
   private counterValues: number[];
   private used = 0;
   /** The positions of the counters at the maximum of their widths, by row; only rows that have one (nearly none). */
   private readonly saturatedAt = new Map<number, readonly number[]>();
-  /** The row being written: its counters' names (its values are in `values` after `used`). */
+  /** The row being written: its counters' names (its values are in `counterValues` from `used` on). */
   private readonly pending: string[] = [];
   private pendingSaturated: number[] | undefined;
 

@@ -140,13 +140,13 @@ export async function sweepCounters(
 
 /** A cycle's counters, written a port at a time into the row its reading is made of. */
 export interface CycleCounters {
-  /** The counters read of a node's port (none when none were). */
-  write(node: FabricNode, port: number, key: string, row: CounterSink): void;
+  /** The counters read of a node's port, by its key (none when none were). */
+  write(node: FabricNode, key: string, row: CounterSink): void;
 }
 
 /** Counters read as rows by port key (perfquery's, node by node). */
 export function countersOfRows(rows: ReadonlyMap<string, CounterRow>): CycleCounters {
-  return { write: (_node, _port, key, row) => rows.get(key)?.writeTo(row) };
+  return { write: (_node, key, row) => rows.get(key)?.writeTo(row) };
 }
 
 /**
@@ -163,7 +163,7 @@ class SweptCounters implements CycleCounters {
     private readonly trafficValues: ReadonlyMap<string, CounterRow>,
   ) {}
 
-  write(node: FabricNode, _port: number, key: string, row: CounterSink): void {
+  write(node: FabricNode, key: string, row: CounterSink): void {
     if (!this.swept.has(node.guid)) return;
     const failed = this.failed.size > 0 && (this.failed.has(fabricPortKey(node.guid, 0)) || this.failed.has(key));
     if (this.errorsComplete && !failed) {

@@ -119,7 +119,7 @@ function* portReadings(
     if (!wanted(node)) continue;
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
-      counters.write(node, port, key, readings);
+      counters.write(node, key, readings);
       const state = scan?.ports.get(key);
       const discovered = state ? undefined : topology.ports.get(key);
       // A CA's ports that discovery did not reach (no cable) are not ports of the fabric.
