@@ -29,7 +29,7 @@ const reading = (nodeGuid: string, port: number, counters: PortCounter[], extra:
 function tableOf(readings: readonly FabricPortReading[], room = 0, values = 0): PortReadings {
   const table = new PortReadings(values);
   for (const one of readings) {
-    for (const c of one.counters.toArray()) table.add(c.name, c.value, c.saturated);
+    one.counters.writeTo(table);
     table.commit(one.nodeGuid, one.port, room, one, one.peer);
   }
   return table.seal();
