@@ -11,6 +11,7 @@
 import { atOnce, pacer, type Work } from '../event-loop/time-slices.js';
 import type { PortAddress } from './fabric.js';
 import { compareNatural } from './natural-order.js';
+import { SlotMap, sized } from './slot-map.js';
 
 export const SHORT_WINDOW_MS = 12 * 60_000;
 export const LONG_WINDOW_MS = 125 * 60_000;
@@ -43,6 +44,8 @@ export interface LinkReading {
   ends: readonly [LinkEndReading | undefined, LinkEndReading | undefined];
   /** Data rate of the link, bits/s (width × lane data rate), where it is up; else the last known is used. */
   dataBitsPerSecond: number | undefined;
+  /** Its `linkKey`, where the caller made it: the one string then keys the caller's map and the verdict's. */
+  key?: string;
 }
 
 export interface VerdictSettings {
@@ -79,22 +82,64 @@ export interface Verdict {
   cleanPeriodMs: number;
 }
 
-interface EndTrack {
-  symbolErrors: number | undefined;
-  linkDowned: number | undefined;
-  up: boolean | undefined;
-  /** Flat: time, symbol errors, link downed, down transition (0/1); oldest first. */
-  rises: number[] | undefined;
-  /** Flat: time, °C; only where a module was read. */
-  temperatures: number[] | undefined;
+/**
+ * What the verdict keeps of each link between cycles, as columns by slot (model/slot-map.ts): when
+ * it was last judged and its last known data rate; by end (slot · 2 + side) its last two counters,
+ * whether it was up and, only where a counter rose or a module was read, its rises and
+ * temperatures.
+ */
+class LinkTracks {
+  private readonly slots = new SlotMap();
+  seenAt = new Float64Array(0);
+  /** Bits/s; NaN until the link was read up. */
+  dataBitsPerSecond = new Float64Array(0);
+  /** By end; NaN where it was not read (or the counter was not usable). */
+  symbolErrors = new Float64Array(0);
+  linkDowned = new Float64Array(0);
+  /** By end: 1 up, 0 not up, -1 not read yet. */
+  up = new Int8Array(0);
+  /** By end, flat: time, symbol errors, link downed, down transition (0/1); oldest first. */
+  readonly rises = new Map<number, number[]>();
+  /** By end, flat: time, °C; only where a module was read. */
+  readonly temperatures = new Map<number, number[]>();
+
+  /** The slot of a link, a new one (nothing known of it, seen at `now`) when it has none. */
+  slotOf(key: string, now: number): number {
+    const known = this.slots.get(key);
+    if (known !== undefined) return known;
+    const slot = this.slots.add(key);
+    const capacity = this.slots.capacity;
+    this.seenAt = sized(this.seenAt, capacity);
+    this.dataBitsPerSecond = sized(this.dataBitsPerSecond, capacity, Number.NaN);
+    this.symbolErrors = sized(this.symbolErrors, 2 * capacity, Number.NaN);
+    this.linkDowned = sized(this.linkDowned, 2 * capacity, Number.NaN);
+    this.up = sized(this.up, 2 * capacity, -1);
+    // A slot handed out again: what it held was another link's.
+    this.seenAt[slot] = now;
+    this.dataBitsPerSecond[slot] = Number.NaN;
+    for (let end = 2 * slot; end < 2 * slot + 2; end++) {
+      this.symbolErrors[end] = Number.NaN;
+      this.linkDowned[end] = Number.NaN;
+      this.up[end] = -1;
+    }
+    return slot;
+  }
+
+  /** Forget the links last judged `window` ms or longer before `now`. */
+  forgetOlder(now: number, window: number): void {
+    for (const [key, slot] of this.slots.entries()) {
+      if (now - this.seenAt[slot]! <= window) continue;
+      this.slots.delete(key);
+      for (let end = 2 * slot; end < 2 * slot + 2; end++) {
+        this.rises.delete(end);
+        this.temperatures.delete(end);
+      }
+    }
+  }
 }
 
-interface LinkTrack {
-  /** When it was last read: a link gone from the fabric for a long window is forgotten. */
-  seenAt: number;
-  dataBitsPerSecond: number | undefined;
-  ends: [EndTrack, EndTrack];
-}
+/** A number column's value, NaN read as not known. */
+const known = (value: number): number | undefined => (Number.isNaN(value) ? undefined : value);
 
 // Joined, one flat string: kept as a key of the tracks for every link, where a template literal's tree of six concatenations was 10 MiB at 27 000 links.
 export const linkKey = (end: PortAddress, peer: PortAddress): string =>
@@ -132,7 +177,7 @@ const REASON_FAMILY: Readonly<Record<VerdictReason, 'symbol' | 'downed' | 'tempe
 };
 
 export class LinkVerdict {
-  private readonly tracks = new Map<string, LinkTrack>();
+  private readonly tracks = new LinkTracks();
   private readonly bad = new Map<string, BadLink>();
   /** Links this cycle judged bad: none of them leaves the list, whatever its clean-since. */
   private readonly judgedBad = new Set<string>();
@@ -170,7 +215,7 @@ export class LinkVerdict {
     }
     // A link gone from the discovery (a cable pulled: its host is gone too) keeps its windows while
     // they matter, so that it is judged on them when it is back; one gone longer is forgotten.
-    for (const [key, track] of this.tracks) if (now - track.seenAt > LONG_WINDOW_MS) this.tracks.delete(key);
+    this.tracks.forgetOlder(now, LONG_WINDOW_MS);
     for (const [key, link] of this.bad)
       if (now - link.cleanSince >= this.settings.cleanPeriodMs && !this.judgedBad.has(key)) this.bad.delete(key);
     const cap = verdictCap(fabricLinks(), judged, shards);
@@ -186,11 +231,12 @@ export class LinkVerdict {
   }
 
   private judgeLink(now: number, link: LinkReading): void {
-    const key = linkKey(link.end, link.peer);
-    let track = this.tracks.get(key);
-    if (!track) this.tracks.set(key, (track = { seenAt: now, dataBitsPerSecond: undefined, ends: [emptyEnd(), emptyEnd()] }));
-    track.seenAt = now;
-    if (link.dataBitsPerSecond !== undefined) track.dataBitsPerSecond = link.dataBitsPerSecond;
+    const key = link.key ?? linkKey(link.end, link.peer);
+    const tracks = this.tracks;
+    const slot = tracks.slotOf(key, now);
+    tracks.seenAt[slot] = now;
+    if (link.dataBitsPerSecond !== undefined) tracks.dataBitsPerSecond[slot] = link.dataBitsPerSecond;
+    const dataBitsPerSecond = known(tracks.dataBitsPerSecond[slot]!);
     const reasons = new Set<VerdictReason>();
     const rose = new Set<string>();
     let worst = 0;
@@ -199,21 +245,24 @@ export class LinkVerdict {
     for (const side of [0, 1] as const) {
       const reading = link.ends[side];
       if (!reading) continue;
-      const end = track.ends[side];
-      const symbols = rise(end.symbolErrors, reading.symbolErrors);
-      const downed = rise(end.linkDowned, reading.linkDowned);
-      const wentDown = end.up === true && !reading.up ? 1 : 0;
-      end.symbolErrors = reading.symbolErrors;
-      end.linkDowned = reading.linkDowned;
-      end.up = reading.up;
+      const end = 2 * slot + side;
+      const symbols = rise(known(tracks.symbolErrors[end]!), reading.symbolErrors);
+      const downed = rise(known(tracks.linkDowned[end]!), reading.linkDowned);
+      const wentDown = tracks.up[end] === 1 && !reading.up ? 1 : 0;
+      tracks.symbolErrors[end] = reading.symbolErrors ?? Number.NaN;
+      tracks.linkDowned[end] = reading.linkDowned ?? Number.NaN;
+      tracks.up[end] = reading.up ? 1 : 0;
       if (symbols > 0) rose.add('symbol');
       if (downed > 0) rose.add('downed');
-      if (symbols > 0 || downed > 0 || wentDown > 0) end.rises = record(end.rises, [now, symbols, downed, wentDown]);
-      end.rises = prune(end.rises, 4, now - LONG_WINDOW_MS);
-      const sums = windowSums(end.rises, now);
-      if (track.dataBitsPerSecond !== undefined) {
-        const short = sums.shortSymbols / (this.settings.ber * track.dataBitsPerSecond * (SHORT_WINDOW_MS / 1000));
-        const long = sums.longSymbols / (this.settings.ber * track.dataBitsPerSecond * (LONG_WINDOW_MS / 1000));
+      let rises = tracks.rises.get(end);
+      if (symbols > 0 || downed > 0 || wentDown > 0) rises = record(rises, [now, symbols, downed, wentDown]);
+      rises = prune(rises, 4, now - LONG_WINDOW_MS);
+      if (rises) tracks.rises.set(end, rises);
+      else tracks.rises.delete(end);
+      const sums = windowSums(rises, now);
+      if (dataBitsPerSecond !== undefined) {
+        const short = sums.shortSymbols / (this.settings.ber * dataBitsPerSecond * (SHORT_WINDOW_MS / 1000));
+        const long = sums.longSymbols / (this.settings.ber * dataBitsPerSecond * (LONG_WINDOW_MS / 1000));
         if (short > 1) reasons.add('symbol_errors_12m');
         if (long > 1) reasons.add('symbol_errors_125m');
         if (short > 1 || long > 1) worst = Math.max(worst, short, long);
@@ -222,8 +271,8 @@ export class LinkVerdict {
       // the down transition this instance saw.
       if (sums.shortDowned > 0 && (read === 2 || sums.shortDownTransitions > 0)) downedEnds += 1;
       if (reading.module) {
-        const temperatures = prune(record(end.temperatures, [now, reading.module.celsius], 2), 2, now - LONG_WINDOW_MS) ?? [];
-        end.temperatures = temperatures;
+        const temperatures = prune(record(tracks.temperatures.get(end), [now, reading.module.celsius], 2), 2, now - LONG_WINDOW_MS) ?? [];
+        tracks.temperatures.set(end, temperatures);
         let coolest = reading.module.celsius;
         for (let i = 1; i < temperatures.length; i += 2) coolest = Math.min(coolest, temperatures[i]!);
         const alarm = reading.module.alarmCelsius !== undefined && reading.module.celsius >= reading.module.alarmCelsius;
@@ -255,10 +304,6 @@ export class LinkVerdict {
       listed.cleanSince = now;
     }
   }
-}
-
-function emptyEnd(): EndTrack {
-  return { symbolErrors: undefined, linkDowned: undefined, up: undefined, rises: undefined, temperatures: undefined };
 }
 
 /** Append an entry; past the bound, the oldest two become one (the later time, the sums). */

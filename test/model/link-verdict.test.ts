@@ -188,6 +188,58 @@ describe('the clean period', () => {
   });
 });
 
+describe('the links followed', () => {
+  const C = { nodeGuid: '0x0002c90200200002', port: 3 };
+  const D = { nodeGuid: '0x0002c90200100002', port: 9 };
+
+  it('forgets a link not judged for the long window; a link that comes after starts from nothing', () => {
+    const verdict = new LinkVerdict(settings);
+    // A and B's link: up, 50 symbol errors and 3 link downs counted, a module at 40 °C.
+    const hot = { module: { celsius: 40, alarmCelsius: undefined } };
+    verdict.judge(0, [link(end(50, 3, true, hot), end(50, 3, true, hot))], 100);
+    // Gone for longer than the long window: judged no more, then forgotten.
+    verdict.judge(126 * MIN, [], 100);
+    // A new link, first read with higher counters, down, its module 10 °C warmer: had it taken
+    // what the first link left, each would be a rise (errors, link downs, a down transition, a
+    // module 10 °C warmer than its coolest).
+    const first = verdict.judge(
+      127 * MIN,
+      [link(end(80, 5, false, { module: { celsius: 50, alarmCelsius: undefined } }), end(80, 5), NDR_4X, { end: C, peer: D })],
+      100,
+    );
+    expect(first.listed).toEqual([]);
+    // Its own rises count from there.
+    const next = verdict.judge(128 * MIN, [link(end(83, 5), end(80, 5), NDR_4X, { end: C, peer: D })], 100);
+    expect(next.listed.map((bad) => [bad.end, bad.reasons])).toEqual([[C, ['symbol_errors_12m']]]);
+  });
+
+  it('keeps each link apart when many come and go', () => {
+    const verdict = new LinkVerdict(settings);
+    const nth = (i: number, errors: number) =>
+      link(end(errors), end(0), NDR_4X, { end: { nodeGuid: A.nodeGuid, port: i }, peer: { nodeGuid: B.nodeGuid, port: i } });
+    // 40 links, then only the even ones for the long window, then 40 new ones beside them.
+    verdict.judge(
+      0,
+      Array.from({ length: 40 }, (_, i) => nth(i + 1, 0)),
+      100,
+    );
+    verdict.judge(
+      126 * MIN,
+      Array.from({ length: 20 }, (_, i) => nth(2 * (i + 1), 0)),
+      100,
+    );
+    const later = Array.from({ length: 40 }, (_, i) => nth(100 + i, 7));
+    expect(verdict.judge(127 * MIN, [...Array.from({ length: 20 }, (_, i) => nth(2 * (i + 1), 0)), ...later], 100).listed).toEqual([]);
+    // Only the links whose own counters rose are listed: 3 errors on port 101, none elsewhere.
+    const rose = verdict.judge(
+      128 * MIN,
+      [...Array.from({ length: 20 }, (_, i) => nth(2 * (i + 1), 0)), ...later.map((one, i) => (i === 1 ? nth(101, 10) : one))],
+      100,
+    );
+    expect(rose.listed.map((bad) => bad.end.port)).toEqual([101]);
+  });
+});
+
 describe('the cap', () => {
   it("is max(10, 0.5 %) of the fabric's links, a shard's share by the links it judges", () => {
     expect(verdictCap(100, 100, 1)).toBe(10);

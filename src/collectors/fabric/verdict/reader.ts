@@ -16,6 +16,7 @@ import { LANE_RATES } from '../../../model/link-rate.js';
 import { LinkVerdict, LONG_WINDOW_MS, linkKey, type LinkEndReading, type LinkReading, type Verdict } from '../../../model/link-verdict.js';
 import { inSlices } from '../../../event-loop/time-slices.js';
 import { PHYSICAL_STATE_LINK_UP } from '../../../model/port-state.js';
+import { SlotMap, sized } from '../../../model/slot-map.js';
 import type { Snapshot } from '../../../model/snapshot.js';
 import {
   FABRIC_DISCOVERY_PART as FABRIC_DISCOVERY,
@@ -112,6 +113,63 @@ export function* fabricLinks(topology: FabricTopology): Generator<[PortAddress, 
   }
 }
 
+/**
+ * The links of recent discoveries as columns by slot (model/slot-map.ts): each link's two ends
+ * and when it was last in a discovery. A link an object with two address objects was some 230
+ * bytes, 6.4 MiB in one shard of four of the 122 880-port fabric; here its GUIDs are the
+ * topology's shared strings and its key the one the verdict keys on too.
+ */
+class KnownLinks {
+  private readonly slots = new SlotMap();
+  private readonly keys: string[] = [];
+  private readonly endGuids: string[] = [];
+  private readonly endPorts: number[] = [];
+  private readonly peerGuids: string[] = [];
+  private readonly peerPorts: number[] = [];
+  /** Ms: a column of its own, not boxed numbers in an array. */
+  private seenAts = new Float64Array(0);
+
+  /** A link in the discovery at `now`: its key, the string kept since the link was first seen. */
+  saw(end: PortAddress, peer: PortAddress, now: number): string {
+    const key = linkKey(end, peer);
+    const slot = this.slots.get(key);
+    if (slot !== undefined) {
+      this.seenAts[slot] = now;
+      return this.keys[slot]!;
+    }
+    const added = this.slots.add(key);
+    this.seenAts = sized(this.seenAts, this.slots.capacity);
+    this.keys[added] = key;
+    this.endGuids[added] = end.nodeGuid;
+    this.endPorts[added] = end.port;
+    this.peerGuids[added] = peer.nodeGuid;
+    this.peerPorts[added] = peer.port;
+    this.seenAts[added] = now;
+    return key;
+  }
+
+  entries(): IterableIterator<[string, number]> {
+    return this.slots.entries();
+  }
+
+  seenAt(slot: number): number {
+    return this.seenAts[slot]!;
+  }
+
+  ends(slot: number): [PortAddress, PortAddress] {
+    return [
+      { nodeGuid: this.endGuids[slot]!, port: this.endPorts[slot]! },
+      { nodeGuid: this.peerGuids[slot]!, port: this.peerPorts[slot]! },
+    ];
+  }
+
+  delete(key: string): void {
+    const slot = this.slots.delete(key);
+    // Its key string let go of (the GUIDs are the topology's, shared).
+    if (slot !== undefined) this.keys[slot] = '';
+  }
+}
+
 export class VerdictReader implements Reader<Verdict> {
   private readonly verdict: LinkVerdict;
   private readonly state: VerdictStateFile;
@@ -130,7 +188,7 @@ export class VerdictReader implements Reader<Verdict> {
    * gone from the next discovery (its host with it), yet its switch end's readings (down, then
    * LinkDownedCounter) still belong to that link for the long window.
    */
-  private readonly known = new Map<string, { end: PortAddress; peer: PortAddress; seenAt: number }>();
+  private readonly known = new KnownLinks();
 
   /** Each link with an end this instance read, as the verdict reads it; `counted.links` counts the discovery's links. */
   private *linkReadings(
@@ -140,7 +198,7 @@ export class VerdictReader implements Reader<Verdict> {
     now: number,
     counted: { links: number },
   ): Generator<LinkReading> {
-    const reading = (end: PortAddress, peer: PortAddress): LinkReading | undefined => {
+    const reading = (end: PortAddress, peer: PortAddress, key?: string): LinkReading | undefined => {
       const endKey = fabricPortKey(end.nodeGuid, end.port);
       const peerKey = fabricPortKey(peer.nodeGuid, peer.port);
       const a = readings.get(endKey);
@@ -151,6 +209,7 @@ export class VerdictReader implements Reader<Verdict> {
             peer,
             ends: [endReading(a, phys.get(endKey), now), endReading(b, phys.get(peerKey), now)],
             dataBitsPerSecond: dataBitsPerSecond(a, b),
+            key,
           }
         : undefined;
     };
@@ -158,26 +217,25 @@ export class VerdictReader implements Reader<Verdict> {
       counted.links += 1;
       const link = reading(end, peer);
       if (!link) continue;
-      const key = linkKey(end, peer);
-      // Seen again (nearly always): its entry as it was, not a new one and its ends each cycle.
-      const known = this.known.get(key);
-      if (known) known.seenAt = now;
-      else this.known.set(key, { end, peer, seenAt: now });
+      // The same key string for the verdict's map as for this one.
+      link.key = this.known.saw(end, peer, now);
       yield link;
     }
-    for (const [key, { end, peer, seenAt }] of this.known) {
+    for (const [key, slot] of this.known.entries()) {
+      const seenAt = this.known.seenAt(slot);
       if (seenAt === now) continue;
       if (now - seenAt > LONG_WINDOW_MS) {
         this.known.delete(key);
         continue;
       }
+      const [end, peer] = this.known.ends(slot);
       // A port cabled elsewhere now belongs to its new link only.
       if (
         topology.ports.get(fabricPortKey(end.nodeGuid, end.port))?.peer ||
         topology.ports.get(fabricPortKey(peer.nodeGuid, peer.port))?.peer
       )
         continue;
-      const link = reading(end, peer);
+      const link = reading(end, peer, key);
       if (link) yield link;
     }
   }
