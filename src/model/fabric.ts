@@ -135,26 +135,30 @@ export function sameNodes(a: ReadonlySet<string>, b: ReadonlySet<string> | undef
 }
 
 /**
- * The keys made so far, by node GUID then port: one string per port shared by every map that keys
- * on it (the topology, the readings, the expectations, each cycle's scan and sweeps), not a new
- * pair of concatenated strings per map and cycle (at 122 880 switch ports a million of them,
- * 32 MiB, and as many flat copies made to hash them). Forgotten whole past a bound, so GUIDs that come and go cannot grow it for ever.
+ * The keys of the ports this instance reads (`keepPortKeys`), by node GUID then port: one string
+ * per port shared by every map that keys on it (the readings, the expectations, each cycle's scan
+ * and sweeps), not a new string per map and cycle. Only those: a shard walks the whole topology
+ * (the verdict's links, the scan of every switch), and keeping a key for each of the 147 000 ports
+ * it meets held 8.2 MiB in one shard of four of the 122 880-port fabric for strings nothing else
+ * kept (docs/benchmarks.md, "tenth pass"); another node's key is made anew each time. Forgotten
+ * whole past a bound, so GUIDs that come and go cannot grow it for ever.
  */
 const PORT_KEYS = new Map<string, string[]>();
 const MAX_KEYED_NODES = 200_000;
 const MAX_KEYED_PORT = 1024;
 
 export function fabricPortKey(nodeGuid: string, port: number): string {
-  if (!Number.isInteger(port) || port < 0 || port >= MAX_KEYED_PORT) return `${nodeGuid}/${port}`;
-  let keys = PORT_KEYS.get(nodeGuid);
-  if (keys === undefined) {
-    if (PORT_KEYS.size >= MAX_KEYED_NODES) PORT_KEYS.clear();
-    // Room for this port only: an empty array given its port 1 took room for 17 (208 against 72 bytes, 3 MiB for 24 576 hosts' adapters).
-    keys = new Array<string>(port + 1);
-    PORT_KEYS.set(nodeGuid, keys);
-  }
+  const keys = PORT_KEYS.get(nodeGuid);
   // Joined, one flat string: a template literal makes a tree of two concatenations, flattened into a third string when hashed.
+  if (keys === undefined || !Number.isInteger(port) || port < 0 || port >= keys.length) return [nodeGuid, port].join('/');
   return (keys[port] ??= [nodeGuid, port].join('/'));
+}
+
+/** Keep the keys of a node's ports 0 to `portCount` once made: a node whose ports this instance reads. */
+export function keepPortKeys(nodeGuid: string, portCount: number): void {
+  if (PORT_KEYS.has(nodeGuid)) return;
+  if (PORT_KEYS.size >= MAX_KEYED_NODES) PORT_KEYS.clear();
+  PORT_KEYS.set(nodeGuid, new Array<string>(Math.min(Math.max(0, portCount), MAX_KEYED_PORT - 1) + 1));
 }
 
 /** A fabric snapshot from the fabric collectors' parts, those that have one (an empty fabric for the others). */

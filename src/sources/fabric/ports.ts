@@ -17,7 +17,14 @@
 // the topology, every port of each switch it prints, and every switch at the far end of a cable it
 // prints. A scan that lacks any of them fails the cycle.
 import { atOnce, inSlices, pacer, type Work } from '../../event-loop/time-slices.js';
-import { fabricPortKey, type FabricNode, type FabricPortReading, type FabricTopology, type PortAddress } from '../../model/fabric.js';
+import {
+  fabricPortKey,
+  keepPortKeys,
+  type FabricNode,
+  type FabricPortReading,
+  type FabricTopology,
+  type PortAddress,
+} from '../../model/fabric.js';
 import { PortReadings, type PortLink } from '../../model/port-readings.js';
 import { commandItem, type FabricCycle } from './commands.js';
 import { readCountersByNode } from './perfquery-counters.js';
@@ -117,6 +124,8 @@ function* portReadings(
   const readings = new PortReadings(previous?.valueCount);
   for (const node of topology.nodes.values()) {
     if (!wanted(node)) continue;
+    // Its ports' keys are kept: the maps of this instance's ports share them cycle after cycle.
+    keepPortKeys(node.guid, node.portCount);
     for (let port = 1; port <= node.portCount; port++) {
       const key = fabricPortKey(node.guid, port);
       counters.write(node, key, readings);
