@@ -50,6 +50,8 @@ export class Lab {
   /** Abstract socket base name: isolates this ibsim and its clients from any other on the host. */
   readonly socketName = `ibx-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly processes: Managed[] = [];
+  /** Subnet managers that could not be started, by name. */
+  private readonly spawnErrors: Record<string, Error> = {};
   private ibsim: ChildProcess | undefined;
   /** Console commands in flight, one after the other (each reply is told apart by the prompt). */
   private consoleQueue: Promise<unknown> = Promise.resolve();
@@ -72,10 +74,21 @@ export class Lab {
     });
     for (const fd of [consoleFd, out, err]) closeSync(fd);
     lab.ibsim = child;
-    await waitFor('ibsim to bind its socket', async () => {
-      if (child.exitCode !== null) throw new Error(`ibsim exited: ${await readFile(path.join(lab.dir, 'ibsim.err'), 'utf8')}`);
-      return (await readFile('/proc/net/unix', 'utf8')).includes(`@${lab.socketName}:ctl`) || undefined;
-    });
+    // Not installed (ENOENT) is an 'error' event: without a listener it would end the process.
+    let spawnError: Error | undefined;
+    child.once('error', (error) => (spawnError = error));
+    try {
+      await waitFor('ibsim to bind its socket', async () => {
+        if (spawnError) throw new Error(`ibsim could not be started: ${spawnError.message}`);
+        if (child.exitCode !== null) throw new Error(`ibsim exited: ${await readFile(path.join(lab.dir, 'ibsim.err'), 'utf8')}`);
+        return (await readFile('/proc/net/unix', 'utf8')).includes(`@${lab.socketName}:ctl`) || undefined;
+      });
+    } catch (error) {
+      // Nothing left behind: no simulator running, no directory.
+      child.kill('SIGKILL');
+      await rm(lab.dir, { recursive: true, force: true });
+      throw error;
+    }
     return lab;
   }
 
@@ -140,6 +153,8 @@ export class Lab {
       stdio: ['ignore', log, log],
     });
     closeSync(log);
+    // Not installed (ENOENT) is an 'error' event: kept for waitSmState to report, not left to end the process.
+    child.once('error', (error) => (this.spawnErrors[name] = error));
     this.processes.push({ name, child, cwd });
     return name;
   }
@@ -149,6 +164,8 @@ export class Lab {
     await waitFor(
       `${name} to enter ${state}`,
       async () => {
+        const spawnError = this.spawnErrors[name];
+        if (spawnError) throw new Error(`${name}: opensm could not be started: ${spawnError.message}`);
         const log = await readFile(path.join(this.dir, name, 'opensm.log'), 'utf8').catch(() => '');
         return log.includes(`Entering ${state} state`) || undefined;
       },
