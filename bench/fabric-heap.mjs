@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where fabric mode's memory goes: node bench/fabric-heap.mjs [--shard=1/4] [--hosts=24576]
-// [--jobs=N] [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--stdout=FILE] [--no-launcher-env] [--launcher-flags] [-- exporter flags…], or --summarise=FILE of a snapshot taken before. Generates the scale bench's fabric (same shape and faults, same seed),
+// [--jobs=N] [--snapshot] [--keep=DIR] [--watch=SECONDS] [--node-flag=FLAG…] [--stdout=FILE] [--no-launcher-env] [--launcher-flags] [-- exporter flags…], or --summarise=FILE of a snapshot taken before (with --retainers=TYPE: what holds that type's objects; with --dominators[=MiB]: what each object keeps alive). Generates the scale bench's fabric (same shape and faults, same seed),
 // starts the exporter on it through the fake tools, waits for the first ports cycle and one gzip
 // scrape, then records RSS (now and peak), V8's heap, and with --snapshot a heap snapshot summed
 // by constructor (count and self size, largest first). --keep writes the plain /metrics there
@@ -194,6 +194,127 @@ function heapFigures(metrics) {
   return `at the plain scrape: V8 heap ${value('nodejs_heap_size_used_bytes').toFixed(0)} MiB used of ${value('nodejs_heap_size_total_bytes').toFixed(0)} (new space ${space('total', 'new').toFixed(0)}, large objects ${space('used', 'large_object').toFixed(0)}), external ${value('nodejs_external_memory_bytes').toFixed(0)} MiB`;
 }
 
+/**
+ * What each object keeps alive: its retained size, the bytes that would be freed with it (the
+ * objects it dominates: every path from the roots to them goes through it; Cooper, Harvey and
+ * Kennedy's iterative algorithm over a depth-first order, weak and shortcut edges left out). The
+ * objects retaining `minMiB` or more, largest first, each with its dominators' path (up to four
+ * steps: what holds it, by which property).
+ */
+async function dominators(file, minMiB) {
+  const snap = await readSnapshot(file);
+  const meta = snap.snapshot.meta;
+  const [fields, edgeFields] = [meta.node_fields.length, meta.edge_fields.length];
+  const [types, edgeTypes] = [meta.node_types[0], meta.edge_types[0]];
+  const [typeAt, nameAt, sizeAt, edgeCountAt] = ['type', 'name', 'self_size', 'edge_count'].map((name) => meta.node_fields.indexOf(name));
+  const [edgeTypeAt, edgeNameAt, toAt] = ['type', 'name_or_index', 'to_node'].map((name) => meta.edge_fields.indexOf(name));
+  const count = snap.nodes.length / fields;
+  const firstEdge = new Uint32Array(count + 1);
+  for (let i = 0, e = 0; i < count; i++) {
+    firstEdge[i] = e;
+    e += snap.nodes[i * fields + edgeCountAt] * edgeFields;
+    firstEdge[i + 1] = e;
+  }
+  const skipped = new Set([edgeTypes.indexOf('weak'), edgeTypes.indexOf('shortcut')]);
+  const followed = (e) => !skipped.has(snap.edges[e + edgeTypeAt]);
+  // Depth-first from the root (node 0): each node's place in post order.
+  const order = new Int32Array(count).fill(-1);
+  const postOrder = new Uint32Array(count);
+  let reached = 0;
+  const next = new Uint32Array(count);
+  const seen = new Uint8Array(count);
+  const stack = [0];
+  seen[0] = 1;
+  next[0] = firstEdge[0];
+  while (stack.length > 0) {
+    const v = stack[stack.length - 1];
+    let pushed = false;
+    while (next[v] < firstEdge[v + 1]) {
+      const e = next[v];
+      next[v] += edgeFields;
+      const w = snap.edges[e + toAt] / fields;
+      if (!followed(e) || seen[w]) continue;
+      seen[w] = 1;
+      next[w] = firstEdge[w];
+      stack.push(w);
+      pushed = true;
+      break;
+    }
+    if (!pushed) {
+      stack.pop();
+      order[v] = reached;
+      postOrder[reached++] = v;
+    }
+  }
+  // Each reached node's predecessors.
+  const predStart = new Uint32Array(count + 1);
+  for (let v = 0; v < count; v++)
+    if (seen[v])
+      for (let e = firstEdge[v]; e < firstEdge[v + 1]; e += edgeFields) if (followed(e)) predStart[snap.edges[e + toAt] / fields + 1]++;
+  for (let i = 0; i < count; i++) predStart[i + 1] += predStart[i];
+  const preds = new Uint32Array(predStart[count]);
+  const fill = predStart.slice();
+  for (let v = 0; v < count; v++)
+    if (seen[v])
+      for (let e = firstEdge[v]; e < firstEdge[v + 1]; e += edgeFields) if (followed(e)) preds[fill[snap.edges[e + toAt] / fields]++] = v;
+  const idom = new Int32Array(count).fill(-1);
+  idom[0] = 0;
+  const intersect = (a, b) => {
+    while (a !== b) {
+      while (order[a] < order[b]) a = idom[a];
+      while (order[b] < order[a]) b = idom[b];
+    }
+    return a;
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (let k = reached - 1; k >= 0; k--) {
+      const v = postOrder[k];
+      if (v === 0) continue;
+      let dominator = -1;
+      for (let p = predStart[v]; p < predStart[v + 1]; p++)
+        if (idom[preds[p]] !== -1) dominator = dominator === -1 ? preds[p] : intersect(preds[p], dominator);
+      if (dominator !== idom[v]) {
+        idom[v] = dominator;
+        changed = true;
+      }
+    }
+  }
+  const retained = new Float64Array(count);
+  for (let k = 0; k < reached; k++) {
+    const v = postOrder[k];
+    retained[v] += snap.nodes[v * fields + sizeAt];
+    if (v !== 0) retained[idom[v]] += retained[v];
+  }
+  const kind = (v) => {
+    const type = types[snap.nodes[v * fields + typeAt]];
+    return ['object', 'closure', 'native', 'hidden', 'array', 'synthetic'].includes(type)
+      ? `${type} ${snap.strings[snap.nodes[v * fields + nameAt]]}`
+      : type;
+  };
+  const edgeName = (u, v) => {
+    for (let e = firstEdge[u]; e < firstEdge[u + 1]; e += edgeFields) {
+      if (snap.edges[e + toAt] / fields !== v) continue;
+      const type = edgeTypes[snap.edges[e + edgeTypeAt]];
+      return type === 'element' || type === 'hidden' ? `[${snap.edges[e + edgeNameAt]}]` : snap.strings[snap.edges[e + edgeNameAt]];
+    }
+    return '?';
+  };
+  const via = (v) => {
+    const steps = [];
+    for (let at = v, hop = 0; hop < 4 && at !== 0; hop++, at = idom[at]) steps.unshift(`${kind(idom[at])}.${edgeName(idom[at], at)}`);
+    return steps.join(' > ');
+  };
+  const rows = [];
+  for (let v = 1; v < count; v++) if (seen[v] && retained[v] >= minMiB * 2 ** 20) rows.push(v);
+  rows.sort((a, b) => retained[b] - retained[a]);
+  return {
+    total: retained[0],
+    objects: reached,
+    rows: rows.map((v) => ({ bytes: retained[v], kind: kind(v), via: via(v) })),
+  };
+}
+
 async function main() {
   const held = option('retainers');
   if (held) {
@@ -202,6 +323,14 @@ async function main() {
     return;
   }
   const given = option('summarise');
+  // --dominators[=MiB]: what each object keeps alive, those retaining 1 MiB (or the given size) or more.
+  const dominatorsFrom = process.argv.find((arg) => arg === '--dominators' || arg.startsWith('--dominators='));
+  if (given && dominatorsFrom) {
+    const { total, objects, rows } = await dominators(given, Number(dominatorsFrom.split('=')[1] ?? 1));
+    process.stdout.write(`${objects} objects reachable, ${(total / 2 ** 20).toFixed(1)} MiB\n`);
+    for (const row of rows) process.stdout.write(`${(row.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${row.kind}  (${row.via})\n`);
+    return;
+  }
   if (given) {
     for (const [key, sum] of await summarise(given))
       process.stdout.write(`${String(sum.count).padStart(9)} ${(sum.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB  ${key}\n`);
