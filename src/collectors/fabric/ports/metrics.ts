@@ -6,7 +6,7 @@ import { counter, gauge, type MetricSpec } from '../../../exposition/metric-spec
 import { FamilyWriter } from '../../../exposition/samples.js';
 import { inShard, type FabricPortReading, type PortAddress } from '../../../model/fabric.js';
 import { assessLink } from '../../../model/link-degradation.js';
-import { BYTES_PER_GIGABIT, LANE_RATES, type LinkSpeed } from '../../../model/link-rate.js';
+import { BYTES_PER_GIGABIT, LANE_RATES, type LinkExpectation, type LinkSpeed } from '../../../model/link-rate.js';
 import { PMA_COUNTERS } from '../../../model/pma-counters.js';
 import type { CounterRow } from '../../../model/counter-row.js';
 import type { Snapshot } from '../../../model/snapshot.js';
@@ -129,10 +129,18 @@ export function* writeMetrics(snapshot: Snapshot, out: ExpositionBuffer): Work<v
   // A pause every few hundred samples: a shard of an AI-cluster fabric writes half a million.
   const pace = pacer();
   const topology = discovery?.topology;
-  const readings = [...part.ports.values()];
-  const expectations = [...part.ports.keys()].map((key) => part.expectations.get(key));
-  // One label set per port, shared by its families.
-  const labels = readings.map((reading) => `{node_guid="${reading.nodeGuid}",port="${reading.port}"`);
+  // Each port's reading, expectation and label set (one per port, shared by its families), in one
+  // walk that pauses like the writing: made at once, the whole fabric's 122 880 held the event
+  // loop for 0.1-0.2 s (a CPU profile of the blocks after the counters sweep).
+  const readings: FabricPortReading[] = [];
+  const expectations: (LinkExpectation | undefined)[] = [];
+  const labels: string[] = [];
+  for (const [key, reading] of part.ports) {
+    readings.push(reading);
+    expectations.push(part.expectations.get(key));
+    labels.push(`{node_guid="${reading.nodeGuid}",port="${reading.port}"`);
+    if (pace()) yield;
+  }
   yield;
   function* each(spec: MetricSpec, value: (reading: FabricPortReading, i: number) => number | undefined): Work<void> {
     const family = new FamilyWriter(out, spec);
