@@ -125,7 +125,7 @@ class LinkTracks {
     return slot;
   }
 
-  /** Forget the links last judged `window` ms or longer before `now`. */
+  /** Forget the links last judged more than `window` ms before `now` (their rises and temperatures with them). */
   forgetOlder(now: number, window: number): void {
     for (const [key, slot] of this.slots.entries()) {
       if (now - this.seenAt[slot]! <= window) continue;

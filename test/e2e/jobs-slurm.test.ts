@@ -9,7 +9,7 @@ import { parseServeCommandLine } from '../../src/commands/serve/command-line.js'
 import { Exporter } from '../../src/commands/serve/exporter.js';
 import { RecordedRunner } from '../../src/sources/recorded-runner.js';
 import { sampleValue as value, scrape } from '../support/exposition.js';
-import { startSlurm, type SlurmCluster } from '../support/slurm.js';
+import { SLURM_REGISTRATION_MS, startSlurm, type SlurmCluster } from '../support/slurm.js';
 import { requireSystemTools } from '../support/system.js';
 
 const DEMO = path.join(import.meta.dirname, '../../demo/fabric');
@@ -32,7 +32,7 @@ describe.skipIf(tools.skipReason !== undefined)('jobs from a real Slurm', () => 
   beforeAll(async () => {
     slurm = await startSlurm(['node11', 'node13', 'node21', 'node22', 'node31'], tools.paths);
     process.env.SLURM_CONF = slurm.conf;
-  }, 60_000);
+  }, SLURM_REGISTRATION_MS + 60_000);
 
   afterAll(async () => {
     await exporter?.stop();
@@ -76,20 +76,24 @@ describe.skipIf(tools.skipReason !== undefined)("a compute host's jobs from the 
   }, 60_000);
 
   // proctrack/cgroup with cgroup/v1 (cgroup v2 cannot run on a hybrid hierarchy: its layout is a fixture in test/sources/slurm-cgroup.test.ts).
-  it('names the job running here in infiniband_host_job_info', async () => {
-    slurm = await startSlurm(['node11', 'node13'], tools.paths, { cgroupV1: true });
-    const id = slurm.submit('on-this-host', ['node11', 'node13']);
-    await slurm.waitRunning(1);
-    const command = parseServeCommandLine(['--demo=host', '--path.cgroup', '/sys/fs/cgroup']);
-    if (command.action !== 'run') throw new Error('unexpected');
-    exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
-    let text = '';
-    for (let attempt = 0; attempt < 20 && !text.includes(`job_id="${id}"`); attempt++) {
-      await exporter.collectOnce();
-      text = await scrape(exporter);
-      if (!text.includes(`job_id="${id}"`)) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(value(text, `infiniband_host_job_info{job_id="${id}"}`)).toBe(1);
-    expect(value(text, 'infiniband_exporter_collector_success{collector="host_jobs"}')).toBe(1);
-  }, 60_000);
+  it(
+    'names the job running here in infiniband_host_job_info',
+    async () => {
+      slurm = await startSlurm(['node11', 'node13'], tools.paths, { cgroupV1: true });
+      const id = slurm.submit('on-this-host', ['node11', 'node13']);
+      await slurm.waitRunning(1);
+      const command = parseServeCommandLine(['--demo=host', '--path.cgroup', '/sys/fs/cgroup']);
+      if (command.action !== 'run') throw new Error('unexpected');
+      exporter = new Exporter({ settings: command.settings, logger: pino({ level: 'silent' }), runners: { module: 'not-installed' } });
+      let text = '';
+      for (let attempt = 0; attempt < 20 && !text.includes(`job_id="${id}"`); attempt++) {
+        await exporter.collectOnce();
+        text = await scrape(exporter);
+        if (!text.includes(`job_id="${id}"`)) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(value(text, `infiniband_host_job_info{job_id="${id}"}`)).toBe(1);
+      expect(value(text, 'infiniband_exporter_collector_success{collector="host_jobs"}')).toBe(1);
+    },
+    SLURM_REGISTRATION_MS + 60_000,
+  );
 });
