@@ -82,7 +82,9 @@ export async function launcherFlags(dist, argv = process.argv) {
  * the command line says `--tools-nice=N`. They stand in for C programs that mostly wait on the
  * fabric; replayed by Node.js they are busy for a fraction of a second each, and the event-loop
  * monitor saw the exporter's main thread runnable but waiting for one of the two cores while they
- * ran (docs/benchmarks.md, "One shard of four, fifth pass"). `--tools-nice=0` runs them as before.
+ * ran (docs/benchmarks.md, "One shard of four, fifth pass"). Each tool runs in a session of its
+ * own, so its session's autogroup is niced too (autogroupNice; "Tools niced in their own
+ * sessions", eleventh pass). `--tools-nice=0` runs them as before.
  */
 export function toolsNice(argv = process.argv) {
   const given = argv.find((arg) => arg.startsWith('--tools-nice='));

@@ -30,10 +30,11 @@ export interface FakeToolOptions {
   /** Append a line per run (start and end in ms since the epoch, the command, what it printed) to this file. */
   log?: string;
   /**
-   * Run the replaying program at this niceness (`nice -n`). The benchmarks pass 19: the real tools
-   * are C programs that mostly wait on the fabric's answers, where the replay is a Node.js process
-   * busy for a fraction of a second (a sweep at 250 000 ports: 0.37 s of CPU), which on the
-   * benchmark's two cores otherwise takes the CPU from the exporter it stands beside.
+   * Run the replaying program at this niceness (`nice -n`, and its autogroup's: autogroupNice).
+   * The benchmarks pass 19: the real tools are C programs that mostly wait on the fabric's answers,
+   * where the replay is a Node.js process busy for a fraction of a second (a sweep at 250 000
+   * ports: 0.37 s of CPU), which on the benchmark's two cores otherwise takes the CPU from the
+   * exporter it stands beside.
    */
   nice?: number;
 }
@@ -67,11 +68,27 @@ export async function fakeFabricTools(
     const nice = options.nice === undefined ? '' : `nice -n ${options.nice} `;
     await writeFile(
       paths[tool],
-      `#!/bin/sh\n${tool === 'perfquery' && !samplesControlRecorded ? samplesControlInShell() : ''}${env} exec ${nice}${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`,
+      `#!/bin/sh\n${tool === 'perfquery' && !samplesControlRecorded ? samplesControlInShell() : ''}${options.nice === undefined ? '' : autogroupNice(options.nice)}${env} exec ${nice}${quote(process.execPath)} ${quote(program)} ${quote(scenarioDir)} ${tool} "$@"\n`,
     );
     await chmod(paths[tool], 0o755);
   }
   return paths;
+}
+
+/**
+ * Shell lines that give the wrapper's autogroup the niceness `nice`, where the wrapper leads its own
+ * session. The exporter starts every tool detached, in a session of its own (so that a timeout
+ * kills the tool's whole process group), and where the kernel groups processes by session
+ * (`/proc/sys/kernel/sched_autogroup_enabled`, on by default in Debian's kernels) each session is
+ * scheduled as one: its processes' own niceness weighs only among themselves. A tool niced to 19
+ * in a session of its own still took as much CPU as the exporter's whole session; three or four
+ * at once kept the exporter's main thread waiting for a core for 130 ms (docs/benchmarks.md).
+ * Writing the autogroup's niceness (proc(5), `/proc/[pid]/autogroup`) makes the tool yield as
+ * `nice` says. Only a session leader writes it: a wrapper run in its caller's session would renice
+ * the caller. Silent where the kernel has no autogroups.
+ */
+export function autogroupNice(nice: number): string {
+  return `{ read -r _ _ _ _ _ session _ < /proc/$$/stat && [ "$session" = "$$" ] && echo ${nice} > /proc/$$/autogroup; } 2>/dev/null\n`;
 }
 
 /**

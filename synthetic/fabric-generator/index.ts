@@ -8,5 +8,5 @@ export { discoveryCache } from './cache.js';
 export { fixed3, gidGroups, gidText, humanReadable } from './mad.js';
 export { ibsimNet, IBSIM_MAX_NODES, type NetOptions } from './net.js';
 export { writeScenario, scenarioCommands, SQUEUE_COMMAND, type ScenarioOptions, type WrittenScenario } from './scenario.js';
-export { fakeFabricTools, fakeToolFlags, FAKE_JOB_TOOLS, FAKE_TOOLS, type FakeTool } from './fake-tools.js';
+export { autogroupNice, fakeFabricTools, fakeToolFlags, FAKE_JOB_TOOLS, FAKE_TOOLS, type FakeTool } from './fake-tools.js';
 export { compressHostlist, generateJobs, hostName, squeueOutput, type GeneratedJob, type JobsSpec } from './jobs.js';

@@ -3,7 +3,8 @@
 // parsers read every generated output whole and get back the fabric that was generated, and that
 // the fake tools replay it through the exporter's real command runner, shards included. That the
 // outputs are those of the real tools, byte for byte, is test/e2e/generated-fabric-ibsim.test.ts.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,7 @@ import { parseMemberCounts, parseMulticastGroups, parseSmInfoRecords } from '../
 import { exporterFromFlags } from '../support/exporter.js';
 import { samplesOf as series, sampleValue as value, scrape } from '../support/exposition.js';
 import {
+  autogroupNice,
   fakeFabricTools,
   fakeToolFlags,
   fixed3,
@@ -458,5 +460,42 @@ describe('a generated fabric replayed', () => {
     expect(await readFile(log, 'utf8').catch(() => '')).toBe('');
     // Any other perfquery still goes to the replaying program.
     expect((await run(['-l', '1', '1'])).stderr).toContain('no recording of "perfquery -l 1 1"');
+  });
+  it("niced, gives the autogroup of a tool's own session that niceness, as the exporter starts tools, and never its caller's", async () => {
+    const { scenario: scenarioDir, dir } = await scenario({
+      shape: { tiers: 2, spines: 2, leaves: 2, hostsPerLeaf: 2, spareLeafPorts: 0 },
+    });
+    const niced = await fakeFabricTools(scenarioDir, path.join(dir, 'niced'), { nice: 19 });
+    const plain = await fakeFabricTools(scenarioDir, path.join(dir, 'plain'));
+    expect(await readFile(niced.ibqueryerrors, 'utf8')).toContain(autogroupNice(19));
+    expect(await readFile(niced.ibqueryerrors, 'utf8')).toContain('nice -n 19 ');
+    expect(await readFile(plain.ibqueryerrors, 'utf8')).not.toContain('autogroup');
+    // The wrapper's lines, then what the kernel says of the shell's autogroup: in a session of its
+    // own (detached, as the command runner starts every tool) and in the caller's.
+    const autogroupOf = (detached: boolean) =>
+      new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
+        const child = spawn('/bin/sh', ['-c', `${autogroupNice(19)}cat /proc/$$/autogroup 2>/dev/null; exit 0`], { detached });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ stdout, stderr, code }));
+      });
+    const autogroups = existsSync('/proc/self/autogroup');
+    const mine = autogroups ? readFileSync('/proc/self/autogroup', 'utf8') : '';
+    const own = await autogroupOf(true);
+    const callers = await autogroupOf(false);
+    expect([own.code, own.stderr, callers.code, callers.stderr]).toEqual([0, '', 0, '']);
+    if (autogroups) {
+      // Debian's kernels group by session: the CI machine's does.
+      expect(own.stdout).toMatch(/^\/autogroup-\d+ nice 19\n$/);
+      expect(own.stdout.split(' ')[0]).not.toBe(mine.split(' ')[0]);
+      // The caller's autogroup, as it was before.
+      expect(callers.stdout).toBe(mine);
+      expect(readFileSync('/proc/self/autogroup', 'utf8')).toBe(mine);
+    } else {
+      // No autogroups: the lines are silent and change nothing.
+      expect([own.stdout, callers.stdout]).toEqual(['', '']);
+    }
   });
 });
