@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -10,6 +11,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at a time on two cores (vitest's own default leaves one core free): most of
+    // the suite's time is spent waiting on the processes it starts (Prometheus, Slurm, opensm,
+    // ibsim, the release's build). dist/ is built once for the run (test/support/built.ts).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    globalSetup: ['test/support/test-run.ts'],
     reporters: process.env.CI ? ['default', 'junit'] : ['default'],
     outputFile: { junit: 'test-results/junit.xml' },
   },
