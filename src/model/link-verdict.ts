@@ -103,10 +103,13 @@ class LinkTracks {
   /** By end, flat: time, °C; only where a module was read. */
   readonly temperatures = new Map<number, number[]>();
 
-  /** The slot of a link, a new one (nothing known of it, seen at `now`) when it has none. */
+  /** The slot of a link judged at `now` (its `seenAt`), a new one (nothing else known of it) when it has none. */
   slotOf(key: string, now: number): number {
     const known = this.slots.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.seenAt[known] = now;
+      return known;
+    }
     const slot = this.slots.add(key);
     const capacity = this.slots.capacity;
     this.seenAt = sized(this.seenAt, capacity);
@@ -234,7 +237,6 @@ export class LinkVerdict {
     const key = link.key ?? linkKey(link.end, link.peer);
     const tracks = this.tracks;
     const slot = tracks.slotOf(key, now);
-    tracks.seenAt[slot] = now;
     if (link.dataBitsPerSecond !== undefined) tracks.dataBitsPerSecond[slot] = link.dataBitsPerSecond;
     const dataBitsPerSecond = known(tracks.dataBitsPerSecond[slot]!);
     const reasons = new Set<VerdictReason>();
