@@ -3,11 +3,12 @@
 // parsers read every generated output whole and get back the fabric that was generated, and that
 // the fake tools replay it through the exporter's real command runner, shards included. That the
 // outputs are those of the real tools, byte for byte, is test/e2e/generated-fabric-ibsim.test.ts.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { execa } from 'execa';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServeCommandLine as parseCommandLine } from '../../src/commands/serve/command-line.js';
@@ -473,19 +474,16 @@ describe('a generated fabric replayed', () => {
     // The wrapper's lines, then what the kernel says of the shell's autogroup: in a session of its
     // own (detached, as the command runner starts every tool) and in the caller's.
     const autogroupOf = (detached: boolean) =>
-      new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
-        const child = spawn('/bin/sh', ['-c', `${autogroupNice(19)}cat /proc/$$/autogroup 2>/dev/null; exit 0`], { detached });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.on('close', (code) => resolve({ stdout, stderr, code }));
+      execa('/bin/sh', ['-c', `${autogroupNice(19)}cat /proc/$$/autogroup 2>/dev/null; exit 0`], {
+        detached,
+        reject: false,
+        stripFinalNewline: false,
       });
     const autogroups = existsSync('/proc/self/autogroup');
     const mine = autogroups ? readFileSync('/proc/self/autogroup', 'utf8') : '';
     const own = await autogroupOf(true);
     const callers = await autogroupOf(false);
-    expect([own.code, own.stderr, callers.code, callers.stderr]).toEqual([0, '', 0, '']);
+    expect([own.exitCode, own.stderr, callers.exitCode, callers.stderr]).toEqual([0, '', 0, '']);
     if (autogroups) {
       // Debian's kernels group by session: the CI machine's does.
       expect(own.stdout).toMatch(/^\/autogroup-\d+ nice 19\n$/);

@@ -46,14 +46,8 @@ export function buildOnce(): void {
       mkdirSync(LOCK);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const age = (() => {
-        try {
-          return Date.now() - statSync(LOCK).mtimeMs;
-        } catch {
-          return 0;
-        }
-      })();
-      if (age > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
+      const since = statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - since > STALE_LOCK_MS) rmSync(LOCK, { recursive: true, force: true });
       else pause(200);
       continue;
     }
