@@ -18,6 +18,8 @@ const tools = requireSystemTools('ibsim', {
 });
 
 const INTERVAL_MS = 500;
+/** The time limit of the tests that see a dead SM or a hung tool within an interval or two. */
+const SHORT_TIMEOUT = '400ms';
 const HCA1 = '0x0002c90300a1b2c0';
 const P = 'device="ibsim0",port="1"';
 
@@ -28,8 +30,12 @@ afterEach(async () => {
 
 const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 
-/** An exporter reading `sysfs`, running the tools through `paths`, diag every 500 ms. */
-function exporter(sysfs: string, paths: Record<string, string>, extra: readonly string[] = []): Exporter {
+/**
+ * An exporter reading `sysfs`, running the tools through `paths`, diag every 500 ms. Each command's
+ * time limit is the default's, 5 s, unless the test is about what a short one does: a tool through
+ * ibsim's umad2sim on a machine busy with other tests may well take over 400 ms.
+ */
+function exporter(sysfs: string, paths: Record<string, string>, extra: readonly string[] = [], timeout = '5s'): Exporter {
   const command = parseCommandLine([
     '--path.sysfs',
     sysfs,
@@ -40,7 +46,7 @@ function exporter(sysfs: string, paths: Record<string, string>, extra: readonly 
     '--diag.interval',
     `${INTERVAL_MS}ms`,
     '--diag.timeout',
-    '400ms',
+    timeout,
     '--diag.max-concurrent',
     '2',
     '--perfquery.path',
@@ -115,7 +121,7 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     await fabric.startSm('sm', 'Switch1', 0);
     await fabric.waitActive('Hca2');
     const snap = path.join(fabric.dir, 'snap');
-    const diag = exporter(await fabric.snapshot('Hca2', snap), await fabric.wrappers('Hca2'));
+    const diag = exporter(await fabric.snapshot('Hca2', snap), await fabric.wrappers('Hca2'), [], SHORT_TIMEOUT);
     diag.start();
     await until(diag, 'the SM to be reachable', (text) => value(text, `infiniband_subnet_manager_reachable{${P}}`) === 1 || undefined);
 
@@ -155,7 +161,7 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
       `#!/bin/sh\nif [ "$1" = -c ]; then echo 'ibwarn: [1] sampctlquery: failed' >&2; echo 'perfquery: iberror: failed: sampctlquery' >&2; exit 255; fi\nexec ${paths.perfquery} "$@"\n`,
     );
     await chmod(perfquery, 0o755);
-    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), { ...paths, perfquery });
+    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), { ...paths, perfquery }, [], SHORT_TIMEOUT);
     await diag.collectOnce();
     diag.start();
     const before = await until(diag, 'both SMs', (text) =>
@@ -274,7 +280,7 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     // No exec: the sleep is a grandchild of the runner, reachable only through the process group.
     await writeFile(paths.perfquery, `#!/bin/sh\necho $$ >> '${pids}'\nsleep 30 &\necho $! >> '${pids}'\nwait\n`);
     await chmod(paths.perfquery, 0o755);
-    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), paths);
+    const diag = exporter(await fabric.snapshot('Hca2', path.join(fabric.dir, 'snap')), paths, [], SHORT_TIMEOUT);
     await diag.collectOnce();
     diag.start();
     const slowest = { ms: 0 };
