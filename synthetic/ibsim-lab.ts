@@ -46,6 +46,13 @@ interface Managed {
   cwd: string;
 }
 
+/** A subnet manager to start: the host whose port it binds, its priority, more opensm arguments. */
+export interface SubnetManagerStart {
+  host: string;
+  priority: number;
+  extra?: string[];
+}
+
 export class Lab {
   /** Abstract socket base name: isolates this ibsim and its clients from any other on the host. */
   readonly socketName = `ibx-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -171,6 +178,54 @@ export class Lab {
       },
       timeoutMs,
     );
+  }
+
+  /**
+   * Start a master SM, then a standby, and wait until the master's SA lists both (saquery SMIR from
+   * `host`); returns their names for stopSm. The master meets another SM in a sweep, and the lab's
+   * SMs make no periodic sweeps: the sweep that the standby's trap starts can come before the
+   * standby answers, and now and then the master stops sweeping after its first sweep (it logs the
+   * traps and acts on none). Both are seen on a busy machine, and then the master never lists the
+   * standby. So: a SIGHUP every 2 s ("a HUP signal should only start a new heavy sweep", opensm's
+   * main.c), and after 10 s both SMs stopped and started again, three times at most.
+   * `beforeStandby` runs once the master is MASTER (e.g. to wait for a port to be Active).
+   */
+  async startRedundantSms(
+    host: string,
+    master: SubnetManagerStart,
+    standby: SubnetManagerStart,
+    beforeStandby: () => Promise<void> = async () => {},
+  ): Promise<{ master: string; standby: string }> {
+    for (let attempt = 1; ; attempt++) {
+      const names = { master: `master-${attempt}`, standby: `standby-${attempt}` };
+      await this.startSm(names.master, master.host, master.priority, master.extra);
+      await this.waitSmState(names.master, 'MASTER');
+      await beforeStandby();
+      await this.startSm(names.standby, standby.host, standby.priority, standby.extra);
+      await this.waitSmState(names.standby, 'STANDBY');
+      const child = this.processes.find((managed) => managed.name === names.master)!.child;
+      let swept = Date.now();
+      const listed = await waitFor(
+        'the master to list the standby',
+        async () => {
+          const { stdout } = await this.run(host, 'saquery', ['SMIR']);
+          if (stdout.split('SMInfoRecord dump:').length - 1 >= 2) return true;
+          if (Date.now() - swept >= 2_000) {
+            child.kill('SIGHUP');
+            swept = Date.now();
+          }
+          return undefined;
+        },
+        10_000,
+        250,
+      ).then(
+        () => true,
+        () => false,
+      );
+      if (listed) return names;
+      if (attempt === 3) throw new Error(`the master never listed the standby (${attempt} starts of both)`);
+      for (const name of [names.standby, names.master]) await this.stopSm(name);
+    }
   }
 
   /** A config file that makes a standby SM take over in about 4 s instead of about 54 s. */

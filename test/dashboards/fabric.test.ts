@@ -109,10 +109,12 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     const names = path.join(sick.dir, 'node-name-map');
     await writeFile(names, `${SPINE1} "spine01"\n${SPINE2} "spine02"\n`);
     await sick.command('PerformanceSet "S1"[2] PortCounters.SymbolErrorCounter=65535');
-    await sick.startSm('sm-a', 'H11', 10, ['-P', partitions]);
-    await sick.waitSmState('sm-a', 'MASTER');
-    await sick.startSm('sm-b', 'H33', 5, ['-P', partitions]);
-    await sick.waitSmState('sm-b', 'STANDBY');
+    const withPartitions = ['-P', partitions];
+    await sick.startRedundantSms(
+      'H22',
+      { host: 'H11', priority: 10, extra: withPartitions },
+      { host: 'H33', priority: 5, extra: withPartitions },
+    );
     await sick.waitActive('H22');
 
     const net = path.join(sick.dir, 'healthy.net');
@@ -122,10 +124,7 @@ describe.skipIf(tools.skipReason)('fabric dashboard against a real Prometheus sc
     );
     const healthy = await Lab.start(net);
     stops.push(() => healthy.stop());
-    await healthy.startSm('sm-a', 'H1_1', 10);
-    await healthy.waitSmState('sm-a', 'MASTER');
-    await healthy.startSm('sm-b', 'H2_3', 5);
-    await healthy.waitSmState('sm-b', 'STANDBY');
+    await healthy.startRedundantSms('H1_2', { host: 'H1_1', priority: 10 }, { host: 'H2_3', priority: 5 });
     await healthy.waitActive('H1_2');
 
     // Every cycle each second; 2 opensm + 2 x 3 tools stay within ibsim's 10 clients, with one to spare for ibportstate.

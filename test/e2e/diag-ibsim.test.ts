@@ -18,8 +18,11 @@ const tools = requireSystemTools('ibsim', {
 });
 
 const INTERVAL_MS = 500;
-/** The time limit of the tests that see a dead SM or a hung tool within an interval or two. */
-const SHORT_TIMEOUT = '400ms';
+/**
+ * The time limit of the tests that wait on a dead SM or a hung tool: short, so that they end soon,
+ * and still long enough for the tools that do answer on a machine busy with other tests.
+ */
+const SHORT_TIMEOUT = '2s';
 const HCA1 = '0x0002c90300a1b2c0';
 const P = 'device="ibsim0",port="1"';
 
@@ -116,7 +119,7 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
       expect(value(text, `infiniband_exporter_collector_success{collector="${collector}"}`)).toBe(1);
   });
 
-  it('(c) SM killed after activation: the port stays ACTIVE, reachable drops to 0 within two diag intervals', async () => {
+  it('(c) SM killed after activation: the port stays ACTIVE, reachable drops to 0 within two diag cycles', async () => {
     const fabric = await lab('two-hosts.net');
     await fabric.startSm('sm', 'Switch1', 0);
     await fabric.waitActive('Hca2');
@@ -126,14 +129,23 @@ describe.skipIf(tools.skipReason !== undefined)('diag collector on a simulated f
     await until(diag, 'the SM to be reachable', (text) => value(text, `infiniband_subnet_manager_reachable{${P}}`) === 1 || undefined);
 
     await fabric.stopSm('sm');
-    const stopped = Date.now();
+    // Counted in diag cycles, not in time (a busy machine slows the tools): the cycle under way
+    // when the SM stopped may still have met it, the next one may not. Each cycle that ends has
+    // its own end time; a cycle missed between two polls only lowers the count.
+    const stopped = Date.now() / 1000;
+    const ended = new Set<number>();
     await until(
       diag,
       'reachable to drop to 0',
-      (text) => value(text, `infiniband_subnet_manager_reachable{${P}}`) === 0 || undefined,
-      4 * INTERVAL_MS,
+      (text) => {
+        const at = value(text, 'infiniband_exporter_last_collection_timestamp_seconds{collector="sminfo"}');
+        if (at !== undefined && at > stopped) ended.add(at);
+        return value(text, `infiniband_subnet_manager_reachable{${P}}`) === 0 || undefined;
+      },
+      20 * INTERVAL_MS,
     );
-    expect(Date.now() - stopped).toBeLessThanOrEqual(2 * INTERVAL_MS);
+    expect(ended.size).toBeGreaterThanOrEqual(1);
+    expect(ended.size).toBeLessThanOrEqual(2);
 
     await fabric.snapshot('Hca2', snap);
     await diag.collectOnce();

@@ -72,34 +72,12 @@ describe.skipIf(tools.skipReason !== undefined)('fabric mode on a simulated fat 
     await fabric.command('Unlink "H12"[1]');
     await fabric.command('Unlink "L3"[5]');
     const fast = await fabric.fastFailoverConfig();
-    // The master lists the standby in its SMInfoRecords once a sweep has met it (the lab's SMs
-    // make no periodic sweeps; the standby's trap makes one). Now and then, more often on a loaded
-    // machine, the master stops sweeping after its first sweep (it logs the traps and acts on
-    // none: a pulled cable plugged in again stays Initializing): start both SMs again.
-    const smNames = { master: '', standby: '' };
-    for (let attempt = 1; smNames.master === ''; attempt++) {
-      const [a, b] = [`sm-a${attempt}`, `sm-b${attempt}`];
-      await fabric.startSm(a, 'H11', 5, ['-F', fast]);
-      await fabric.waitSmState(a, 'MASTER');
-      await fabric.waitActive('H22');
-      await fabric.startSm(b, 'H33', 5, ['-F', fast]);
-      await fabric.waitSmState(b, 'STANDBY');
-      const listed = await waitFor(
-        'the master to list the standby',
-        async () => {
-          const { stdout } = await fabric.run('H22', 'saquery', ['SMIR']);
-          return stdout.split('SMInfoRecord dump:').length - 1 === 2 || undefined;
-        },
-        8_000,
-        250,
-      ).then(
-        () => true,
-        () => false,
-      );
-      if (listed) Object.assign(smNames, { master: a, standby: b });
-      else if (attempt === 3) throw new Error('the master never listed the standby');
-      else for (const name of [b, a]) await fabric.stopSm(name);
-    }
+    const smNames = await fabric.startRedundantSms(
+      'H22',
+      { host: 'H11', priority: 5, extra: ['-F', fast] },
+      { host: 'H33', priority: 5, extra: ['-F', fast] },
+      () => fabric.waitActive('H22'),
+    );
 
     const exporter = await fabricExporter(fabric, 'H22');
     await exporter.collectFabricOnce();
