@@ -160,11 +160,13 @@ describe('ExecaRunner', () => {
     expect(result).toMatchObject({ outcome: 'exited', exitCode: 0 });
     // Every line, and the empty one after the last newline.
     expect(count).toBe(2_000_001);
-    // What waited was bounded: the limit and the one pipe read that passed it. (Node.js 20 reads
-    // the pipe ahead of the parser up to the limit; 24 sometimes reads it a small chunk at a time,
-    // so that little waits at all.)
+    // What waited was bounded: the limit and the pipe read that passed it (64 KiB). Once in some ten
+    // runs of the suite beside a CPU hog it was 96 KiB past the limit, with no read handed over
+    // while the pipe was paused in the runs instrumented to see one; the bound allows two reads.
+    // (Node.js 20 reads the pipe ahead of the parser up to the limit; 24 sometimes reads it a small
+    // chunk at a time, so that little waits at all.)
     expect(largestBacklog).toBeGreaterThan(0);
-    expect(largestBacklog).toBeLessThanOrEqual(OUTPUT_BACKLOG_CHARS + 64 * 1024);
+    expect(largestBacklog).toBeLessThanOrEqual(OUTPUT_BACKLOG_CHARS + 2 * 64 * 1024);
   });
 
   it('kills a tool held on its pipe at once when asked to stop', async () => {
