@@ -36,7 +36,7 @@ const lab = (net: string): Promise<Lab> => startLab(net, teardown);
 /**
  * An exporter reading `sysfs`, running the tools through `paths`, diag every 500 ms. Each command's
  * time limit is the default's, 5 s, unless the test is about what a short one does: a tool through
- * ibsim's umad2sim on a machine busy with other tests may well take over 400 ms.
+ * ibsim's umad2sim on a machine busy with other tests took over the 400 ms these tests once had.
  */
 function exporter(sysfs: string, paths: Record<string, string>, extra: readonly string[] = [], timeout = '5s'): Exporter {
   const command = parseCommandLine([

@@ -1,7 +1,7 @@
 // The exporter's log lines are written as they are logged: a crash's line is the last one out,
 // and no line logged before it is lost (pino's default destination writes in the background and
 // flushes at exit, so a line under way could follow the crash's or vanish).
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,7 @@ describe('the JSON log on standard error', () => {
     // second would wait behind the first's write), the file read at once, then a crash's line (pino
     // writes a fatal line and what waits at once, but not before a write under way) and an exit
     // without any flush.
-    const script = path.join(dir, 'log-twice.mts');
+    const script = path.join(dir, 'log-then-crash.mts');
     writeFileSync(
       script,
       [
@@ -36,14 +36,10 @@ describe('the JSON log on standard error', () => {
     );
     const stderr = path.join(dir, 'stderr.log');
     const fd = openSync(stderr, 'w');
-    let seen: string;
-    try {
-      seen = execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', fd] }).toString();
-    } catch (error) {
-      seen = String((error as { stdout?: Buffer }).stdout ?? '');
-    } finally {
-      closeSync(fd);
-    }
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', fd] });
+    closeSync(fd);
+    expect(run.status).toBe(1);
+    const seen = run.stdout.toString();
     const messages = (text: string) =>
       text
         .split('\n')
